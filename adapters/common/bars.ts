@@ -1,0 +1,136 @@
+// Row-wise bars as the vendor parsers produce them, and the steps every real-vendor adapter
+// shares on the way to columnar `Candles`: re-stamping (DESIGN.md 4.3), folding auction rows into
+// session bars, windowing (inclusive bounds, newest `count`), and the column build.
+
+import type { Candles, Region } from '../../src/domain.ts';
+import { localDate, localMidnight, minuteBarLabelFor, sessions } from '../../src/markets/calendar.ts';
+
+export interface Bar {
+  /** Epoch ms; after normalisation, the canonical label. */
+  t: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  /** Shares, integer. */
+  volume: number;
+  amount: number;
+  prevClose?: number;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Vendors round open/close and high/low independently, and Eastmoney's first trend row of a day
+ * can carry open 0: keep high/low an envelope of open/close and fill a missing open.
+ */
+export function tidyBar(bar: Bar): Bar {
+  const open = bar.open > 0 ? bar.open : bar.close;
+  return {
+    ...bar,
+    open,
+    high: Math.max(bar.high, open, bar.close),
+    low: Math.min(bar.low > 0 ? bar.low : Math.min(open, bar.close), open, bar.close),
+  };
+}
+
+/** 00:00 exchange-local of the trade date that contains `ms`. */
+export function dailyLabel(region: Region, ms: number): number {
+  return localMidnight(region, localDate(region, ms));
+}
+
+function byTime(bars: Bar[]): Bar[] {
+  return bars.slice().sort((a, b) => a.t - b.t);
+}
+
+/** Daily bars re-stamped at local midnight; a repeated trade date keeps the later row (the live bar). */
+export function normaliseDaily(region: Region, bars: Bar[]): Bar[] {
+  const out: Bar[] = [];
+  for (const bar of byTime(bars)) {
+    const t = dailyLabel(region, bar.t);
+    const tidy = tidyBar({ ...bar, t });
+    if (out.length > 0 && out[out.length - 1].t === t) out[out.length - 1] = tidy;
+    else out.push(tidy);
+  }
+  return out;
+}
+
+/**
+ * Canonical end-of-bar label (DESIGN.md 4.3) for a vendor row whose END is `endMs`. Rows at or
+ * before a session's open (the opening auction) belong to the first bar; rows after a session's
+ * close (closing auction, late prints) to its last bar. On a day our calendar has closed the
+ * vendor is trusted and the label kept.
+ */
+export function minuteLabel(region: Region, endMs: number): number {
+  const aligned = Math.ceil(endMs / MINUTE_MS) * MINUTE_MS;
+  const label = minuteBarLabelFor(region, aligned, 1);
+  if (label !== undefined) return label;
+  const windows = sessions(region, localDate(region, aligned));
+  if (windows.length === 0) return aligned;
+  if (aligned < windows[0].start) return windows[0].start + MINUTE_MS;
+  let last = windows[0].end;
+  for (const w of windows) if (aligned >= w.end) last = w.end;
+  return last;
+}
+
+/** `a` earlier than `b`, both on one label. */
+export function mergeBars(a: Bar, b: Bar): Bar {
+  const merged: Bar = {
+    t: b.t,
+    open: a.open,
+    high: Math.max(a.high, b.high),
+    low: Math.min(a.low, b.low),
+    close: b.close,
+    volume: a.volume + b.volume,
+    amount: a.amount + b.amount,
+  };
+  if (a.prevClose !== undefined) merged.prevClose = a.prevClose;
+  return merged;
+}
+
+/**
+ * End-labelled minute rows → canonical bars. Rows repeated with the same vendor stamp (overlapping
+ * requests) keep the later copy; rows that land on one canonical label merge in time order.
+ */
+export function normaliseMinutes(region: Region, rows: Bar[]): Bar[] {
+  const unique = new Map<number, Bar>();
+  for (const row of rows) unique.set(row.t, row);
+  const out: Bar[] = [];
+  for (const row of byTime([...unique.values()])) {
+    const bar = tidyBar({ ...row, t: minuteLabel(region, row.t) });
+    const last = out[out.length - 1];
+    if (last !== undefined && last.t === bar.t) out[out.length - 1] = mergeBars(last, bar);
+    else if (last !== undefined && last.t > bar.t) continue; // cannot happen for sorted input; keeps order strict
+    else out.push(bar);
+  }
+  return out;
+}
+
+/** Bars with `start ≤ t ≤ end`, then the newest `count` (DESIGN.md 4.3). */
+export function windowBars(bars: Bar[], start?: number, end?: number, count?: number): Bar[] {
+  let from = 0;
+  let to = bars.length;
+  while (from < to && start !== undefined && bars[from].t < start) from++;
+  while (to > from && end !== undefined && bars[to - 1].t > end) to--;
+  if (count !== undefined && to - from > count) from = to - count;
+  return bars.slice(from, to);
+}
+
+export function toCandles(bars: Bar[]): Candles {
+  const withPrevClose = bars.length > 0 && bars.every((b) => b.prevClose !== undefined);
+  const candles: Candles = {
+    timestamp: bars.map((b) => b.t),
+    open: bars.map((b) => b.open),
+    high: bars.map((b) => b.high),
+    low: bars.map((b) => b.low),
+    close: bars.map((b) => b.close),
+    volume: bars.map((b) => b.volume),
+    amount: bars.map((b) => b.amount),
+  };
+  if (withPrevClose) candles.prev_close = bars.map((b) => b.prevClose as number);
+  return candles;
+}
+
+export function emptyCandles(): Candles {
+  return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
+}

@@ -1,0 +1,78 @@
+// Seeded randomness for the simulated market. Every draw is a pure function of its seed, so the
+// same (symbol, date, purpose) gives the same number on every run and machine; Math.random is
+// never used. Integer maths stays in 32 bits (Math.imul) so results do not depend on the engine.
+
+/** FNV-1a over UTF-16 code units, then a murmur3 finaliser for avalanche. */
+export function hashString(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return fmix32(h);
+}
+
+/** murmur3's 32-bit finaliser: every input bit affects every output bit. */
+export function fmix32(value: number): number {
+  let h = value | 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Combines 32-bit parts into one seed (order matters). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const part of parts) h = fmix32(Math.imul(h ^ (part | 0), 0x27d4eb2d) + 0x165667b1);
+  return h >>> 0;
+}
+
+/** A seed from any mix of strings and integers, e.g. seedOf('600519.SH', dayNumber, 'daily'). */
+export function seedOf(...parts: (string | number)[]): number {
+  return mixSeed(...parts.map((part) => (typeof part === 'string' ? hashString(part) : part)));
+}
+
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Uniform in [min, max). */
+  range(min: number, max: number): number;
+  /** Uniform integer in [min, max] inclusive. */
+  int(min: number, max: number): number;
+  /** Standard normal (Box–Muller). */
+  normal(): number;
+  /** True with probability p. */
+  chance(p: number): boolean;
+}
+
+/** mulberry32: tiny, fast, good enough for simulation (not for cryptography). */
+export function createRng(seed: number): Rng {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    range: (min, max) => min + (max - min) * next(),
+    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
+    normal: () => {
+      // 1 - u keeps the logarithm's argument in (0, 1].
+      const u = 1 - next();
+      const v = next();
+      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    },
+    chance: (p) => next() < p,
+  };
+}
+
+/** Shorthand for a one-off generator: rngFor('AAPL.US', 20240, 'gap'). */
+export function rngFor(...parts: (string | number)[]): Rng {
+  return createRng(seedOf(...parts));
+}

@@ -1,0 +1,113 @@
+// The adapter interface (DESIGN.md section 6). Adapters take canonical inputs and return the
+// normalised domain shapes of src/domain.ts; vendor names, units and envelopes never leave an
+// adapter's folder. Adapters do no caching and no concurrency control beyond one logical call.
+
+import type {
+  BasePeriod, Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, Region, SymbolRef,
+} from '../src/domain.ts';
+
+export type Resource = 'quotes' | 'depth' | 'candles' | 'intraday' | 'exFactors' | 'instruments' | 'pools';
+
+/** Declared once, as data, with explicit `false` (ccxt's `has`). The service checks before calling. */
+export interface AdapterCapabilities {
+  resources: Record<Resource, boolean>;
+  markets: Region[];
+  /** Base periods served natively; the service aggregates everything else. */
+  periods: Record<BasePeriod, boolean>;
+  /** Most symbols one native batch call accepts (quotes, depth, instruments). */
+  maxBatch: number;
+  /** Whether candles can be fetched unadjusted (the engine needs raw prices). */
+  rawPrices: boolean;
+  /** Whether quotes carry `amount` (false: the adapter reports 0 and says so here). */
+  amount: boolean;
+}
+
+/** Raw (unadjusted) candles for one symbol and base period. */
+export interface CandleQuery {
+  symbol: SymbolRef;
+  period: BasePeriod;
+  /** Inclusive bounds, epoch ms, on bar labels (DESIGN.md 4.3). Omitted: unbounded on that side. */
+  start?: number;
+  end?: number;
+  /** The newest `count` bars inside the bounds. Omitted: every bar inside the bounds. */
+  count?: number;
+}
+
+/** Per-call context: a deadline signal owned by the service, never a client's abort signal. */
+export interface CallContext {
+  signal?: AbortSignal;
+}
+
+/** Result of a batch call: found items keyed by normalised symbol; absent keys are unknown symbols. */
+export type BySymbol<T> = Map<string, T>;
+
+export interface Adapter {
+  readonly id: string;
+  readonly capabilities: AdapterCapabilities;
+  /** A human label for logs, /readyz and `X-Upstream` (e.g. `sim`). */
+  readonly label: string;
+
+  getQuotes(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Quote>>;
+  getDepth(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Depth>>;
+  /** Raw candles; `undefined` when the symbol is unknown to the vendor. */
+  getCandles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined>;
+  /** Today's (the latest session's) raw 1m candles up to now; `undefined` for an unknown symbol. */
+  getIntraday(symbol: SymbolRef, ctx?: CallContext): Promise<Candles | undefined>;
+  /** Every ex-factor event of each symbol, ascending; unknown symbols absent from the map. */
+  getExFactors(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<ExFactor[]>>;
+  getInstruments(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Instrument>>;
+  /** Members of a pool; `undefined` when the adapter does not know the pool. */
+  listPool(pool: PoolId, ctx?: CallContext): Promise<PoolDetail | undefined>;
+  /** Cheap reachability probe for /readyz; must not spend vendor quota where avoidable. */
+  ready?(): Promise<boolean>;
+  close?(): Promise<void>;
+}
+
+/** Everything an adapter factory may receive; no process.env, no module-level state. */
+export interface AdapterDeps {
+  /** Injectable clock, epoch ms. */
+  now: () => number;
+  /** The vendor's HTTP layer (src/upstream/), built by the registry from the vendor's config. */
+  http?: UpstreamHttp;
+}
+
+export type AdapterFactory<Options> = (options: Options, deps: AdapterDeps) => Adapter;
+
+/**
+ * The HTTP layer a vendor adapter calls (implemented in src/upstream/, one per vendor): an undici 7
+ * Agent as the dispatcher of global fetch, a deadline per call, at most one retry with jitter on
+ * network errors/502/503/504 inside the deadline, no inline retry of a vendor 429, a circuit
+ * breaker and an outbound request budget. Failures arrive as AppError (src/errors.ts):
+ * UPSTREAM_TIMEOUT (504), UPSTREAM_ERROR (502), UPSTREAM_UNAVAILABLE (503, vendor 429 / breaker
+ * open / budget spent, with retryAfterSeconds), UPSTREAM_BAD_RESPONSE (502, unparseable JSON).
+ */
+export interface UpstreamRequest {
+  /** Absolute URL including the query string. */
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Resource label for metrics and logs, e.g. 'quotes'. */
+  resource: Resource;
+  /** Overrides the client's default deadline for this call, ms. */
+  deadlineMs?: number;
+  /**
+   * Statuses the adapter wants to see as a response instead of an error (e.g. 404 for an unknown
+   * symbol). 2xx always pass.
+   */
+  acceptStatus?: number[];
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+export interface UpstreamHttp {
+  /** Raw text response (for vendors that answer JSONP or CSV-like text). */
+  request(req: UpstreamRequest): Promise<UpstreamResponse>;
+  /** JSON body parsed; non-JSON → AppError UPSTREAM_BAD_RESPONSE. */
+  json(req: UpstreamRequest): Promise<{ status: number; headers: Headers; body: unknown }>;
+}

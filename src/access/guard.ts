@@ -1,0 +1,70 @@
+// Authentication (key from header or query) and authorisation (plan markets × features and the
+// per-request symbol cap). Runs before any cache lookup.
+import type { FastifyRequest } from 'fastify';
+import type { Region, SymbolRef } from '../domain.ts';
+import { AppError, featureReason } from '../errors.ts';
+import type { Feature, KeyEntry, KeyStore } from './keys.ts';
+
+/** The key as presented: header `X-API-Key` wins over the `api_key` query parameter. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  if (fromHeader !== undefined && fromHeader !== '') return fromHeader;
+  const query = request.query as Record<string, unknown> | undefined;
+  const fromQuery = query?.api_key;
+  if (typeof fromQuery === 'string' && fromQuery !== '') return fromQuery;
+  return undefined;
+}
+
+export function authenticate(request: FastifyRequest, keys: KeyStore): KeyEntry {
+  const key = presentedKey(request);
+  if (key === undefined) {
+    throw new AppError('MISSING_API_KEY', 'an API key is required: send it in the X-API-Key header or the api_key query parameter');
+  }
+  const entry = keys.lookup(key);
+  if (entry === undefined) throw new AppError('INVALID_API_KEY', 'the API key is not valid');
+  return entry;
+}
+
+export interface AccessNeeds {
+  features: Feature[];
+  /** Symbols the request touches (explicit or pool members); their regions must be granted. */
+  symbols?: readonly SymbolRef[];
+  /** Regions touched without symbols (e.g. a pool). */
+  regions?: readonly Region[];
+  /** Explicitly listed symbols, counted against the plan's cap. */
+  explicitCount?: number;
+}
+
+/** 403 for the whole request, naming everything the plan lacks. */
+export function authorize(entry: KeyEntry, needs: AccessNeeds): void {
+  const plan = entry.plan;
+  if (needs.explicitCount !== undefined && needs.explicitCount > plan.maxSymbols) {
+    throw new AppError('TOO_MANY_SYMBOLS', `at most ${plan.maxSymbols} symbols per request on this plan; got ${needs.explicitCount}`, {
+      details: { max_symbols: plan.maxSymbols, requested: needs.explicitCount },
+    });
+  }
+  const missingFeatures = needs.features.filter((f) => !plan.features.has(f));
+  const missingMarkets = new Set<Region>();
+  const deniedSymbols: string[] = [];
+  for (const region of needs.regions ?? []) if (!plan.markets.has(region)) missingMarkets.add(region);
+  for (const ref of needs.symbols ?? []) {
+    if (!plan.markets.has(ref.region)) {
+      missingMarkets.add(ref.region);
+      if (deniedSymbols.length < 50) deniedSymbols.push(ref.symbol);
+    }
+  }
+  if (missingFeatures.length === 0 && missingMarkets.size === 0) return;
+  const markets = [...missingMarkets];
+  const parts: string[] = [];
+  if (missingFeatures.length > 0) parts.push(`feature ${missingFeatures.join(', ')}`);
+  if (markets.length > 0) {
+    parts.push(`market ${markets.join(', ')}${deniedSymbols.length > 0 ? ` (symbols ${deniedSymbols.join(', ')})` : ''}`);
+  }
+  const details: Record<string, unknown> = { plan: plan.name };
+  if (missingFeatures.length > 0) details.missing_features = missingFeatures;
+  if (markets.length > 0) details.missing_markets = markets;
+  if (deniedSymbols.length > 0) details.symbols = deniedSymbols;
+  const reason = missingFeatures.length > 0 ? featureReason(missingFeatures[0]) : 'MARKET_NOT_PERMITTED';
+  throw new AppError(reason, `your plan does not include ${parts.join(' and ')}`, { details });
+}

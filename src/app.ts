@@ -1,0 +1,154 @@
+// buildApp: registers plugins and routes. Never reads the environment, never listens.
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { randomUUID } from 'node:crypto';
+import type { Adapter } from '../adapters/types.ts';
+import type { Config } from '../config/schema.ts';
+import { authenticate } from './access/guard.ts';
+import type { KeyStore } from './access/keys.ts';
+import { AppError } from './errors.ts';
+import { sendError, toAppError } from './http/error-handler.ts';
+import { parseQueryString } from './http/querystring.ts';
+import { redactUrl } from './http/redact.ts';
+import { directResponder, type Responder } from './http/respond.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
+import { DirectDataSource, type DataSource } from './service/data-source.ts';
+import { MarketDataService } from './service/market-data.ts';
+import { AdapterRouter } from './service/router.ts';
+import exFactorRoutes from './routes/ex-factors.ts';
+import depthRoutes from './routes/depth.ts';
+import instrumentRoutes from './routes/instruments.ts';
+import intradayRoutes from './routes/intraday.ts';
+import klinesRoutes from './routes/klines.ts';
+import opsRoutes from './routes/ops.ts';
+import quotesRoutes from './routes/quotes.ts';
+import universeRoutes from './routes/universes.ts';
+import type { RouteContext } from './routes/context.ts';
+
+export const API_VERSION = '1.0.0';
+
+export interface AppOptions {
+  config: Config;
+  keys: KeyStore;
+  adapters: ReadonlyMap<string, Adapter>;
+  /** Injectable clock (epoch ms). */
+  now?: () => number;
+  /** Pino options or false; tests pass false or a stream. */
+  logger?: FastifyServerOptions['logger'];
+  /** Wraps the adapter data source (the caching layer); default: direct. */
+  dataSource?: (direct: DataSource, router: AdapterRouter) => DataSource;
+  responder?: Responder;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const now = options.now ?? Date.now;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.log.level,
+      serializers: {
+        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+      },
+      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'api_key', '*.api_key'], censor: '[redacted]' },
+    },
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    bodyLimit: config.server.bodyLimitBytes,
+    trustProxy: config.server.trustProxy,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    requestTimeout: config.server.requestTimeoutMs,
+    routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: false, maxParamLength: 200 },
+    ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
+    disableRequestLogging: false,
+  });
+
+  const router = new AdapterRouter(options.adapters, config.routing);
+  const direct = new DirectDataSource(router);
+  const source = options.dataSource ? options.dataSource(direct, router) : direct;
+  const service = new MarketDataService(source, now);
+  const ctx: RouteContext = { service, responder: options.responder ?? directResponder };
+
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.decorate('markClosing', () => {
+    closing = true;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', String(request.id));
+    if (closing) throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', { retryAfterSeconds: 1 });
+    if (request.routeOptions.config?.public === true || request.is404) return;
+    request.keyEntry = authenticate(request, options.keys);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    return sendError(request, reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    sendError(request, reply, new AppError('NOT_FOUND', `no route ${request.method} ${redactUrl(request.url).split('?')[0]}`));
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'preParsing',
+    keyGenerator: (request) => (request.keyEntry ? `key:${request.keyEntry.id}` : `ip:${request.ip}`),
+    max: (request) => request.keyEntry?.plan.rateLimit.max ?? 60,
+    timeWindow: (request) => request.keyEntry?.plan.rateLimit.windowMs ?? 60_000,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', `rate limit of ${context.max} requests exceeded; retry in ${context.after}`, {
+        retryAfterSeconds: context.ttl / 1000,
+      }),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Market Data Query Service',
+        version: API_VERSION,
+        description: 'One stable /v1 API for China A-share, Hong Kong and US market data. Send the key in X-API-Key (or api_key). Errors: {code, message, error, request_id, details?}.',
+      },
+      components: {
+        securitySchemes: {
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+        },
+      },
+      security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? json.title ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  await app.register(async (scope) => {
+    await quotesRoutes(scope, ctx);
+    await klinesRoutes(scope, ctx);
+    await intradayRoutes(scope, ctx);
+    await exFactorRoutes(scope, ctx);
+    await instrumentRoutes(scope, ctx);
+    await depthRoutes(scope, ctx);
+    await universeRoutes(scope, ctx);
+  });
+  await app.register(async (scope) => opsRoutes(scope, { router, now, keys: options.keys, config }));
+
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Start refusing new requests with 503 SHUTTING_DOWN (graceful shutdown). */
+    markClosing(): void;
+  }
+}

@@ -1,0 +1,119 @@
+// Canonical domain shapes shared by the service, the candle engine and every adapter.
+// Public JSON field names (snake_case) are fixed by DESIGN.md section 4.2; nothing here
+// knows about HTTP or any vendor.
+
+export type Region = 'CN' | 'HK' | 'US';
+export type Exchange = 'SH' | 'SZ' | 'BJ' | 'HK' | 'US';
+
+export const PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m', '1d', '1w', '1M', '1Q', '1Y'] as const;
+export type Period = (typeof PERIODS)[number];
+export const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const;
+export type MinutePeriod = (typeof MINUTE_PERIODS)[number];
+export const DAILY_PERIODS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
+export type DailyPeriod = (typeof DAILY_PERIODS)[number];
+/** The periods adapters serve; every other period is aggregated locally (DESIGN.md 4.3). */
+export type BasePeriod = '1m' | '1d';
+
+export const ADJUST_TYPES = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'] as const;
+export type AdjustType = (typeof ADJUST_TYPES)[number];
+
+export type Session = 'pre_market' | 'regular' | 'lunch_break' | 'after_hours' | 'closed' | 'halted';
+export type InstrumentType = 'stock' | 'etf' | 'index' | 'bond' | 'fund' | 'futures' | 'options' | 'other';
+export type ExtType = 'cn_equity' | 'hk_equity' | 'us_equity';
+
+/** Columnar candles; all arrays equal length, timestamps strictly ascending (epoch ms). */
+export interface Candles {
+  timestamp: number[];
+  open: number[];
+  high: number[];
+  low: number[];
+  close: number[];
+  volume: number[];
+  amount: number[];
+  prev_close?: number[];
+}
+
+export interface ExFactor {
+  /** 00:00 exchange-local of the ex-date, epoch ms. */
+  timestamp: number;
+  /** P_prev / ref, per event (not cumulative). */
+  ex_factor: number;
+}
+
+export interface QuoteExt {
+  type: ExtType;
+  name: string;
+  amplitude: number;
+  change_amount: number;
+  change_pct: number;
+  turnover_rate: number | null;
+}
+
+export interface Quote {
+  symbol: string;
+  region: Region;
+  last_price: number;
+  open: number;
+  high: number;
+  low: number;
+  prev_close: number;
+  volume: number;
+  amount: number;
+  timestamp: number;
+  session?: Session;
+  ext: QuoteExt;
+}
+
+export interface Depth {
+  symbol: string;
+  region: Region;
+  timestamp: number;
+  bid_prices: number[];
+  bid_volumes: number[];
+  ask_prices: number[];
+  ask_volumes: number[];
+}
+
+export interface InstrumentExt {
+  type: ExtType;
+  float_shares: number | null;
+  limit_down: number | null;
+  limit_up: number | null;
+  listing_date: string | null;
+  tick_size: number;
+  total_shares: number | null;
+  lot_size?: number;
+}
+
+export interface Instrument {
+  code: string;
+  exchange: Exchange;
+  name: string;
+  region: Region;
+  symbol: string;
+  type: InstrumentType;
+  ext: InstrumentExt;
+}
+
+export const POOL_IDS = ['CN_Stock', 'CN_ETF', 'HK_Stock', 'US_Stock'] as const;
+export type PoolId = (typeof POOL_IDS)[number];
+
+export interface PoolSummary {
+  id: PoolId;
+  name: string;
+  region: Region;
+  category: string;
+  symbol_count: number;
+}
+
+export interface PoolDetail extends PoolSummary {
+  symbols: string[];
+}
+
+/** A symbol parsed and normalised, e.g. `700.hk` → { symbol: '00700.HK', code: '00700', exchange: 'HK', region: 'HK' }. */
+export interface SymbolRef {
+  symbol: string;
+  code: string;
+  exchange: Exchange;
+  region: Region;
+}

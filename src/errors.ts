@@ -1,0 +1,76 @@
+// One error type for the whole service. Every error body is shaped from an AppError by the one
+// Fastify error handler (src/app.ts). Branch on `reason`, never on message text.
+
+export const REASONS = {
+  INVALID_PARAMETER: 400,
+  INVALID_SYMBOL: 400,
+  INVALID_PERIOD: 400,
+  INVALID_ADJUST: 400,
+  INVALID_COUNT: 400,
+  INVALID_TIME_RANGE: 400,
+  TOO_MANY_SYMBOLS: 400,
+  INVALID_UNIVERSE: 400,
+  MISSING_API_KEY: 401,
+  INVALID_API_KEY: 401,
+  MARKET_NOT_PERMITTED: 403,
+  // NO_<FEATURE>_PERMISSION reasons are built from the feature name (see featureReason).
+  SYMBOL_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  UPSTREAM_ERROR: 502,
+  UPSTREAM_BAD_RESPONSE: 502,
+  UPSTREAM_UNAVAILABLE: 503,
+  SHUTTING_DOWN: 503,
+  UPSTREAM_TIMEOUT: 504,
+  // Only for bugs: never produced on purpose, kept so the handler has a last resort.
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type Reason = keyof typeof REASONS | `NO_${string}_PERMISSION`;
+
+export interface AppErrorOptions {
+  details?: unknown;
+  cause?: unknown;
+  retryable?: boolean;
+  /** Seconds for `Retry-After` (503/429). */
+  retryAfterSeconds?: number;
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly reason: Reason;
+  readonly details: unknown;
+  readonly retryable: boolean;
+  readonly retryAfterSeconds: number | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(reason: Reason, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.reason = reason;
+    this.status = statusOf(reason);
+    this.details = options.details;
+    this.retryable = options.retryable ?? (this.status === 502 || this.status === 503 || this.status === 504);
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers;
+  }
+}
+
+export function statusOf(reason: Reason): number {
+  if (reason in REASONS) return REASONS[reason as keyof typeof REASONS];
+  if (/^NO_[A-Z_]+_PERMISSION$/.test(reason)) return 403;
+  return 500;
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+/** `klines_minute` → `NO_KLINES_MINUTE_PERMISSION`. */
+export function featureReason(feature: string): Reason {
+  return `NO_${feature.toUpperCase()}_PERMISSION`;
+}

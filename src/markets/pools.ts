@@ -1,0 +1,25 @@
+// Pool ids and their TickFlow aliases (DESIGN.md 4.1, reference/tickflow-compat.md §3).
+import type { PoolId, Region } from '../domain.ts';
+
+const POOLS: Record<string, PoolId> = {
+  CN_Stock: 'CN_Stock',
+  CN_ETF: 'CN_ETF',
+  HK_Stock: 'HK_Stock',
+  US_Stock: 'US_Stock',
+  // TickFlow names, accepted so its clients work unchanged.
+  CN_Equity_A: 'CN_Stock',
+  HK_Equity: 'HK_Stock',
+  US_Equity: 'US_Stock',
+};
+
+export const POOL_REGION: Record<PoolId, Region> = {
+  CN_Stock: 'CN',
+  CN_ETF: 'CN',
+  HK_Stock: 'HK',
+  US_Stock: 'US',
+};
+
+/** Canonical pool id for an id or alias (case-sensitive, like TickFlow); `undefined` if unknown. */
+export function resolvePoolId(id: string): PoolId | undefined {
+  return Object.hasOwn(POOLS, id) ? POOLS[id] : undefined;
+}

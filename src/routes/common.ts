@@ -1,0 +1,72 @@
+// Shared parameter handling for the /v1 routes: symbols, lists, time ranges, and the feature a
+// candle period needs. Routes stay thin: parse → authorise → respond.
+import type { FastifyRequest } from 'fastify';
+import type { AccessNeeds } from '../access/guard.ts';
+import { authorize } from '../access/guard.ts';
+import type { Feature, KeyEntry } from '../access/keys.ts';
+import type { Period, SymbolRef } from '../domain.ts';
+import { AppError } from '../errors.ts';
+import { parseList, parseSymbol, parseSymbolList } from '../markets/symbols.ts';
+import { isMinutePeriod } from '../service/candle-plan.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    keyEntry?: KeyEntry;
+  }
+  interface FastifyContextConfig {
+    /** Operational routes need no key. */
+    public?: boolean;
+  }
+}
+
+export function keyOf(request: FastifyRequest): KeyEntry {
+  if (request.keyEntry === undefined) throw new AppError('MISSING_API_KEY', 'an API key is required');
+  return request.keyEntry;
+}
+
+export function requireAccess(request: FastifyRequest, needs: AccessNeeds): void {
+  authorize(keyOf(request), needs);
+}
+
+export function oneSymbol(raw: string): SymbolRef {
+  const ref = parseSymbol(raw);
+  if (ref === undefined) {
+    throw new AppError('INVALID_SYMBOL', `'${truncate(raw)}' is not a valid symbol; use <code>.<exchange>, e.g. 600519.SH, 00700.HK, AAPL.US`, {
+      details: { symbols: [truncate(raw)] },
+    });
+  }
+  return ref;
+}
+
+/** A list of symbols (comma string or array): normalised, de-duplicated, request order kept. */
+export function symbolList(raw: string | readonly string[] | undefined, name = 'symbols'): SymbolRef[] {
+  if (raw !== undefined && typeof raw !== 'string' && !Array.isArray(raw)) {
+    throw new AppError('INVALID_PARAMETER', `${name} must be a comma-separated string or an array of strings`);
+  }
+  if (Array.isArray(raw) && raw.some((item) => typeof item !== 'string')) {
+    throw new AppError('INVALID_SYMBOL', `${name} must contain only strings`);
+  }
+  const items = parseList(raw);
+  if (items.length === 0) throw new AppError('INVALID_PARAMETER', `${name} is required: give at least one symbol`, { details: { parameter: name } });
+  const { refs, invalid } = parseSymbolList(items);
+  if (invalid.length > 0) {
+    throw new AppError('INVALID_SYMBOL', `not valid symbols: ${invalid.slice(0, 10).map(truncate).join(', ')}${invalid.length > 10 ? ', …' : ''}`, {
+      details: { symbols: invalid.slice(0, 100).map(truncate) },
+    });
+  }
+  return refs;
+}
+
+export function timeRange(start: number | undefined, end: number | undefined): void {
+  if (start !== undefined && end !== undefined && start > end) {
+    throw new AppError('INVALID_TIME_RANGE', 'start_time must not be after end_time', { details: { start_time: start, end_time: end } });
+  }
+}
+
+export function periodFeature(period: Period): Feature {
+  return isMinutePeriod(period) ? 'klines_minute' : 'klines_daily';
+}
+
+function truncate(text: string): string {
+  return text.length > 32 ? `${text.slice(0, 32)}…` : text;
+}

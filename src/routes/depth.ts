@@ -1,0 +1,50 @@
+// GET /v1/depth and /v1/depth/batch: five-level order book.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { SymbolQuery, SymbolsQuery, dataOf, refs } from '../schemas.ts';
+import { oneSymbol, requireAccess, symbolList } from './common.ts';
+import type { RouteContext } from './context.ts';
+import { ERROR_RESPONSES } from './errors-doc.ts';
+import { notFound } from './klines.ts';
+
+export default async function depthRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
+  app.get<{ Querystring: { symbol: string } }>('/v1/depth', {
+    schema: {
+      summary: 'Five-level depth for one symbol',
+      description: 'Index 0 is the best level; bids descend, asks ascend; empty levels are omitted.',
+      tags: ['quotes'],
+      querystring: SymbolQuery,
+      response: { 200: dataOf(refs.Depth), ...ERROR_RESPONSES },
+    },
+  }, async (request, reply) => {
+    const ref = oneSymbol(request.query.symbol);
+    requireAccess(request, { features: ['depth'], symbols: [ref] });
+    return ctx.responder.respond(request, reply, { key: `depth|${ref.symbol}`, resource: 'depth' }, async () => {
+      const result = await ctx.service.depth([ref]);
+      const depth = result.items.get(ref.symbol);
+      if (depth === undefined) throw notFound(ref);
+      return { body: { data: depth }, upstreams: result.upstreams };
+    });
+  });
+
+  app.get<{ Querystring: { symbols: string } }>('/v1/depth/batch', {
+    schema: {
+      summary: 'Five-level depth for several symbols',
+      tags: ['quotes'],
+      querystring: SymbolsQuery,
+      response: { 200: dataOf(Type.Record(Type.String(), refs.Depth)), ...ERROR_RESPONSES },
+    },
+  }, async (request, reply) => {
+    const symbols = symbolList(request.query.symbols);
+    requireAccess(request, { features: ['depth', 'batch'], symbols, explicitCount: symbols.length });
+    return ctx.responder.respond(request, reply, { key: `depth-batch|${symbols.map((r) => r.symbol).join(',')}`, resource: 'depth' }, async () => {
+      const result = await ctx.service.depth(symbols);
+      const data: Record<string, unknown> = {};
+      for (const ref of symbols) {
+        const depth = result.items.get(ref.symbol);
+        if (depth !== undefined) data[ref.symbol] = depth;
+      }
+      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+    });
+  });
+}

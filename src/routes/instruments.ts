@@ -1,0 +1,29 @@
+// GET/POST /v1/instruments: instrument metadata.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { InstrumentsBody, SymbolsQuery, dataOf, refs } from '../schemas.ts';
+import { requireAccess, symbolList } from './common.ts';
+import type { RouteContext } from './context.ts';
+import { ERROR_RESPONSES } from './errors-doc.ts';
+
+export default async function instrumentRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
+  const handle = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[] | undefined) => {
+    const symbols = symbolList(raw);
+    requireAccess(request, { features: ['instruments'], symbols, explicitCount: symbols.length });
+    return ctx.responder.respond(request, reply, { key: `instruments|${symbols.map((r) => r.symbol).join(',')}`, resource: 'instruments' }, async () => {
+      const result = await ctx.service.instruments(symbols);
+      const data = symbols.flatMap((r) => {
+        const item = result.items.get(r.symbol);
+        return item === undefined ? [] : [item];
+      });
+      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+    });
+  };
+  const response = { 200: dataOf(Type.Array(refs.Instrument)), ...ERROR_RESPONSES };
+  app.get<{ Querystring: { symbols: string } }>('/v1/instruments', {
+    schema: { summary: 'Instrument metadata', tags: ['reference'], querystring: SymbolsQuery, response },
+  }, (request, reply) => handle(request, reply, request.query.symbols));
+  app.post<{ Body: { symbols: string[] } }>('/v1/instruments', {
+    schema: { summary: 'Instrument metadata (POST body for long lists)', tags: ['reference'], body: InstrumentsBody, response },
+  }, (request, reply) => handle(request, reply, request.body.symbols));
+}

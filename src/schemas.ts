@@ -1,0 +1,175 @@
+// TypeBox schemas of the public contract (DESIGN.md 4): request parameters (validated by Fastify's
+// AJV, errors mapped to reasons in src/http/validation.ts) and response shapes (documentation for
+// /v1/openapi.json; bodies are sent pre-serialised, so they are never re-validated on the way out).
+import { Type, type TSchema } from 'typebox';
+import { ADJUST_TYPES, MINUTE_PERIODS, PERIODS } from './domain.ts';
+
+const lit = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+const Num = Type.Number();
+const Int = Type.Integer();
+const Region = lit(['CN', 'HK', 'US']);
+
+export const ErrorBody = Type.Object({
+  code: Type.Integer({ description: 'The HTTP status' }),
+  message: Type.String(),
+  error: Type.String({ description: 'Stable UPPER_SNAKE reason' }),
+  request_id: Type.String(),
+  details: Type.Optional(Type.Unknown()),
+  retry_after_ms: Type.Optional(Type.Integer({ description: 'Only on 429' })),
+}, { $id: 'Error', title: 'Error' });
+
+export const Candles = Type.Object({
+  timestamp: Type.Array(Int, { description: 'Epoch ms; end of the bar (minute periods) or 00:00 exchange-local of the last trading day covered' }),
+  open: Type.Array(Num),
+  high: Type.Array(Num),
+  low: Type.Array(Num),
+  close: Type.Array(Num),
+  volume: Type.Array(Int, { description: 'Shares' }),
+  amount: Type.Array(Num, { description: 'Trading currency' }),
+  prev_close: Type.Array(Num, { description: "The previous bar's close in the same adjustment" }),
+}, { $id: 'Candles', title: 'Candles' });
+
+export const Quote = Type.Object({
+  symbol: Type.String(),
+  region: Region,
+  last_price: Num,
+  open: Num,
+  high: Num,
+  low: Num,
+  prev_close: Num,
+  volume: Int,
+  amount: Num,
+  timestamp: Int,
+  session: Type.Optional(lit(['pre_market', 'regular', 'lunch_break', 'after_hours', 'closed', 'halted'])),
+  ext: Type.Object({
+    type: lit(['cn_equity', 'hk_equity', 'us_equity']),
+    name: Type.String(),
+    amplitude: Num,
+    change_amount: Num,
+    change_pct: Num,
+    turnover_rate: Type.Union([Num, Type.Null()]),
+  }),
+}, { $id: 'Quote', title: 'Quote' });
+
+export const Depth = Type.Object({
+  symbol: Type.String(),
+  region: Region,
+  timestamp: Int,
+  bid_prices: Type.Array(Num),
+  bid_volumes: Type.Array(Int),
+  ask_prices: Type.Array(Num),
+  ask_volumes: Type.Array(Int),
+}, { $id: 'Depth', title: 'Depth' });
+
+const NullableNum = Type.Union([Num, Type.Null()]);
+export const Instrument = Type.Object({
+  code: Type.String(),
+  exchange: lit(['SH', 'SZ', 'BJ', 'HK', 'US']),
+  name: Type.String(),
+  region: Region,
+  symbol: Type.String(),
+  type: lit(['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other']),
+  ext: Type.Object({
+    type: lit(['cn_equity', 'hk_equity', 'us_equity']),
+    float_shares: NullableNum,
+    limit_down: NullableNum,
+    limit_up: NullableNum,
+    listing_date: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+    tick_size: Num,
+    total_shares: NullableNum,
+    lot_size: Type.Optional(Int),
+  }),
+}, { $id: 'Instrument', title: 'Instrument' });
+
+export const ExFactor = Type.Object({ timestamp: Int, ex_factor: Num }, { $id: 'ExFactor', title: 'ExFactor' });
+
+export const PoolSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  region: Region,
+  category: Type.String(),
+  symbol_count: Int,
+}, { $id: 'UniverseSummary', title: 'UniverseSummary' });
+
+export const PoolDetail = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  region: Region,
+  category: Type.String(),
+  symbol_count: Int,
+  symbols: Type.Array(Type.String()),
+}, { $id: 'UniverseDetail', title: 'UniverseDetail' });
+
+export const SHARED_SCHEMAS = [ErrorBody, Candles, Quote, Depth, Instrument, ExFactor, PoolSummary, PoolDetail];
+
+const ref = (schema: TSchema) => Type.Unsafe({ $ref: `${(schema as { $id?: string }).$id}#` });
+export const dataOf = (schema: TSchema) => Type.Object({ data: schema });
+export const refs = {
+  Candles: ref(Candles),
+  Quote: ref(Quote),
+  Depth: ref(Depth),
+  Instrument: ref(Instrument),
+  ExFactor: ref(ExFactor),
+  PoolSummary: ref(PoolSummary),
+  PoolDetail: ref(PoolDetail),
+  Error: ref(ErrorBody),
+};
+
+// ---- request parameters ------------------------------------------------------------------
+
+const TimeMs = Type.Integer({ description: 'Epoch milliseconds, inclusive' });
+const SymbolList = Type.String({ description: 'Comma-separated symbols, e.g. 600519.SH,00700.HK,AAPL.US', minLength: 1 });
+
+export const KlinesQuery = Type.Object({
+  symbol: Type.String({ minLength: 1, description: 'e.g. 600519.SH' }),
+  period: Type.Optional(lit(PERIODS)),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Default 100; the newest `count` bars inside the range' })),
+  start_time: Type.Optional(TimeMs),
+  end_time: Type.Optional(TimeMs),
+  adjust: Type.Optional(lit(ADJUST_TYPES)),
+});
+
+export const KlinesBatchQuery = Type.Object({
+  symbols: SymbolList,
+  period: Type.Optional(lit(PERIODS)),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+  start_time: Type.Optional(TimeMs),
+  end_time: Type.Optional(TimeMs),
+  adjust: Type.Optional(lit(ADJUST_TYPES)),
+});
+
+export const IntradayQuery = Type.Object({
+  symbol: Type.String({ minLength: 1 }),
+  period: Type.Optional(lit(MINUTE_PERIODS)),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Default: all of the session' })),
+});
+
+export const IntradayBatchQuery = Type.Object({
+  symbols: SymbolList,
+  period: Type.Optional(lit(MINUTE_PERIODS)),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+});
+
+export const ExFactorsQuery = Type.Object({
+  symbols: SymbolList,
+  start_time: Type.Optional(TimeMs),
+  end_time: Type.Optional(TimeMs),
+});
+
+export const SymbolQuery = Type.Object({ symbol: Type.String({ minLength: 1 }) });
+export const SymbolsQuery = Type.Object({ symbols: SymbolList });
+
+export const QuotesQuery = Type.Object({
+  symbols: Type.Optional(Type.String({ description: 'Comma-separated symbols (exactly one of symbols, universes)' })),
+  universes: Type.Optional(Type.String({ description: 'Comma-separated pool ids: CN_Stock, CN_ETF, HK_Stock, US_Stock (TickFlow aliases CN_Equity_A, HK_Equity, US_Equity)' })),
+});
+
+const StringList = Type.Array(Type.String(), { description: 'A list of strings' });
+export const QuotesBody = Type.Object({
+  symbols: Type.Optional(StringList),
+  universes: Type.Optional(StringList),
+});
+export const InstrumentsBody = Type.Object({ symbols: StringList });
+export const UniversesBatchBody = Type.Object({ ids: StringList });
+export const UniverseParams = Type.Object({ id: Type.String({ minLength: 1 }) });
