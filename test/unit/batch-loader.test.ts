@@ -62,12 +62,6 @@ describe('createBatchLoader', () => {
   it('loads each key once when concurrent batches overlap (1–60 and 40–100)', async () => {
     const release = gate();
     const { loader, calls } = recorder({ maxBatch: 50, release });
-    const joins: number[] = [];
-    const joining = createBatchLoader<string, string>({
-      maxBatch: 50, concurrency: 4, load: async () => new Map(), onJoin: (n) => joins.push(n),
-    });
-    expect(joining).toBeDefined();
-
     const first = loader.loadMany(keysFrom(1, 60));
     const second = loader.loadMany(keysFrom(40, 100));
     release.open();

@@ -1,0 +1,180 @@
+// The simulated market's state at an instant: which bars exist at `now`, today's partial day, and
+// the candle windows the adapter serves. Histories are memoised per symbol in a bounded LRU; the
+// clock only decides what is visible, never what a date's bar looks like.
+
+import { LRUCache } from 'lru-cache';
+import type { Candles } from '../../src/domain.ts';
+import {
+  latestStartedSessionDay, latestTradingDay, localDate, minuteBarLabels, sessions,
+} from '../../src/markets/calendar.ts';
+import { buildDailyHistory, lastIndexOnOrBefore, type DailyHistory } from './daily.ts';
+import { findSimInstrument, type SimInstrument } from './instruments.ts';
+import { aggregateDay, barsAt, buildMinuteBars, type DayBar, type MinuteBars } from './minute.ts';
+import { syntheticInstrument } from './synthetic.ts';
+
+/** Most 1m bars one call returns when no `count` bounds it (the newest ones). */
+export const MAX_MINUTE_BARS = 10_000;
+const HISTORY_CACHE_SYMBOLS = 64;
+
+export interface WindowQuery {
+  start?: number;
+  end?: number;
+  count?: number;
+}
+
+/** The latest started session day of an instrument as seen at `now`. */
+export interface SessionDay {
+  history: DailyHistory;
+  /** latestStartedSessionDay of the instrument's market. */
+  date: string;
+  /** The day's visible bar (an aggregate of its 1m bars so far); undefined if suspended. */
+  bar: DayBar | undefined;
+  /** The day's visible 1m bars (empty if suspended). */
+  minutes: MinuteBars;
+  /** The day's base price: previous close, or the reference price on an ex-date. */
+  prevClose: number;
+  /** True while the day's last session has not ended. */
+  inProgress: boolean;
+  /** True when the instrument is listed but has no bar that day. */
+  suspended: boolean;
+}
+
+const EMPTY_MINUTES: MinuteBars = Object.freeze({
+  timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [],
+}) as unknown as MinuteBars;
+
+export interface SimMarket {
+  instrument(symbol: string): SimInstrument | undefined;
+  history(inst: SimInstrument, now: number): DailyHistory;
+  /** undefined when the instrument had not listed by `now`. */
+  sessionDay(inst: SimInstrument, now: number): SessionDay | undefined;
+  dailyCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+  minuteCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+}
+
+function emptyCandles(): Candles {
+  return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };
+}
+
+function lastSessionEnd(inst: SimInstrument, date: string): number {
+  const windows = sessions(inst.region, date);
+  return windows.length === 0 ? -Infinity : windows[windows.length - 1].end;
+}
+
+export function createSimMarket(options: { syntheticUniverse?: number } = {}): SimMarket {
+  const synthetic = Math.max(0, Math.floor(options.syntheticUniverse ?? 0));
+  const histories = new LRUCache<string, DailyHistory>({ max: HISTORY_CACHE_SYMBOLS });
+
+  const instrument = (symbol: string): SimInstrument | undefined =>
+    findSimInstrument(symbol) ?? (synthetic > 0 ? syntheticInstrument(symbol, synthetic) : undefined);
+
+  const history = (inst: SimInstrument, now: number): DailyHistory => {
+    const through = latestTradingDay(inst.region, now);
+    const cached = histories.get(inst.symbol);
+    // Generation is forward and per-date seeded, so a longer history has the shorter one as prefix.
+    if (cached !== undefined && cached.through >= through) return cached;
+    const built = buildDailyHistory(inst, through);
+    histories.set(inst.symbol, built);
+    return built;
+  };
+
+  const dayBar = (h: DailyHistory, i: number): DayBar => ({
+    date: h.dates[i], open: h.open[i], high: h.high[i], low: h.low[i], close: h.close[i], volume: h.volume[i], amount: h.amount[i],
+  });
+
+  /** 1m bars of bar `i` visible at `now` (all of them once the day is over). */
+  const minutesOf = (inst: SimInstrument, h: DailyHistory, i: number, now: number): MinuteBars => {
+    const full = buildMinuteBars(inst, dayBar(h, i), minuteBarLabels(inst.region, h.dates[i], 1));
+    return now >= lastSessionEnd(inst, h.dates[i]) ? full : barsAt(inst, full, now);
+  };
+
+  const sessionDay = (inst: SimInstrument, now: number): SessionDay | undefined => {
+    const h = history(inst, now);
+    const date = latestStartedSessionDay(inst.region, now);
+    const i = lastIndexOnOrBefore(h, date);
+    if (i < 0) return undefined;
+    const inProgress = now < lastSessionEnd(inst, date);
+    if (h.dates[i] !== date) {
+      return { history: h, date, bar: undefined, minutes: EMPTY_MINUTES, prevClose: h.close[i], inProgress, suspended: true };
+    }
+    const minutes = minutesOf(inst, h, i, now);
+    const bar = aggregateDay(date, minutes);
+    return { history: h, date, bar, minutes, prevClose: h.prevClose[i], inProgress, suspended: false };
+  };
+
+  const dailyCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
+    const h = history(inst, now);
+    const today = latestStartedSessionDay(inst.region, now);
+    const last = lastIndexOnOrBefore(h, today);
+    const out = emptyCandles();
+    const start = query.start ?? -Infinity;
+    const end = query.end ?? Infinity;
+    let from = 0;
+    while (from <= last && h.timestamp[from] < start) from++;
+    let to = last;
+    while (to >= from && h.timestamp[to] > end) to--;
+    if (query.count !== undefined) from = Math.max(from, to - query.count + 1);
+    for (let i = from; i <= to; i++) {
+      let bar = dayBar(h, i);
+      if (h.dates[i] === today && now < lastSessionEnd(inst, today)) {
+        const partial = aggregateDay(today, minutesOf(inst, h, i, now));
+        if (partial === undefined) continue;
+        bar = partial;
+      }
+      out.timestamp.push(h.timestamp[i]);
+      out.open.push(bar.open);
+      out.high.push(bar.high);
+      out.low.push(bar.low);
+      out.close.push(bar.close);
+      out.volume.push(bar.volume);
+      out.amount.push(bar.amount);
+      out.prev_close!.push(h.prevClose[i]);
+    }
+    return out;
+  };
+
+  const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
+    const h = history(inst, now);
+    const start = query.start ?? -Infinity;
+    const end = Math.min(query.end ?? Infinity, now);
+    const limit = query.count ?? MAX_MINUTE_BARS;
+    const out = emptyCandles();
+    if (end < start || limit <= 0) return out;
+    const today = latestStartedSessionDay(inst.region, now);
+    const endDate = Number.isFinite(end) ? localDate(inst.region, end) : today;
+    const lastIndex = lastIndexOnOrBefore(h, endDate < today ? endDate : today);
+    // Walk back day by day, newest first, until the window's start or the count is reached.
+    const chunks: { minutes: MinuteBars; from: number; to: number; prevClose: number }[] = [];
+    let collected = 0;
+    for (let i = lastIndex; i >= 0 && collected < limit; i--) {
+      const minutes = minutesOf(inst, h, i, now);
+      const ts = minutes.timestamp;
+      let to = ts.length - 1;
+      while (to >= 0 && ts[to] > end) to--;
+      let from = 0;
+      while (from <= to && ts[from] < start) from++;
+      if (to >= from) {
+        from = Math.max(from, to - (limit - collected) + 1);
+        chunks.push({ minutes, from, to, prevClose: h.prevClose[i] });
+        collected += to - from + 1;
+      }
+      if (ts.length > 0 && ts[0] < start) break;
+    }
+    for (let c = chunks.length - 1; c >= 0; c--) {
+      const { minutes, from, to, prevClose } = chunks[c];
+      for (let k = from; k <= to; k++) {
+        out.timestamp.push(minutes.timestamp[k]);
+        out.open.push(minutes.open[k]);
+        out.high.push(minutes.high[k]);
+        out.low.push(minutes.low[k]);
+        out.close.push(minutes.close[k]);
+        out.volume.push(minutes.volume[k]);
+        out.amount.push(minutes.amount[k]);
+        out.prev_close!.push(k === 0 ? prevClose : minutes.close[k - 1]);
+      }
+    }
+    return out;
+  };
+
+  return { instrument, history, sessionDay, dailyCandles, minuteCandles };
+}

@@ -1,0 +1,147 @@
+// TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (reference/vendors.md §5,
+// tickflow-compat.md). Candles are always fetched with adjust=none; CN volume is converted to
+// shares; TickFlow universes serve our pools.
+
+import type { Candles, PoolId, Region, SymbolRef } from '../../src/domain.ts';
+import { POOL_REGION } from '../../src/markets/pools.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import { toCandles, windowBars, type Bar } from '../common/bars.ts';
+import { payloadReader } from '../common/validate.ts';
+import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
+import {
+  DEFAULT_UNITS, normaliseKlines, parseDepthBatch, parseExFactors, parseInstruments, parseKlineRows, parseQuotes,
+  parseUniverse, type TickflowUnits,
+} from './parse.ts';
+import {
+  KLINES_PAGE_MAX, buildDepthRequest, buildExFactorsRequest, buildInstrumentsRequest, buildIntradayRequest,
+  buildKlinesRequest, buildQuotesRequest, buildUniverseRequest, type TickflowEndpoint,
+} from './requests.ts';
+
+export interface TickflowOptions {
+  /** Default https://api.tickflow.org; the keyless free tier is https://free-api.tickflow.org. */
+  baseUrl?: string;
+  /** Sent as `x-api-key`; omit for the keyless free tier. */
+  apiKey?: string;
+  /** Symbols per native batch call (the official client uses 100). */
+  maxBatch?: number;
+  /** Shares per vendor volume unit, per market (default CN 100, HK 1, US 1). */
+  volumeMultiplier?: Partial<Record<Region, number>>;
+  /** Whether TickFlow minute stamps mark bar ends (default) or starts. */
+  minuteLabels?: 'end' | 'start';
+  /** Cap on /v1/klines pages (10 000 bars each) for one unbounded candle query. */
+  maxKlinePages?: number;
+  label?: string;
+}
+
+/** Our pool ids → TickFlow universe ids (tickflow-compat.md §3). */
+export const TICKFLOW_UNIVERSES: Record<PoolId, string> = {
+  CN_Stock: 'CN_Equity_A',
+  US_Stock: 'US_Equity',
+  HK_Stock: 'HK_Equity',
+  CN_ETF: 'CN_ETF',
+};
+
+export function tickflowCapabilities(maxBatch: number): AdapterCapabilities {
+  return {
+    resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true },
+    markets: ['CN', 'HK', 'US'],
+    periods: { '1m': true, '1d': true },
+    maxBatch,
+    rawPrices: true,
+    amount: true,
+  };
+}
+
+function byCanonical(symbols: SymbolRef[]): Map<string, SymbolRef> {
+  return new Map(symbols.map((s) => [s.symbol, s]));
+}
+
+export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDeps): Adapter {
+  const http: UpstreamHttp | undefined = deps.http;
+  if (!http) throw new Error('tickflow adapter needs deps.http');
+  const ep: TickflowEndpoint = { baseUrl: options.baseUrl ?? 'https://api.tickflow.org', apiKey: options.apiKey };
+  const units: TickflowUnits = {
+    volume: { ...DEFAULT_UNITS.volume, ...options.volumeMultiplier },
+    minuteLabels: options.minuteLabels ?? DEFAULT_UNITS.minuteLabels,
+  };
+  const maxPages = options.maxKlinePages ?? 20;
+  const r = payloadReader(ADAPTER_ID);
+
+  async function call(req: UpstreamRequest, ctx?: CallContext, notFoundOn404 = false): Promise<unknown> {
+    const res = await http!.request({ ...req, signal: ctx?.signal });
+    return readTickflow(res, r, { notFoundOn404 });
+  }
+
+  /** Pages backwards from `end` with `end_time = oldest − 1` until the window or `count` is covered. */
+  async function candles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
+    const period = query.period;
+    let wanted = query.count ?? Number.POSITIVE_INFINITY;
+    let end = query.end;
+    let bars: Bar[] = [];
+    for (let page = 0; page < maxPages && wanted > 0; page++) {
+      const count = Math.min(wanted, KLINES_PAGE_MAX);
+      const data = await call(buildKlinesRequest(ep, {
+        symbol: query.symbol.symbol, period, count, startTime: query.start, endTime: end,
+      }), ctx);
+      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, query.symbol, units, r);
+      if (rows === undefined) {
+        if (page === 0) return undefined;
+        break;
+      }
+      const pageBars = normaliseKlines(query.symbol, period, rows, units);
+      const oldest = bars.length > 0 ? bars[0].t : Number.POSITIVE_INFINITY;
+      bars = [...pageBars.filter((b) => b.t < oldest), ...bars];
+      wanted -= pageBars.length;
+      if (rows.length < count || pageBars.length === 0) break;
+      end = pageBars[0].t - 1;
+      if (query.start !== undefined && end < query.start) break;
+    }
+    return toCandles(windowBars(bars, query.start, query.end, query.count));
+  }
+
+  return {
+    id: ADAPTER_ID,
+    label: options.label ?? 'tickflow',
+    capabilities: tickflowCapabilities(options.maxBatch ?? 100),
+
+    async getQuotes(symbols, ctx) {
+      if (symbols.length === 0) return new Map();
+      const data = await call(buildQuotesRequest(ep, symbols.map((s) => s.symbol)), ctx);
+      return data === NOT_FOUND ? new Map() : parseQuotes(data, byCanonical(symbols), units, r);
+    },
+
+    async getDepth(symbols, ctx) {
+      if (symbols.length === 0) return new Map();
+      const data = await call(buildDepthRequest(ep, symbols.map((s) => s.symbol)), ctx);
+      return data === NOT_FOUND ? new Map() : parseDepthBatch(data, byCanonical(symbols), units, r);
+    },
+
+    getCandles: candles,
+
+    async getIntraday(symbol, ctx) {
+      const data = await call(buildIntradayRequest(ep, symbol.symbol), ctx);
+      // Like /v1/klines, a miss is a 404 SYMBOL_NOT_FOUND or a payload naming no columns.
+      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, symbol, units, r);
+      return rows === undefined ? undefined : toCandles(normaliseKlines(symbol, '1m', rows, units));
+    },
+
+    async getExFactors(symbols, ctx) {
+      if (symbols.length === 0) return new Map();
+      const data = await call(buildExFactorsRequest(ep, symbols.map((s) => s.symbol)), ctx);
+      return data === NOT_FOUND ? new Map() : parseExFactors(data, byCanonical(symbols), r);
+    },
+
+    async getInstruments(symbols, ctx) {
+      if (symbols.length === 0) return new Map();
+      const data = await call(buildInstrumentsRequest(ep, symbols.map((s) => s.symbol)), ctx);
+      return data === NOT_FOUND ? new Map() : parseInstruments(data, byCanonical(symbols), r);
+    },
+
+    async listPool(pool, ctx) {
+      const universe = TICKFLOW_UNIVERSES[pool];
+      if (universe === undefined) return undefined;
+      const data = await call(buildUniverseRequest(ep, universe), ctx, true);
+      return data === NOT_FOUND || data === null ? undefined : parseUniverse(data, pool, POOL_REGION[pool], r);
+    },
+  };
+}

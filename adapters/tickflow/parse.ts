@@ -1,0 +1,228 @@
+// Pure parsers of TickFlow `data` payloads (reference/tickflow-compat.md §2) into the canonical
+// shapes. TickFlow already speaks our field names; what changes is the unit of CN volume, the
+// stamping of bars, and the filling of optional fields our shapes require.
+
+import type {
+  Depth, ExFactor, Instrument, InstrumentType, PoolDetail, PoolId, Quote, Region, SymbolRef,
+} from '../../src/domain.ts';
+import { parseSymbol } from '../../src/markets/symbols.ts';
+import type { BySymbol } from '../types.ts';
+import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../common/bars.ts';
+import { EXT_TYPE, asInstrumentType, asSession, buildDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
+import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+
+export interface TickflowUnits {
+  /** Shares per vendor volume unit, per market. */
+  volume: Record<Region, number>;
+  /** Whether vendor minute stamps mark the end or the start of the bar. */
+  minuteLabels: 'end' | 'start';
+}
+
+// [verify] chose: CN volume is in lots (手). Both real samples in the reference (a D4 quote and a
+// daily bar) give amount / (price × volume) ≈ 100; HK and US are taken as shares. Overridable
+// per market through the adapter options.
+export const DEFAULT_UNITS: TickflowUnits = { volume: { CN: 100, HK: 1, US: 1 }, minuteLabels: 'end' };
+
+/** Canonical symbol of a vendor symbol that we asked for, else undefined. */
+function requested(refs: Map<string, SymbolRef>, vendorSymbol: unknown): SymbolRef | undefined {
+  if (typeof vendorSymbol !== 'string') return undefined;
+  const canonical = parseSymbol(vendorSymbol)?.symbol;
+  return canonical === undefined ? undefined : refs.get(canonical);
+}
+
+function shares(units: TickflowUnits, region: Region, volume: number): number {
+  return Math.round(volume * units.volume[region]);
+}
+
+export function parseQuotes(data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader): BySymbol<Quote> {
+  const out: BySymbol<Quote> = new Map();
+  r.array(data, 'data').forEach((item, i) => {
+    const path = `data[${i}]`;
+    const q = r.record(item, path);
+    const ref = requested(refs, q.symbol);
+    if (ref === undefined) return;
+    const last = r.number(q.last_price, `${path}.last_price`);
+    const prevClose = r.number(q.prev_close, `${path}.prev_close`);
+    const high = r.number(q.high, `${path}.high`);
+    const low = r.number(q.low, `${path}.low`);
+    const ext = q.ext === null || q.ext === undefined ? undefined : r.record(q.ext, `${path}.ext`);
+    const derived = derivedExt(ref, '', { last, prevClose, high, low });
+    const quote: Quote = {
+      symbol: ref.symbol,
+      region: ref.region,
+      last_price: last,
+      open: r.number(q.open, `${path}.open`),
+      high,
+      low,
+      prev_close: prevClose,
+      volume: shares(units, ref.region, r.number(q.volume, `${path}.volume`)),
+      amount: r.optionalNumber(q.amount, `${path}.amount`) ?? 0,
+      timestamp: Math.round(r.number(q.timestamp, `${path}.timestamp`)),
+      ext: {
+        type: EXT_TYPE[ref.region],
+        name: r.optionalString(ext?.name, `${path}.ext.name`) ?? '',
+        // TickFlow ext ratios are already fractions (tickflow-compat.md §2.4).
+        amplitude: r.optionalNumber(ext?.amplitude, `${path}.ext.amplitude`) ?? derived.amplitude,
+        change_amount: r.optionalNumber(ext?.change_amount, `${path}.ext.change_amount`) ?? derived.change_amount,
+        change_pct: r.optionalNumber(ext?.change_pct, `${path}.ext.change_pct`) ?? derived.change_pct,
+        turnover_rate: r.optionalNumber(ext?.turnover_rate, `${path}.ext.turnover_rate`),
+      },
+    };
+    const session = asSession(q.session);
+    if (session !== undefined) quote.session = session;
+    out.set(ref.symbol, quote);
+  });
+  return out;
+}
+
+function levels(r: PayloadReader, d: JsonRecord, side: 'bid' | 'ask', path: string, mult: number): DepthLevel[] {
+  const prices = r.array(d[`${side}_prices`], `${path}.${side}_prices`);
+  const volumes = r.array(d[`${side}_volumes`], `${path}.${side}_volumes`);
+  if (prices.length !== volumes.length) r.fail(`${path}.${side}_volumes`);
+  return prices.map((p, i) => {
+    const volume = r.optionalNumber(volumes[i], `${path}.${side}_volumes[${i}]`);
+    return { price: r.optionalNumber(p, `${path}.${side}_prices[${i}]`), volume: volume === null ? null : volume * mult };
+  });
+}
+
+export function parseDepthBatch(data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader): BySymbol<Depth> {
+  const out: BySymbol<Depth> = new Map();
+  for (const [key, value] of Object.entries(r.record(data, 'data'))) {
+    const ref = requested(refs, key);
+    if (ref === undefined || value === null) continue;
+    const path = `data.${key}`;
+    const d = r.record(value, path);
+    const mult = units.volume[ref.region];
+    out.set(ref.symbol, buildDepth(
+      ref, Math.round(r.number(d.timestamp, `${path}.timestamp`)),
+      levels(r, d, 'bid', path, mult), levels(r, d, 'ask', path, mult),
+    ));
+  }
+  return out;
+}
+
+/** Rows as the vendor stamped them; undefined for a payload that names no bars at all (`{}` or null). */
+export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUnits, r: PayloadReader): Bar[] | undefined {
+  if (data === null || data === undefined) return undefined;
+  const k = r.record(data, 'data');
+  if (!('timestamp' in k)) return undefined;
+  const col = (name: string) => r.array(k[name], `data.${name}`);
+  const ts = col('timestamp');
+  const columns = ['open', 'high', 'low', 'close', 'volume'].map(col);
+  const amount = k.amount === undefined || k.amount === null ? undefined : col('amount');
+  const prevClose = k.prev_close === undefined || k.prev_close === null ? undefined : col('prev_close');
+  for (const c of [...columns, amount, prevClose]) if (c !== undefined && c.length !== ts.length) r.fail('data.columns');
+  const [open, high, low, close, volume] = columns;
+  return ts.map((t, i) => {
+    const bar: Bar = {
+      t: r.number(t, `data.timestamp[${i}]`),
+      open: r.number(open[i], `data.open[${i}]`),
+      high: r.number(high[i], `data.high[${i}]`),
+      low: r.number(low[i], `data.low[${i}]`),
+      close: r.number(close[i], `data.close[${i}]`),
+      volume: shares(units, ref.region, r.number(volume[i], `data.volume[${i}]`)),
+      amount: amount === undefined ? 0 : r.optionalNumber(amount[i], `data.amount[${i}]`) ?? 0,
+    };
+    if (prevClose !== undefined) {
+      const pc = r.optionalNumber(prevClose[i], `data.prev_close[${i}]`);
+      if (pc !== null) bar.prevClose = pc;
+    }
+    return bar;
+  });
+}
+
+// [verify] chose: daily bars are re-stamped at 00:00 exchange-local of the date they fall on in
+// the exchange's zone (CN samples are already Beijing midnight, so this is the identity there);
+// minute stamps are taken as bar ends unless `minuteLabels: 'start'` is configured.
+export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[], units: TickflowUnits): Bar[] {
+  if (period === '1d') return normaliseDaily(ref.region, rows);
+  const shift = units.minuteLabels === 'start' ? 60_000 : 0;
+  return normaliseMinutes(ref.region, shift === 0 ? rows : rows.map((b) => ({ ...b, t: b.t + shift })));
+}
+
+export function parseExFactors(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader): BySymbol<ExFactor[]> {
+  const out: BySymbol<ExFactor[]> = new Map();
+  for (const [key, value] of Object.entries(r.record(data, 'data'))) {
+    const ref = requested(refs, key);
+    if (ref === undefined || value === null) continue;
+    const events = r.array(value, `data.${key}`).map((item, i): ExFactor => {
+      const e = r.record(item, `data.${key}[${i}]`);
+      const factor = r.number(e.ex_factor, `data.${key}[${i}].ex_factor`);
+      if (factor <= 0) r.fail(`data.${key}[${i}].ex_factor`);
+      return { timestamp: dailyLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor };
+    });
+    events.sort((a, b) => a.timestamp - b.timestamp);
+    out.set(ref.symbol, events);
+  }
+  return out;
+}
+
+// [verify] chose: TickFlow sends no tick size for HK/US; HK uses its smallest spread (0.001),
+// CN funds/ETFs/bonds 0.001, everything else 0.01.
+function defaultTickSize(region: Region, type: InstrumentType): number {
+  if (region === 'HK') return 0.001;
+  if (region === 'CN' && (type === 'etf' || type === 'fund' || type === 'bond')) return 0.001;
+  return 0.01;
+}
+
+/** 'YYYY-MM-DD', 'YYYYMMDD' or an ISO timestamp → 'YYYY-MM-DD'; anything else → null. */
+export function isoDate(value: string | null): string | null {
+  if (value === null) return null;
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})/.exec(value);
+  return m ? `${m[1]}-${m[2]}-${m[3]}` : null;
+}
+
+export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader): BySymbol<Instrument> {
+  const out: BySymbol<Instrument> = new Map();
+  r.array(data, 'data').forEach((item, i) => {
+    const path = `data[${i}]`;
+    const d = r.record(item, path);
+    const ref = requested(refs, d.symbol);
+    if (ref === undefined) return;
+    const type = asInstrumentType(d.type) ?? 'other';
+    const ext = d.ext === null || d.ext === undefined ? {} : r.record(d.ext, `${path}.ext`);
+    const num = (k: string) => r.optionalNumber(ext[k], `${path}.ext.${k}`);
+    const instrument: Instrument = {
+      code: ref.code,
+      exchange: ref.exchange,
+      name: r.optionalString(d.name, `${path}.name`) ?? '',
+      region: ref.region,
+      symbol: ref.symbol,
+      type,
+      ext: {
+        type: EXT_TYPE[ref.region],
+        float_shares: num('float_shares'),
+        limit_down: num('limit_down'),
+        limit_up: num('limit_up'),
+        listing_date: isoDate(r.optionalString(ext.listing_date, `${path}.ext.listing_date`)),
+        tick_size: num('tick_size') ?? defaultTickSize(ref.region, type),
+        total_shares: num('total_shares'),
+      },
+    };
+    const lot = num('lot_size');
+    if (lot !== null) instrument.ext.lot_size = Math.round(lot);
+    out.set(ref.symbol, instrument);
+  });
+  return out;
+}
+
+export function parseUniverse(data: unknown, pool: PoolId, region: Region, r: PayloadReader): PoolDetail {
+  const u = r.record(data, 'data');
+  const symbols: string[] = [];
+  const seen = new Set<string>();
+  r.array(u.symbols, 'data.symbols').forEach((s, i) => {
+    const canonical = parseSymbol(r.string(s, `data.symbols[${i}]`))?.symbol;
+    if (canonical !== undefined && !seen.has(canonical)) {
+      seen.add(canonical);
+      symbols.push(canonical);
+    }
+  });
+  return {
+    id: pool,
+    name: r.optionalString(u.name, 'data.name') ?? pool,
+    region,
+    category: r.optionalString(u.category, 'data.category') ?? 'equity',
+    symbol_count: symbols.length,
+    symbols,
+  };
+}
