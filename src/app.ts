@@ -66,7 +66,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: config.server.requestTimeoutMs,
     routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: false, maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
-    disableRequestLogging: false,
   });
 
   const router = new AdapterRouter(options.adapters, config.routing);

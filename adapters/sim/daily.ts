@@ -13,7 +13,7 @@ import { localMidnight, tradingDaysBetween } from '../../src/markets/calendar.ts
 import { onOrAfterTradingDay, planActions, realiseAction, type PlannedAction } from './actions.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPercent, limitPrices } from './limits.ts';
-import { rngFor } from './random.ts';
+import { createRng, hashString, mixSeed, rngFor } from './random.ts';
 import { roundToTick } from './ticks.ts';
 
 /** Histories start here when the instrument listed earlier (older calendars are not modelled). */
@@ -63,7 +63,10 @@ export interface DailyHistory {
 
 interface WalkParams {
   sigma: number;
+  /** Trend per day for instruments listed after ANCHOR_DATE (others are calibrated). */
   drift: number;
+  /** log(issue price / price) the calibrated trend aims for over a long history. */
+  startLog: number;
   jumpChance: number;
   jumpScale: number;
   turnover: number;
@@ -73,6 +76,7 @@ interface WalkParams {
 function walkParams(inst: SimInstrument): WalkParams {
   const rng = rngFor(inst.symbol, 'params');
   const growth = rng.range(0.02, 0.12);
+  const startLog = rng.range(-1.3, 0.4);
   const turnoverLow = inst.region === 'CN' ? 0.003 : 0.002;
   const turnoverHigh = inst.region === 'CN' ? 0.03 : 0.012;
   const turnover = turnoverLow * (turnoverHigh / turnoverLow) ** rng.next();
@@ -82,6 +86,7 @@ function walkParams(inst: SimInstrument): WalkParams {
   return {
     sigma: inst.volatility / Math.sqrt(TRADING_DAYS_PER_YEAR),
     drift: growth / TRADING_DAYS_PER_YEAR,
+    startLog,
     // A-share stocks get enough jumps that limit-up and limit-down closes show up every year.
     jumpChance: etf ? 0.002 : inst.region === 'CN' ? (inst.st ? 0.02 : 0.012) : 0.004,
     jumpScale: pct !== undefined && !etf ? pct / 100 : 0.07,
@@ -92,20 +97,27 @@ function walkParams(inst: SimInstrument): WalkParams {
 
 /** 'YYYY-MM-DD' → YYYYMMDD, a per-date seed part that needs no calendar. */
 export function dateKey(date: string): number {
-  return Number(date.slice(0, 4)) * 10000 + Number(date.slice(5, 7)) * 100 + Number(date.slice(8, 10));
+  let key = 0;
+  for (let i = 0; i < 10; i++) if (i !== 4 && i !== 7) key = key * 10 + (date.charCodeAt(i) - 48);
+  return key;
 }
 
-/** Latent log path over `days`; a[-1] = 0 is the issue price. */
-function latentPath(inst: SimInstrument, params: WalkParams, days: readonly string[]): Float64Array {
+const SALT_WALK = hashString('walk');
+const SALT_BAR = hashString('bar');
+
+/** Zero-mean part of the latent log path over `days` (OU noise plus jumps); 0 before day 0. */
+function noisePath(inst: SimInstrument, params: WalkParams, days: readonly string[]): Float64Array {
   const out = new Float64Array(days.length);
+  const symbolHash = hashString(inst.symbol);
+  const rng = createRng(0);
   let noise = 0;
   for (let i = 0; i < days.length; i++) {
-    const rng = rngFor(inst.symbol, dateKey(days[i]), 'walk');
+    rng.reseed(mixSeed(symbolHash, dateKey(days[i]), SALT_WALK));
     const shock = rng.normal();
     const jumpRoll = rng.next();
     const jumpSize = rng.range(0.6, 1.6) * params.jumpScale * (rng.next() < 0.5 ? -1 : 1);
     noise = noise * (1 - REVERSION) + params.sigma * shock + (jumpRoll < params.jumpChance ? jumpSize : 0);
-    out[i] = params.drift * (i + 1) + noise;
+    out[i] = noise;
   }
   return out;
 }
@@ -150,17 +162,27 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
   const walkEnd = through > ANCHOR_DATE ? through : ANCHOR_DATE;
   const days = tradingDaysBetween(region, firstDay, walkEnd);
   const params = walkParams(inst);
-  const latent = latentPath(inst, params, days);
+  const noise = noisePath(inst, params, days);
   const planned = planActions(inst, firstDay, walkEnd);
 
+  // The latent path is scale + drift·(i + 1) + noise[i]; scale is the issue price. With an anchor
+  // inside the history, the drift is solved so the planned raw path meets `price` on the anchor
+  // date exactly, starting from an issue price a seeded ratio away (splits and bonus issues make
+  // old raw prices higher, so the trend absorbs them instead of leaving a 6000-dollar 2000 AAPL).
   let anchorIndex = -1;
   for (let i = 0; i < days.length && days[i] <= ANCHOR_DATE; i++) anchorIndex = i;
-  const anchorLatent = anchorIndex < 0 ? 0 : latent[anchorIndex] - plannedLogFactor(planned, days[anchorIndex]);
-  const scale = Math.log(inst.price) - anchorLatent;
+  let scale = Math.log(inst.price);
+  let drift = params.drift;
+  if (anchorIndex >= 0) {
+    const years = (anchorIndex + 1) / TRADING_DAYS_PER_YEAR;
+    scale += params.startLog * Math.min(1, years / 10);
+    const planLog = plannedLogFactor(planned, days[anchorIndex]);
+    drift = (Math.log(inst.price) + planLog - scale - noise[anchorIndex]) / (anchorIndex + 1);
+  }
 
   const history = emptyHistory(inst, firstDay, through);
   history.planned = planned;
-  const shareBase = inst.floatShares;
+  let shares = inst.floatShares * shareMultiplier(history, firstDay);
   let lastClose = roundToTick(inst, Math.exp(scale));
   let logFactors = 0;
   let nextAction = 0;
@@ -168,7 +190,7 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
 
   for (let i = 0; i < days.length && days[i] <= through; i++) {
     const date = days[i];
-    const rng = rngFor(inst.symbol, dateKey(date), 'bar');
+    rng.reseed(mixSeed(symbolHash, dateKey(date), SALT_BAR));
     // Fixed draw order: every draw happens whether or not it is used.
     const gapNoise = rng.normal();
     const gapShare = rng.next();
@@ -188,6 +210,7 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
       const realised = realiseAction(region, lastClose, action);
       base = roundToTick(inst, realised.ref);
       logFactors += Math.log(realised.factor);
+      shares *= 1 + action.shareRatio;
       history.events.push({
         date, timestamp: localMidnight(region, date), pPrev: lastClose, cash: realised.cash,
         shareRatio: action.shareRatio, ref: realised.ref, base, factor: realised.factor,
@@ -207,7 +230,8 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
     const limits = limitPrices(inst, base);
     const floor = limits?.down ?? 0;
     const ceiling = limits?.up ?? Infinity;
-    const close = clamp(roundToTick(inst, Math.exp(scale + latent[i] - logFactors)), floor, ceiling);
+    const target = scale + drift * (i + 1) + noise[i] - logFactors;
+    const close = clamp(roundToTick(inst, Math.exp(target)), floor, ceiling);
     const move = Math.log(close / base);
     let open = clamp(roundToTick(inst, base * Math.exp(move * gapShare * 0.4 + 0.3 * params.sigma * gapNoise)), floor, ceiling);
     let high = clamp(roundToTick(inst, Math.max(open, close) * Math.exp(params.sigma * (0.1 + 0.6 * highExt)), 'up'), floor, ceiling);
@@ -219,7 +243,6 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
       activity = 0.15;
     }
 
-    const shares = shareBase * shareMultiplier(history, date);
     const lots = Math.max(1, Math.round((params.turnover * activity * Math.exp(0.35 * volumeNoise) * shares) / inst.lotSize));
     const volume = lots * inst.lotSize;
     const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);

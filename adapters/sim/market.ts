@@ -52,6 +52,15 @@ export interface SimMarket {
   minuteCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
 }
 
+/** One day's 1m bars as candles; the first bar's prev_close is the day's base price. */
+export function minuteBarsToCandles(minutes: MinuteBars, prevClose: number): Candles {
+  return {
+    timestamp: minutes.timestamp.slice(), open: minutes.open.slice(), high: minutes.high.slice(), low: minutes.low.slice(),
+    close: minutes.close.slice(), volume: minutes.volume.slice(), amount: minutes.amount.slice(),
+    prev_close: minutes.close.map((_, k) => (k === 0 ? prevClose : minutes.close[k - 1])),
+  };
+}
+
 function emptyCandles(): Candles {
   return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };
 }

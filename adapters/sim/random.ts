@@ -36,6 +36,8 @@ export function seedOf(...parts: (string | number)[]): number {
 }
 
 export interface Rng {
+  /** Restarts the sequence from a new seed (reuses the generator on hot loops). */
+  reseed(seed: number): void;
   /** Uniform in [0, 1). */
   next(): number;
   /** Uniform in [min, max). */
@@ -59,6 +61,9 @@ export function createRng(seed: number): Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   return {
+    reseed: (seed) => {
+      state = seed >>> 0;
+    },
     next,
     range: (min, max) => min + (max - min) * next(),
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),

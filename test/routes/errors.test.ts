@@ -13,9 +13,9 @@ afterAll(async () => {
 
 const RID = 'req-test-1';
 
-async function get(url: string, key: string | undefined = KEYS.demo, headers: Record<string, string> = {}) {
+async function get(url: string, key: string | null = KEYS.demo, headers: Record<string, string> = {}) {
   const h: Record<string, string> = { 'x-request-id': RID, ...headers };
-  if (key !== undefined) h['x-api-key'] = key;
+  if (key !== null) h['x-api-key'] = key;
   return app.inject({ method: 'GET', url, headers: h });
 }
 
@@ -97,12 +97,12 @@ describe('400 validation errors', () => {
 
 describe('401', () => {
   it('MISSING_API_KEY', async () => {
-    expectError(await get('/v1/quotes?symbols=600519.SH', undefined), 401, 'MISSING_API_KEY',
+    expectError(await get('/v1/quotes?symbols=600519.SH', null), 401, 'MISSING_API_KEY',
       'an API key is required: send it in the X-API-Key header or the api_key query parameter');
   });
   it('INVALID_API_KEY (header and query)', async () => {
     expectError(await get('/v1/quotes?symbols=600519.SH', 'wrong'), 401, 'INVALID_API_KEY', 'the API key is not valid');
-    expectError(await get('/v1/quotes?symbols=600519.SH&api_key=wrong', undefined), 401, 'INVALID_API_KEY', 'the API key is not valid');
+    expectError(await get('/v1/quotes?symbols=600519.SH&api_key=wrong', null), 401, 'INVALID_API_KEY', 'the API key is not valid');
   });
   it('the header wins over the query parameter', async () => {
     expectError(await get(`/v1/quotes?symbols=600519.SH&api_key=${KEYS.demo}`, 'wrong'), 401, 'INVALID_API_KEY');
@@ -143,7 +143,7 @@ describe('404', () => {
   });
   it('NOT_FOUND for an unknown route, with or without a key', async () => {
     expectError(await get('/v1/nope'), 404, 'NOT_FOUND', 'no route GET /v1/nope');
-    expectError(await get('/v1/nope', undefined), 404, 'NOT_FOUND');
+    expectError(await get('/v1/nope', null), 404, 'NOT_FOUND');
   });
   it('NOT_FOUND for a trailing slash (never a redirect)', async () => {
     expectError(await get('/v1/quotes/?symbols=600519.SH'), 404, 'NOT_FOUND');

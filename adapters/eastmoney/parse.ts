@@ -1,0 +1,212 @@
+// Pure parsers of Eastmoney payloads (reference/vendors.md §1.3–1.7). Requests use fltt=2, so
+// prices arrive as decimal floats; percent fields are divided by 100; A-share volumes are lots;
+// every time string is Beijing time (US minute rows included).
+
+import type { Depth, Instrument, InstrumentType, Quote, Region, SymbolRef } from '../../src/domain.ts';
+import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
+import type { BySymbol } from '../types.ts';
+import type { Bar } from '../common/bars.ts';
+import { EXT_TYPE, buildDepth, derivedExt, round, type DepthLevel } from '../common/shapes.ts';
+import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+import type { UsMarket } from './requests.ts';
+
+export interface EastmoneyUnits {
+  /** Shares per vendor volume unit, per market. */
+  volume: Record<Region, number>;
+}
+
+// A-shares report lots of 100 (§1.3–1.6, the trends sample checks out: 99 778 × 100 × 21.90 ≈
+// amount). HK and US report shares per akshare's docs. [verify] chose: HK depth volumes are
+// shares too (§1.10 leaves them open).
+export const DEFAULT_UNITS: EastmoneyUnits = { volume: { CN: 100, HK: 1, US: 1 } };
+
+const pct = (value: number | null): number | null => (value === null ? null : round(value / 100));
+
+/** ulist rows keyed by `<f13>.<f12>` (market.code), the secid they answer. */
+function rowsBySecid(data: JsonRecord, r: PayloadReader): Map<string, JsonRecord> {
+  const out = new Map<string, JsonRecord>();
+  if (data.diff === null || data.diff === undefined) return out;
+  // np-less ulist answers a list; the screener form (np=2) an object keyed by row index.
+  const diff = Array.isArray(data.diff) ? data.diff : Object.values(r.record(data.diff, 'data.diff'));
+  diff.forEach((item, i) => {
+    const row = r.record(item, `data.diff[${i}]`);
+    const market = r.number(row.f13, `data.diff[${i}].f13`);
+    out.set(`${market}.${r.string(row.f12, `data.diff[${i}].f12`)}`, row);
+  });
+  return out;
+}
+
+export function parseUlistQuotes(
+  data: JsonRecord, secids: Map<string, SymbolRef>, units: EastmoneyUnits, now: number, r: PayloadReader,
+): BySymbol<Quote> {
+  const out: BySymbol<Quote> = new Map();
+  for (const [secid, row] of rowsBySecid(data, r)) {
+    const ref = secids.get(secid);
+    if (ref === undefined) continue;
+    const p = `diff.${secid}`;
+    const n = (k: string) => r.optionalNumber(row[k], `${p}.${k}`);
+    const prevClose = n('f18');
+    const traded = n('f2');
+    const last = traded ?? prevClose;
+    // '-' everywhere: a listing with no price at all (delisted, not yet listed); treat as unknown.
+    if (last === null) continue;
+    // No trade yet today (pre-open, suspension): Eastmoney sends '-' for the day's fields.
+    const open = traded === null ? last : n('f17') ?? last;
+    const high = traded === null ? last : n('f15') ?? last;
+    const low = traded === null ? last : n('f16') ?? last;
+    const prev = prevClose ?? last;
+    const derived = derivedExt(ref, '', { last, prevClose: prev, high, low });
+    const time = n('f124');
+    out.set(ref.symbol, {
+      symbol: ref.symbol,
+      region: ref.region,
+      last_price: last,
+      open,
+      high,
+      low,
+      prev_close: prev,
+      volume: Math.round((n('f5') ?? 0) * units.volume[ref.region]),
+      amount: n('f6') ?? 0,
+      timestamp: time === null ? now : time * 1000,
+      ext: {
+        type: EXT_TYPE[ref.region],
+        name: r.optionalString(row.f14, `${p}.f14`) ?? '',
+        amplitude: pct(n('f7')) ?? derived.amplitude,
+        change_amount: n('f4') ?? round(derived.change_amount),
+        change_pct: pct(n('f3')) ?? derived.change_pct,
+        turnover_rate: pct(n('f8')),
+      },
+    });
+  }
+  return out;
+}
+
+/** ulist f12/f13 → US market number per Eastmoney ticker. */
+export function parseUsMarkets(data: JsonRecord, r: PayloadReader): Map<string, UsMarket> {
+  const out = new Map<string, UsMarket>();
+  for (const secid of rowsBySecid(data, r).keys()) {
+    const dot = secid.indexOf('.');
+    const market = Number(secid.slice(0, dot));
+    if (market === 105 || market === 106 || market === 107) {
+      const ticker = secid.slice(dot + 1);
+      // A ticker listed under two numbers keeps the first (105 before 106 before 107).
+      if (!out.has(ticker)) out.set(ticker, market);
+    }
+  }
+  return out;
+}
+
+const BID_FIELDS = [['f19', 'f20'], ['f17', 'f18'], ['f15', 'f16'], ['f13', 'f14'], ['f11', 'f12']] as const;
+const ASK_FIELDS = [['f39', 'f40'], ['f37', 'f38'], ['f35', 'f36'], ['f33', 'f34'], ['f31', 'f32']] as const;
+
+export function parseDepth(data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, now: number, r: PayloadReader): Depth {
+  const mult = units.volume[ref.region];
+  const level = ([price, volume]: readonly [string, string]): DepthLevel => {
+    const v = r.optionalNumber(data[volume], `data.${volume}`);
+    return { price: r.optionalNumber(data[price], `data.${price}`), volume: v === null ? null : v * mult };
+  };
+  const time = r.optionalNumber(data.f86, 'data.f86');
+  return buildDepth(ref, time === null ? now : time * 1000, BID_FIELDS.map(level), ASK_FIELDS.map(level));
+}
+
+// stock/get carries no security type (§1.7). [verify] chose: CN code-range conventions of the
+// exchanges; HK and US are reported as stocks.
+export function cnInstrumentType(ref: SymbolRef): InstrumentType {
+  const c = ref.code;
+  if (ref.exchange === 'SH') {
+    if (c.startsWith('000')) return 'index';
+    if (/^5[168]/.test(c)) return 'etf';
+    if (c.startsWith('50')) return 'fund';
+    if (/^1[01]/.test(c)) return 'bond';
+  } else if (ref.exchange === 'SZ') {
+    if (c.startsWith('399')) return 'index';
+    if (c.startsWith('15')) return 'etf';
+    if (c.startsWith('16')) return 'fund';
+    if (c.startsWith('12')) return 'bond';
+  }
+  return 'stock';
+}
+
+function listingDate(value: number | null): string | null {
+  if (value === null || value < 19000101) return null;
+  const s = String(Math.trunc(value));
+  return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}`;
+}
+
+export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadReader): Instrument {
+  const n = (k: string) => r.optionalNumber(data[k], `data.${k}`);
+  const type = ref.region === 'CN' ? cnInstrumentType(ref) : 'stock';
+  const decimals = n('f59');
+  const cn = ref.region === 'CN';
+  // [verify] chose: HK spreads are banded (no single tick), so HK reports its smallest, 0.001.
+  const tick = ref.region === 'HK' ? 0.001 : decimals === null ? 0.01 : round(10 ** -decimals);
+  return {
+    code: ref.code,
+    exchange: ref.exchange,
+    name: r.optionalString(data.f58, 'data.f58') ?? '',
+    region: ref.region,
+    symbol: ref.symbol,
+    type,
+    ext: {
+      type: EXT_TYPE[ref.region],
+      float_shares: n('f85'),
+      limit_down: cn ? n('f52') : null,
+      limit_up: cn ? n('f51') : null,
+      listing_date: listingDate(n('f189')),
+      tick_size: tick,
+      total_shares: n('f84'),
+    },
+  };
+}
+
+/**
+ * kline/get rows: `date,open,close,high,low,volume,amount,amplitude%,change%,change,turnover%`
+ * (note open, CLOSE, high, low). Daily rows carry a date (stamped 00:00 exchange-local); minute
+ * rows `YYYY-MM-DD HH:MM` in Beijing time, the END of the bar. prev_close = close − change.
+ */
+export function parseKlines(data: JsonRecord, ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader): Bar[] {
+  const decimals = r.optionalNumber(data.decimal, 'data.decimal') ?? 2;
+  const rows = data.klines === null || data.klines === undefined ? [] : r.array(data.klines, 'data.klines');
+  return rows.map((row, i) => {
+    const cols = r.string(row, `data.klines[${i}]`).split(',');
+    if (cols.length < 7) r.fail(`data.klines[${i}]`);
+    const bar = rowBar(cols, ref, period, units, r, `data.klines[${i}]`);
+    const change = cols.length > 9 ? r.optionalNumber(cols[9], `data.klines[${i}][9]`) : null;
+    if (period === '1d' && change !== null) bar.prevClose = round(bar.close - change, decimals);
+    return bar;
+  });
+}
+
+/** trends2 rows: `YYYY-MM-DD HH:MM,open,close,high,low,volume,amount,avg` (Beijing time, bar end). */
+export function parseTrends(data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, r: PayloadReader): Bar[] {
+  const rows = data.trends === null || data.trends === undefined ? [] : r.array(data.trends, 'data.trends');
+  return rows.map((row, i) => {
+    const cols = r.string(row, `data.trends[${i}]`).split(',');
+    if (cols.length < 7) r.fail(`data.trends[${i}]`);
+    return rowBar(cols, ref, '1m', units, r, `data.trends[${i}]`);
+  });
+}
+
+const DATE = /^(\d{4}-\d{2}-\d{2})(?: (\d{2}:\d{2}))?$/;
+
+function rowBar(cols: string[], ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader, path: string): Bar {
+  const m = DATE.exec(cols[0]);
+  if (!m || (period === '1m') !== (m[2] !== undefined)) r.fail(`${path}[0]`);
+  const [, date, hhmm] = m as RegExpExecArray;
+  let t: number;
+  try {
+    // Minute rows are Beijing wall time for every market, so the CN zone converts them.
+    t = hhmm === undefined ? localMidnight(ref.region, date) : localTimeMs('CN', date, hhmm);
+  } catch {
+    r.fail(`${path}[0]`);
+  }
+  return {
+    t: t!,
+    open: r.number(cols[1], `${path}[1]`),
+    close: r.number(cols[2], `${path}[2]`),
+    high: r.number(cols[3], `${path}[3]`),
+    low: r.number(cols[4], `${path}[4]`),
+    volume: Math.round(r.number(cols[5], `${path}[5]`) * units.volume[ref.region]),
+    amount: r.number(cols[6], `${path}[6]`),
+  };
+}

@@ -1,0 +1,102 @@
+// Pure builders of Eastmoney requests (reference/vendors.md §1). Hosts are passed in: the adapter
+// rotates across numbered mirrors when one throttles (hosts.ts).
+
+import type { SymbolRef } from '../../src/domain.ts';
+import type { Resource, UpstreamRequest } from '../types.ts';
+
+/** A public web token many clients send; optional in practice. */
+export const DEFAULT_UT = 'fa5fd1943c7b386f172d6893dbfba10b';
+
+export type UsMarket = 105 | 106 | 107;
+export const US_MARKETS: readonly UsMarket[] = [105, 106, 107];
+
+/** ulist.np/get field codes (a different code space from stock/get, §1.4). */
+export const ULIST_QUOTE_FIELDS = 'f2,f3,f4,f5,f6,f7,f8,f12,f13,f14,f15,f16,f17,f18,f124';
+export const ULIST_MARKET_FIELDS = 'f12,f13';
+/** stock/get: five bid levels f19/f20 … f11/f12, five ask levels f39/f40 … f31/f32, time f86. */
+export const DEPTH_FIELDS = 'f11,f12,f13,f14,f15,f16,f17,f18,f19,f20,f31,f32,f33,f34,f35,f36,f37,f38,f39,f40,f57,f86';
+export const INSTRUMENT_FIELDS = 'f43,f51,f52,f57,f58,f59,f84,f85,f189';
+const KLINE_FIELDS1 = 'f1,f2,f3,f4,f5,f6';
+const KLINE_FIELDS2 = 'f51,f52,f53,f54,f55,f56,f57,f58,f59,f60,f61';
+const TRENDS_FIELDS1 = 'f1,f2,f3,f4,f5,f6,f7,f8,f9,f10,f11,f12,f13';
+const TRENDS_FIELDS2 = 'f51,f52,f53,f54,f55,f56,f57,f58';
+
+export interface EastmoneyWire {
+  ut: string;
+  userAgent: string;
+}
+
+// [verify] chose: Eastmoney writes US class shares with an underscore (BRK.B → BRK_B).
+export function usTicker(ref: SymbolRef): string {
+  return ref.code.replace(/[.-]/g, '_');
+}
+
+/** secid `<market>.<code>`: the suffix decides the market, never the first digit (§1.2). */
+export function secidOf(ref: SymbolRef, usMarket?: UsMarket): string | undefined {
+  switch (ref.exchange) {
+    case 'SH': return `1.${ref.code}`;
+    case 'SZ':
+    case 'BJ': return `0.${ref.code}`;
+    case 'HK': return `116.${ref.code}`;
+    default: return usMarket === undefined ? undefined : `${usMarket}.${usTicker(ref)}`;
+  }
+}
+
+function request(host: string, path: string, params: Record<string, string>, resource: Resource, wire: EastmoneyWire, referer = 'https://quote.eastmoney.com/'): UpstreamRequest {
+  const u = new URL(host.replace(/\/+$/, '') + path);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return {
+    url: u.toString(),
+    method: 'GET',
+    headers: { accept: 'application/json, text/plain, */*', 'user-agent': wire.userAgent, referer },
+    resource,
+  };
+}
+
+export function buildUlistRequest(host: string, secids: string[], fields: string, resource: Resource, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/qt/ulist.np/get', {
+    fltt: '2', invt: '2', fields, secids: secids.join(','), ut: wire.ut,
+  }, resource, wire);
+}
+
+export function buildStockGetRequest(host: string, secid: string, fields: string, resource: Resource, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/qt/stock/get', { secid, fltt: '2', invt: '2', fields, ut: wire.ut }, resource, wire);
+}
+
+export interface KlineParams {
+  klt: 1 | 101;
+  /** YYYYMMDD or '0' (from the start). */
+  beg: string;
+  /** YYYYMMDD; '20500101' means up to now. */
+  end: string;
+  lmt: number;
+}
+
+/** fqt=0: raw prices; the service adjusts (DESIGN.md 4.4). */
+export function buildKlineRequest(host: string, secid: string, p: KlineParams, resource: Resource, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/qt/stock/kline/get', {
+    secid, ut: wire.ut, fields1: KLINE_FIELDS1, fields2: KLINE_FIELDS2,
+    klt: String(p.klt), fqt: '0', beg: p.beg, end: p.end, lmt: String(p.lmt),
+  }, resource, wire);
+}
+
+/** Today's minute trend (the latest session); iscr=0 leaves out the pre-open call auction minutes. */
+export function buildTrendsRequest(host: string, secid: string, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/qt/stock/trends2/get', {
+    secid, ut: wire.ut, fields1: TRENDS_FIELDS1, fields2: TRENDS_FIELDS2, ndays: '1', iscr: '0', iscca: '0',
+  }, 'intraday', wire);
+}
+
+/** Dividend / bonus-share table RPT_SHAREBONUS_DET (§1.8), newest first. */
+export function buildDividendRequest(host: string, code: string, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/data/v1/get', {
+    sortColumns: 'EX_DIVIDEND_DATE', sortTypes: '-1', pageSize: '500', pageNumber: '1',
+    reportName: 'RPT_SHAREBONUS_DET', columns: 'ALL', source: 'WEB', client: 'WEB',
+    filter: `(SECURITY_CODE="${code}")`,
+  }, 'exFactors', wire, 'https://data.eastmoney.com/');
+}
+
+/** 'YYYY-MM-DD' → 'YYYYMMDD'. */
+export function compactDate(date: string): string {
+  return date.replaceAll('-', '');
+}

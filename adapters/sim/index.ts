@@ -1,0 +1,127 @@
+// `sim`: the embedded, deterministic simulated market (DESIGN.md section 6). Real instruments,
+// simulated prices; no network. Same request at the same `deps.now()` gives the same answer.
+
+import type { Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery } from '../types.ts';
+import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
+import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
+import { createSimMarket, minuteBarsToCandles } from './market.ts';
+import type { MinuteBars } from './minute.ts';
+import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
+import { syntheticSymbols } from './synthetic.ts';
+
+export interface SimOptions {
+  latency?: LatencyOptions;
+  faults?: FaultOptions;
+  /** Extra synthetic US symbols SIM0001.US … for load tests; default 0. */
+  syntheticUniverse?: number;
+}
+
+export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
+  resources: Object.freeze({
+    quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true,
+  }),
+  markets: Object.freeze(['CN', 'HK', 'US']) as AdapterCapabilities['markets'],
+  periods: Object.freeze({ '1m': true, '1d': true }),
+  maxBatch: 500,
+  rawPrices: true,
+  amount: true,
+}) as AdapterCapabilities;
+
+const NO_MINUTES: MinuteBars = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
+
+export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapter {
+  const market = createSimMarket({ syntheticUniverse: options.syntheticUniverse });
+  const injector = createFaultInjector(options.latency, options.faults);
+  const synthetic = syntheticSymbols(Math.max(0, Math.floor(options.syntheticUniverse ?? 0)));
+
+  const gate = async (ctx: CallContext | undefined): Promise<void> => {
+    const wait = injector.before(ctx?.signal);
+    if (wait !== undefined) await wait;
+  };
+
+  /** Runs `build` for each known symbol at one instant; unknown symbols stay absent. */
+  const bySymbol = <T>(symbols: SymbolRef[], build: (inst: SimInstrument, now: number) => T | undefined): BySymbol<T> => {
+    const now = deps.now();
+    const out: BySymbol<T> = new Map();
+    for (const ref of symbols) {
+      const inst = market.instrument(ref.symbol);
+      if (inst === undefined || out.has(inst.symbol)) continue;
+      const value = build(inst, now);
+      if (value !== undefined) out.set(inst.symbol, value);
+    }
+    return out;
+  };
+
+  return {
+    id: 'sim',
+    label: 'sim',
+    capabilities: SIM_CAPABILITIES,
+
+    async getQuotes(symbols, ctx): Promise<BySymbol<Quote>> {
+      await gate(ctx);
+      return bySymbol(symbols, (inst, now) => {
+        const day = market.sessionDay(inst, now);
+        return day === undefined ? undefined : buildQuote(inst, day, now);
+      });
+    },
+
+    async getDepth(symbols, ctx): Promise<BySymbol<Depth>> {
+      await gate(ctx);
+      return bySymbol(symbols, (inst, now) => {
+        const day = market.sessionDay(inst, now);
+        return day === undefined ? undefined : buildDepth(inst, day, now);
+      });
+    },
+
+    async getCandles(query: CandleQuery, ctx): Promise<Candles | undefined> {
+      await gate(ctx);
+      const inst = market.instrument(query.symbol.symbol);
+      if (inst === undefined) return undefined;
+      const now = deps.now();
+      const window = { start: query.start, end: query.end, count: query.count };
+      return query.period === '1m' ? market.minuteCandles(inst, window, now) : market.dailyCandles(inst, window, now);
+    },
+
+    async getIntraday(symbol, ctx): Promise<Candles | undefined> {
+      await gate(ctx);
+      const inst = market.instrument(symbol.symbol);
+      if (inst === undefined) return undefined;
+      const now = deps.now();
+      const day = market.sessionDay(inst, now);
+      // A not-yet-listed or suspended instrument has an empty day, not an unknown symbol.
+      return minuteBarsToCandles(day?.minutes ?? NO_MINUTES, day?.prevClose ?? 0);
+    },
+
+    async getExFactors(symbols, ctx): Promise<BySymbol<ExFactor[]>> {
+      await gate(ctx);
+      return bySymbol(symbols, (inst, now) => {
+        const history = market.history(inst, now);
+        const out: ExFactor[] = [];
+        for (const event of history.events) {
+          if (event.timestamp > now) break;
+          out.push({ timestamp: event.timestamp, ex_factor: event.factor });
+        }
+        return out;
+      });
+    },
+
+    async getInstruments(symbols, ctx): Promise<BySymbol<Instrument>> {
+      await gate(ctx);
+      return bySymbol(symbols, (inst, now) => buildInstrument(inst, market.sessionDay(inst, now)));
+    },
+
+    async listPool(pool: PoolId, ctx): Promise<PoolDetail | undefined> {
+      await gate(ctx);
+      const summary = SIM_POOLS.find((p) => p.id === pool);
+      if (summary === undefined) return undefined;
+      const symbols = simPoolMembers(pool).map((inst) => inst.symbol);
+      if (pool === 'US_Stock') symbols.push(...synthetic);
+      return { id: summary.id, name: summary.name, region: summary.region, category: summary.category, symbol_count: symbols.length, symbols };
+    },
+
+    async ready(): Promise<boolean> {
+      return true;
+    },
+  };
+}
