@@ -57,6 +57,18 @@ export const ConfigSchema = Type.Object({
       referenceMs: Ms(0, 30 * 86_400_000),
     }),
   }),
+  upstream: Type.Object({
+    /** Deadline of one adapter call (HTTP vendors: covering retries), ms. */
+    deadlineMs: Ms(50, 120_000),
+    /** Concurrent calls per adapter. */
+    concurrency: Type.Integer({ minimum: 1, maximum: 1024 }),
+    breaker: Type.Object({
+      /** Consecutive upstream failures that open an adapter's circuit. */
+      failureThreshold: Type.Integer({ minimum: 1, maximum: 1000 }),
+      /** How long an open circuit fails fast before probing, ms. */
+      openMs: Ms(100, 3_600_000),
+    }),
+  }),
   redis: Type.Object({
     /** Empty: single instance, no Redis. */
     url: Type.String(),

@@ -14,7 +14,13 @@ import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
+import { createByteCache } from './cache/byte-cache.ts';
+import { policyFromConfig } from './cache/policy-from-config.ts';
+import { createCachingResponder, type CachedResponse } from './http/response-cache.ts';
+import { createMetrics, upstreamSink, type Metrics } from './metrics.ts';
+import { CachedDataSource, type DataEntry } from './service/cached-source.ts';
 import { DirectDataSource, type DataSource } from './service/data-source.ts';
+import { AdapterGuard } from './upstream/adapter-guard.ts';
 import { MarketDataService } from './service/market-data.ts';
 import { AdapterRouter } from './service/router.ts';
 import exFactorRoutes from './routes/ex-factors.ts';
@@ -37,9 +43,10 @@ export interface AppOptions {
   now?: () => number;
   /** Pino options or false; tests pass false or a stream. */
   logger?: FastifyServerOptions['logger'];
-  /** Wraps the adapter data source (the caching layer); default: direct. */
-  dataSource?: (direct: DataSource, router: AdapterRouter) => DataSource;
+  /** Turn both cache layers off (every request goes to the adapters); default on. */
+  cache?: boolean;
   responder?: Responder;
+  metrics?: Metrics;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -68,11 +75,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 
-  const router = new AdapterRouter(options.adapters, config.routing);
+  const metrics = options.metrics ?? createMetrics();
+  const guard = new AdapterGuard({
+    deadlineMs: config.upstream.deadlineMs,
+    concurrency: config.upstream.concurrency,
+    breaker: config.upstream.breaker,
+    now,
+    metrics: upstreamSink(metrics),
+    onBreakerStateChange: (adapter, state) => app.log.warn({ adapter, state }, 'circuit breaker state changed'),
+  });
+  const router = new AdapterRouter(options.adapters, config.routing, guard);
+  for (const id of options.adapters.keys()) metrics.trackCircuit(id, () => guard.breakerState(id));
   const direct = new DirectDataSource(router);
-  const source = options.dataSource ? options.dataSource(direct, router) : direct;
+  let source: DataSource = direct;
+  let responder: Responder = options.responder ?? directResponder;
+  if (options.cache !== false) {
+    const dataCache = createByteCache<DataEntry>({ maxSize: config.cache.dataMaxBytes, now });
+    const responseCache = createByteCache<CachedResponse>({ maxSize: config.cache.responseMaxBytes, now });
+    metrics.trackCacheBytes('data', () => dataCache.calculatedSize);
+    metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
+    source = new CachedDataSource({ router, direct, cache: dataCache, policy: policyFromConfig(config.cache), now, metrics });
+    responder = options.responder ?? createCachingResponder({ cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics });
+  }
   const service = new MarketDataService(source, now);
-  const ctx: RouteContext = { service, responder: options.responder ?? directResponder };
+  const ctx: RouteContext = { service, responder };
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
@@ -105,10 +131,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.keyEntry ? `key:${request.keyEntry.id}` : `ip:${request.ip}`),
     max: (request) => request.keyEntry?.plan.rateLimit.max ?? 60,
     timeWindow: (request) => request.keyEntry?.plan.rateLimit.windowMs ?? 60_000,
-    errorResponseBuilder: (_request, context) =>
-      new AppError('RATE_LIMITED', `rate limit of ${context.max} requests exceeded; retry in ${context.after}`, {
+    errorResponseBuilder: (_request, context) => {
+      metrics.rateLimited.inc();
+      return new AppError('RATE_LIMITED', `rate limit of ${context.max} requests exceeded; retry in ${context.after}`, {
         retryAfterSeconds: context.ttl / 1000,
-      }),
+      });
+    },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.httpRequests.inc({ route, status: String(reply.statusCode) });
+    metrics.httpRequestDuration.observe({ route }, reply.elapsedTime / 1000);
   });
 
   await app.register(swagger, {
@@ -140,7 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await depthRoutes(scope, ctx);
     await universeRoutes(scope, ctx);
   });
-  await app.register(async (scope) => opsRoutes(scope, { router, now, keys: options.keys, config }));
+  await app.register(async (scope) => opsRoutes(scope, { router, now, keys: options.keys, config, metrics, guard }));
 
   return app;
 }

@@ -155,7 +155,11 @@ function clamp(value: number, low: number, high: number): number {
 }
 
 /** The instrument's raw daily bars and realised ex-events for every trading day up to `through`. */
-export function buildDailyHistory(inst: SimInstrument, through: string): DailyHistory {
+export function buildDailyHistory(
+  inst: SimInstrument,
+  through: string,
+  midnight: (date: string) => number = (date) => localMidnight(inst.region, date),
+): DailyHistory {
   const region = inst.region;
   const firstDay = onOrAfterTradingDay(region, inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START);
   if (through < firstDay) return emptyHistory(inst, firstDay, through);
@@ -187,7 +191,8 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
   let logFactors = 0;
   let nextAction = 0;
   let suspendedLeft = 0;
-
+  const symbolHash = hashString(inst.symbol);
+  const rng = createRng(0);
   for (let i = 0; i < days.length && days[i] <= through; i++) {
     const date = days[i];
     rng.reseed(mixSeed(symbolHash, dateKey(date), SALT_BAR));
@@ -212,7 +217,7 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
       logFactors += Math.log(realised.factor);
       shares *= 1 + action.shareRatio;
       history.events.push({
-        date, timestamp: localMidnight(region, date), pPrev: lastClose, cash: realised.cash,
+        date, timestamp: midnight(date), pPrev: lastClose, cash: realised.cash,
         shareRatio: action.shareRatio, ref: realised.ref, base, factor: realised.factor,
       });
     } else if (i > 0 && params.suspendable) {
@@ -248,7 +253,7 @@ export function buildDailyHistory(inst: SimInstrument, through: string): DailyHi
     const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);
 
     history.dates.push(date);
-    history.timestamp.push(localMidnight(region, date));
+    history.timestamp.push(midnight(date));
     history.open.push(open);
     history.high.push(high);
     history.low.push(low);

@@ -53,6 +53,8 @@ export interface Rng {
 /** mulberry32: tiny, fast, good enough for simulation (not for cryptography). */
 export function createRng(seed: number): Rng {
   let state = seed >>> 0;
+  // Box–Muller yields two normals per pair of uniforms; the second is kept for the next call.
+  let spare = Number.NaN;
   const next = (): number => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
@@ -61,17 +63,24 @@ export function createRng(seed: number): Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   return {
-    reseed: (seed) => {
-      state = seed >>> 0;
+    reseed: (value) => {
+      state = value >>> 0;
+      spare = Number.NaN;
     },
     next,
     range: (min, max) => min + (max - min) * next(),
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),
     normal: () => {
+      if (spare === spare) {
+        const value = spare;
+        spare = Number.NaN;
+        return value;
+      }
       // 1 - u keeps the logarithm's argument in (0, 1].
-      const u = 1 - next();
-      const v = next();
-      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+      const radius = Math.sqrt(-2 * Math.log(1 - next()));
+      const angle = 2 * Math.PI * next();
+      spare = radius * Math.sin(angle);
+      return radius * Math.cos(angle);
     },
     chance: (p) => next() < p,
   };

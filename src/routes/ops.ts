@@ -2,13 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.ts';
 import type { KeyStore } from '../access/keys.ts';
+import type { Metrics } from '../metrics.ts';
 import type { AdapterRouter } from '../service/router.ts';
+import type { AdapterGuard } from '../upstream/adapter-guard.ts';
 
 export interface OpsContext {
   router: AdapterRouter;
   now: () => number;
   keys: KeyStore;
   config: Config;
+  metrics: Metrics;
+  guard: AdapterGuard;
   /** Extra readiness checks (Redis, circuits), added by the caching layer. */
   readinessChecks?: Array<() => Promise<Record<string, unknown>>>;
 }
@@ -20,7 +24,7 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
     reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
   app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_request, reply) => {
-    const adapters: Record<string, { ready: boolean }> = {};
+    const adapters: Record<string, { ready: boolean; circuit: string }> = {};
     let ready = true;
     await Promise.all([...ctx.router.adapters.values()].map(async (adapter) => {
       let ok = true;
@@ -29,8 +33,9 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
       } catch {
         ok = false;
       }
-      adapters[adapter.id] = { ready: ok };
-      if (!ok) ready = false;
+      const circuit = ctx.guard.breakerState(adapter.id);
+      adapters[adapter.id] = { ready: ok && circuit === 'closed', circuit };
+      if (!ok || circuit !== 'closed') ready = false;
     }));
     const extra: Record<string, unknown> = {};
     for (const check of ctx.readinessChecks ?? []) {
@@ -40,6 +45,9 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
     }
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send({ status: ready ? 'ready' : 'not_ready', adapters, ...extra });
   });
+
+  app.get('/metrics', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
 
   app.get('/v1/openapi.json', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(app.swagger())));

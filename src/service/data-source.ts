@@ -1,6 +1,6 @@
 // Where the service gets raw, normalised data: the adapter chain of each market (router.ts).
 // This is the seam the caching layer wraps: everything above it sees only these methods.
-import type { Adapter, CandleQuery } from '../../adapters/types.ts';
+import type { Adapter, CallContext, CandleQuery } from '../../adapters/types.ts';
 import type { Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, Region, SymbolRef } from '../domain.ts';
 import type { AdapterRouter } from './router.ts';
 
@@ -35,16 +35,16 @@ async function callBatched<T>(adapter: Adapter, refs: SymbolRef[], call: (chunk:
   return out;
 }
 
-export function batchCall<R extends BatchResource>(adapter: Adapter, resource: R, refs: SymbolRef[]): Promise<Map<string, BatchResources[R]>> {
+export function batchCall<R extends BatchResource>(adapter: Adapter, resource: R, refs: SymbolRef[], ctx: CallContext = {}): Promise<Map<string, BatchResources[R]>> {
   switch (resource) {
     case 'quotes':
-      return callBatched(adapter, refs, (c) => adapter.getQuotes(c)) as Promise<Map<string, BatchResources[R]>>;
+      return callBatched(adapter, refs, (c) => adapter.getQuotes(c, ctx)) as Promise<Map<string, BatchResources[R]>>;
     case 'depth':
-      return callBatched(adapter, refs, (c) => adapter.getDepth(c)) as Promise<Map<string, BatchResources[R]>>;
+      return callBatched(adapter, refs, (c) => adapter.getDepth(c, ctx)) as Promise<Map<string, BatchResources[R]>>;
     case 'instruments':
-      return callBatched(adapter, refs, (c) => adapter.getInstruments(c)) as Promise<Map<string, BatchResources[R]>>;
+      return callBatched(adapter, refs, (c) => adapter.getInstruments(c, ctx)) as Promise<Map<string, BatchResources[R]>>;
     default:
-      return callBatched(adapter, refs, (c) => adapter.getExFactors(c)) as Promise<Map<string, BatchResources[R]>>;
+      return callBatched(adapter, refs, (c) => adapter.getExFactors(c, ctx)) as Promise<Map<string, BatchResources[R]>>;
   }
 }
 
@@ -57,21 +57,21 @@ export class DirectDataSource implements DataSource {
   }
 
   async batch<R extends BatchResource>(resource: R, region: Region, refs: SymbolRef[]) {
-    const { value, adapter } = await this.#router.run(resource, region, (a) => batchCall(a, resource, refs));
+    const { value, adapter } = await this.#router.run(resource, region, (a, ctx) => batchCall(a, resource, refs, ctx));
     return { items: value, adapter: adapter.id };
   }
 
   async candles(query: CandleQuery) {
-    const { value, adapter } = await this.#router.run('candles', query.symbol.region, (a) => a.getCandles(query));
+    const { value, adapter } = await this.#router.run('candles', query.symbol.region, (a, ctx) => a.getCandles(query, ctx));
     return { value, adapter: adapter.id };
   }
 
   async intraday(ref: SymbolRef) {
-    const { value, adapter } = await this.#router.run('intraday', ref.region, (a) => a.getIntraday(ref));
+    const { value, adapter } = await this.#router.run('intraday', ref.region, (a, ctx) => a.getIntraday(ref, ctx));
     return { value, adapter: adapter.id };
   }
 
   pool(id: PoolId, region: Region) {
-    return this.#router.run('pools', region, (a) => a.listPool(id));
+    return this.#router.run('pools', region, (a, ctx) => a.listPool(id, ctx));
   }
 }

@@ -1,6 +1,7 @@
 // Routing (DESIGN.md 6): config maps each market to an ordered adapter chain, with per-resource
 // overrides; the next adapter is tried when one fails upstream or lacks the capability.
-import type { Adapter, Resource } from '../../adapters/types.ts';
+import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
+import type { AdapterGuard } from '../upstream/adapter-guard.ts';
 import type { Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 
@@ -12,10 +13,12 @@ export interface RoutingConfig {
 export class AdapterRouter {
   readonly adapters: ReadonlyMap<string, Adapter>;
   readonly #routing: RoutingConfig;
+  readonly guard: AdapterGuard | undefined;
 
-  constructor(adapters: ReadonlyMap<string, Adapter>, routing: RoutingConfig) {
+  constructor(adapters: ReadonlyMap<string, Adapter>, routing: RoutingConfig, guard?: AdapterGuard) {
     this.adapters = adapters;
     this.#routing = routing;
+    this.guard = guard;
     for (const chain of this.#allChains()) {
       for (const id of chain) {
         if (!adapters.has(id)) throw new Error(`routing names adapter '${id}', which is not configured`);
@@ -47,7 +50,7 @@ export class AdapterRouter {
    * Run `call` on the first adapter of the chain; on an upstream failure (5xx AppError or an
    * unexpected exception) move to the next. Client errors (4xx) are answers, not failures.
    */
-  async run<T>(resource: Resource, region: Region, call: (adapter: Adapter) => Promise<T>): Promise<{ value: T; adapter: Adapter }> {
+  async run<T>(resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>): Promise<{ value: T; adapter: Adapter }> {
     const chain = this.chain(resource, region);
     if (chain.length === 0) {
       throw new AppError('UPSTREAM_ERROR', `no configured adapter serves ${resource} for market ${region}`, {
@@ -58,7 +61,10 @@ export class AdapterRouter {
     let lastError: unknown;
     for (const adapter of chain) {
       try {
-        return { value: await call(adapter), adapter };
+        const value = this.guard
+          ? await this.guard.call(adapter, resource, (ctx) => call(adapter, ctx))
+          : await call(adapter, {});
+        return { value, adapter };
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;

@@ -1,0 +1,218 @@
+// Eastmoney adapter (keyless; CN, HK, US): push2 quotes/depth/instruments/trends, push2his raw
+// klines, datacenter dividends → A-share ex-factors (reference/vendors.md §1). Calls rotate across
+// numbered mirrors when a host throttles (hosts.ts).
+
+import type { Candles, Region, SymbolRef } from '../../src/domain.ts';
+import { AppError } from '../../src/errors.ts';
+import { addDays, localDate } from '../../src/markets/calendar.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import { normaliseDaily, normaliseMinutes, toCandles, windowBars } from '../common/bars.ts';
+import { mapLimit, payloadReader } from '../common/validate.ts';
+import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
+import { deriveExFactors, earliestExDate, parseDividendRows } from './exfactors.ts';
+import { HostRotation, isThrottle } from './hosts.ts';
+import {
+  DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
+  type EastmoneyUnits,
+} from './parse.ts';
+import {
+  DEFAULT_UT, DEPTH_FIELDS, INSTRUMENT_FIELDS, ULIST_MARKET_FIELDS, ULIST_QUOTE_FIELDS, buildDividendRequest,
+  buildKlineRequest, buildStockGetRequest, buildTrendsRequest, buildUlistRequest, compactDate,
+  type EastmoneyWire, type KlineParams, type UsMarket,
+} from './requests.ts';
+import { UsMarketResolver } from './us-markets.ts';
+
+export interface EastmoneyOptions {
+  /** push2 mirrors, tried in order; a throttling host cools down and the next one serves. */
+  quoteHosts?: string[];
+  /** push2his mirrors (klines). */
+  historyHosts?: string[];
+  /** datacenter-web hosts (dividend table). */
+  datacenterHosts?: string[];
+  ut?: string;
+  userAgent?: string;
+  /** Symbols per ulist call. */
+  maxBatch?: number;
+  /** Known US market numbers, canonical ticker → 105 | 106 | 107; others are looked up once. */
+  usMarkets?: Record<string, UsMarket>;
+  /** Bound of the per-instance US market cache. */
+  usMarketCacheSize?: number;
+  /** Per-symbol calls in flight within one batch call (depth, instruments, ex-factors). */
+  concurrency?: number;
+  /** How long a throttling host is skipped, ms. */
+  hostCooldownMs?: number;
+  volumeMultiplier?: Partial<Record<Region, number>>;
+  label?: string;
+}
+
+export const DEFAULT_QUOTE_HOSTS = [
+  'https://push2.eastmoney.com', 'https://82.push2.eastmoney.com', 'https://72.push2.eastmoney.com', 'https://33.push2.eastmoney.com',
+];
+export const DEFAULT_HISTORY_HOSTS = [
+  'https://push2his.eastmoney.com', 'https://82.push2his.eastmoney.com', 'https://72.push2his.eastmoney.com', 'https://33.push2his.eastmoney.com',
+];
+export const DEFAULT_DATACENTER_HOSTS = ['https://datacenter-web.eastmoney.com'];
+
+export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
+  return {
+    // exFactors: A-shares only (no machine-readable HK/US source, §1.10); HK/US calls fail over.
+    resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
+    markets: ['CN', 'HK', 'US'],
+    periods: { '1m': true, '1d': true },
+    maxBatch,
+    rawPrices: true,
+    amount: true,
+  };
+}
+
+const EVERYTHING = { beg: '0', end: '20500101', lmt: 1_000_000 };
+
+export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Adapter {
+  const http: UpstreamHttp | undefined = deps.http;
+  if (!http) throw new Error('eastmoney adapter needs deps.http');
+  const cooldown = options.hostCooldownMs ?? 60_000;
+  const quoteHosts = new HostRotation(options.quoteHosts ?? DEFAULT_QUOTE_HOSTS, cooldown, deps.now);
+  const historyHosts = new HostRotation(options.historyHosts ?? DEFAULT_HISTORY_HOSTS, cooldown, deps.now);
+  const datacenterHosts = new HostRotation(options.datacenterHosts ?? DEFAULT_DATACENTER_HOSTS, cooldown, deps.now);
+  const wire: EastmoneyWire = { ut: options.ut ?? DEFAULT_UT, userAgent: options.userAgent ?? 'Mozilla/5.0 (compatible; mdqs/1.0)' };
+  const units: EastmoneyUnits = { volume: { ...DEFAULT_UNITS.volume, ...options.volumeMultiplier } };
+  const us = new UsMarketResolver(options.usMarkets, options.usMarketCacheSize);
+  const concurrency = options.concurrency ?? 3;
+  const r = payloadReader(ADAPTER_ID);
+
+  async function fetchText(hosts: HostRotation, build: (host: string) => UpstreamRequest, ctx?: CallContext): Promise<string> {
+    const host = hosts.pick();
+    try {
+      const res = await http!.request({ ...build(host), signal: ctx?.signal });
+      return res.text;
+    } catch (error) {
+      if (isThrottle(error)) hosts.cool(host);
+      throw error;
+    }
+  }
+
+  async function resolveUs(refs: SymbolRef[], ctx?: CallContext): Promise<void> {
+    const candidates = us.candidates(refs);
+    if (candidates.length === 0) return;
+    const data = readPush(await fetchText(quoteHosts, (h) => buildUlistRequest(h, candidates, ULIST_MARKET_FIELDS, 'quotes', wire), ctx), r);
+    if (data !== NOT_FOUND) us.learn(parseUsMarkets(data, r));
+  }
+
+  /** secid → ref for the refs Eastmoney can be asked about (unresolvable US tickers drop out). */
+  async function secids(refs: SymbolRef[], ctx?: CallContext): Promise<Map<string, SymbolRef>> {
+    await resolveUs(refs, ctx);
+    const out = new Map<string, SymbolRef>();
+    for (const ref of refs) {
+      const secid = us.secid(ref);
+      if (secid !== undefined) out.set(secid, ref);
+    }
+    return out;
+  }
+
+  async function kline(
+    secid: string, ref: SymbolRef, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'exFactors', ctx?: CallContext,
+  ) {
+    const text = await fetchText(historyHosts, (h) => buildKlineRequest(h, secid, { klt: period === '1d' ? 101 : 1, ...p }, resource, wire), ctx);
+    const data = readPush(text, r);
+    return data === NOT_FOUND ? undefined : parseKlines(data, ref, period, units, r);
+  }
+
+  async function perSymbol<T>(
+    refs: SymbolRef[], ctx: CallContext | undefined, one: (secid: string, ref: SymbolRef) => Promise<T | undefined>,
+  ): Promise<Map<string, T>> {
+    const entries = [...(await secids(refs, ctx))];
+    const results = await mapLimit(entries, concurrency, ([secid, ref]) => one(secid, ref));
+    const out = new Map<string, T>();
+    entries.forEach(([, ref], i) => {
+      const value = results[i];
+      if (value !== undefined) out.set(ref.symbol, value);
+    });
+    return out;
+  }
+
+  async function stockGet(secid: string, fields: string, resource: 'depth' | 'instruments', ctx?: CallContext) {
+    return readPush(await fetchText(quoteHosts, (h) => buildStockGetRequest(h, secid, fields, resource, wire), ctx), r);
+  }
+
+  async function candles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
+    const ref = query.symbol;
+    const secid = (await secids([ref], ctx)).keys().next().value;
+    if (secid === undefined) return undefined;
+    let range = EVERYTHING;
+    if (query.period === '1d') {
+      range = {
+        beg: query.start === undefined ? '0' : compactDate(localDate(ref.region, query.start)),
+        end: query.end === undefined ? '20500101' : compactDate(localDate(ref.region, query.end)),
+        // Without a start, lmt with end returns the newest `lmt` bars up to end.
+        lmt: query.count !== undefined && query.start === undefined ? query.count : EVERYTHING.lmt,
+      };
+    } // klt=1 only reaches back five trading days: fetch them all and window locally.
+    const rows = await kline(secid, ref, query.period, range, 'candles', ctx);
+    if (rows === undefined) return undefined;
+    const bars = query.period === '1d' ? normaliseDaily(ref.region, rows) : normaliseMinutes(ref.region, rows);
+    return toCandles(windowBars(bars, query.start, query.end, query.count));
+  }
+
+  return {
+    id: ADAPTER_ID,
+    label: options.label ?? 'eastmoney',
+    capabilities: eastmoneyCapabilities(options.maxBatch ?? 50),
+
+    async getQuotes(symbols, ctx) {
+      const bySecid = await secids(symbols, ctx);
+      if (bySecid.size === 0) return new Map();
+      const text = await fetchText(quoteHosts, (h) => buildUlistRequest(h, [...bySecid.keys()], ULIST_QUOTE_FIELDS, 'quotes', wire), ctx);
+      const data = readPush(text, r);
+      return data === NOT_FOUND ? new Map() : parseUlistQuotes(data, bySecid, units, deps.now(), r);
+    },
+
+    getDepth(symbols, ctx) {
+      return perSymbol(symbols, ctx, async (secid, ref) => {
+        const data = await stockGet(secid, DEPTH_FIELDS, 'depth', ctx);
+        return data === NOT_FOUND ? undefined : parseDepth(data, ref, units, deps.now(), r);
+      });
+    },
+
+    getInstruments(symbols, ctx) {
+      return perSymbol(symbols, ctx, async (secid, ref) => {
+        const data = await stockGet(secid, INSTRUMENT_FIELDS, 'instruments', ctx);
+        return data === NOT_FOUND ? undefined : parseInstrument(data, ref, r);
+      });
+    },
+
+    getCandles: candles,
+
+    async getIntraday(symbol, ctx) {
+      const secid = (await secids([symbol], ctx)).keys().next().value;
+      if (secid === undefined) return undefined;
+      const data = readPush(await fetchText(quoteHosts, (h) => buildTrendsRequest(h, secid, wire), ctx), r);
+      if (data === NOT_FOUND) return undefined;
+      return toCandles(normaliseMinutes(symbol.region, parseTrends(data, symbol, units, r)));
+    },
+
+    async getExFactors(symbols, ctx) {
+      const foreign = symbols.filter((s) => s.region !== 'CN');
+      if (foreign.length > 0) {
+        // Not a client error: the router moves on to the next adapter of the chain.
+        throw new AppError('UPSTREAM_ERROR', 'eastmoney has no ex-factor source outside the A-share market', {
+          details: { adapter: ADAPTER_ID, symbols: foreign.map((s) => s.symbol) }, retryable: false,
+        });
+      }
+      return perSymbol(symbols, ctx, async (secid, ref) => {
+        const rows = readDatacenter(await fetchText(datacenterHosts, (h) => buildDividendRequest(h, ref.code, wire), ctx), r);
+        const actions = parseDividendRows(rows, ref.symbol, r);
+        const earliest = earliestExDate(actions);
+        // The raw closes give P_prev; with no events one bar still tells a known symbol from an unknown one.
+        const closes = await kline(secid, ref, '1d', earliest === undefined
+          ? { ...EVERYTHING, lmt: 1 }
+          : { beg: compactDate(addDays(earliest, -40)), end: '20500101', lmt: EVERYTHING.lmt }, 'exFactors', ctx);
+        if (closes === undefined) return undefined;
+        return deriveExFactors(ref.region, actions, normaliseDaily(ref.region, closes), deps.now());
+      });
+    },
+
+    async listPool() {
+      return undefined;
+    },
+  };
+}

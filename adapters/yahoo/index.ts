@@ -1,0 +1,176 @@
+// Yahoo Finance adapter over the crumb-free v8 chart API (reference/vendors.md §4): candles (raw,
+// by undoing splits), intraday 1m, dividends and splits → ex-factors, quotes and instrument
+// metadata from chart `meta`. No depth, no traded amount, no pools.
+
+import type { Candles, SymbolRef } from '../../src/domain.ts';
+import { AppError } from '../../src/errors.ts';
+import { localDate } from '../../src/markets/calendar.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
+import { emptyCandles, normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
+import { mapLimit, payloadReader } from '../common/validate.ts';
+import { ADAPTER_ID, NOT_FOUND, readChart } from './errors.ts';
+import { parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
+import { unsplit, yahooExFactors } from './raw.ts';
+import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
+
+export interface YahooOptions {
+  /** Default https://query2.finance.yahoo.com (query1 also works). */
+  baseUrl?: string;
+  /** Symbols per adapter call; Yahoo's chart is per symbol, so calls fan out (`concurrency`). */
+  maxBatch?: number;
+  concurrency?: number;
+  /** 1m requests span at most this many days (Yahoo refuses more than 7). */
+  minuteDaysPerRequest?: number;
+  /** 1m data reaches back this many days (Yahoo: about 30). */
+  minuteLookbackDays?: number;
+  userAgent?: string;
+  label?: string;
+}
+
+export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
+  return {
+    resources: { quotes: true, depth: false, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
+    markets: ['CN', 'HK', 'US'],
+    periods: { '1m': true, '1d': true },
+    maxBatch,
+    rawPrices: true,
+    amount: false,
+  };
+}
+
+const DAY_S = 86_400;
+const DAY_MS = DAY_S * 1000;
+
+export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Adapter {
+  const http: UpstreamHttp | undefined = deps.http;
+  if (!http) throw new Error('yahoo adapter needs deps.http');
+  const wire: YahooWire = {
+    baseUrl: options.baseUrl ?? 'https://query2.finance.yahoo.com',
+    userAgent: options.userAgent ?? 'Mozilla/5.0 (compatible; mdqs/1.0)',
+  };
+  const concurrency = options.concurrency ?? 3;
+  const spanS = Math.min(7, options.minuteDaysPerRequest ?? 7) * DAY_S;
+  // [verify] chose 29 days rather than 30, so a request at the edge is not refused.
+  const lookbackMs = (options.minuteLookbackDays ?? 29) * DAY_MS;
+  const r = payloadReader(ADAPTER_ID);
+
+  async function chart(ref: SymbolRef, p: ChartParams, resource: Resource, ctx?: CallContext): Promise<Chart | undefined> {
+    const res = await http!.request({ ...buildChartRequest(wire, yahooSymbol(ref), p, resource), signal: ctx?.signal });
+    const result = readChart(res, r);
+    return result === NOT_FOUND ? undefined : parseChart(result, r);
+  }
+
+  function perSymbol<T>(symbols: SymbolRef[], one: (ref: SymbolRef) => Promise<T | undefined>): Promise<Map<string, T>> {
+    return mapLimit(symbols, concurrency, one).then((values) => {
+      const out = new Map<string, T>();
+      symbols.forEach((s, i) => {
+        const v = values[i];
+        if (v !== undefined) out.set(s.symbol, v);
+      });
+      return out;
+    });
+  }
+
+  /** Daily: one request reaching up to now, so every split after the window is seen. */
+  async function daily(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
+    const ref = query.symbol;
+    const now = deps.now();
+    const endS = Math.floor((query.end ?? now) / 1000);
+    const period1 = query.start !== undefined
+      ? Math.floor(query.start / 1000)
+      // Two calendar days per wanted bar covers weekends and the longest holiday runs.
+      : query.count !== undefined ? Math.max(0, endS - (query.count * 2 + 30) * DAY_S) : 0;
+    const c = await chart(ref, { interval: '1d', period1, period2: Math.floor(now / 1000) + DAY_S, events: true }, 'candles', ctx);
+    if (c === undefined) return undefined;
+    const bars = unsplit(ref.region, normaliseDaily(ref.region, c.rows), c.splits);
+    return toCandles(windowBars(bars, query.start, query.end, query.count));
+  }
+
+  /** 1m: newest chunk first, ≤ 7 days each, never older than the lookback; stops once `count` is covered. */
+  async function minutes(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
+    const ref = query.symbol;
+    const now = deps.now();
+    const endMs = Math.min(query.end ?? now, now);
+    // A trading day has at most 390 one-minute bars (US); 240 (CN) is the conservative divisor.
+    const guess = query.count === undefined ? undefined : endMs - (Math.ceil((query.count / 240) * 1.5) + 4) * DAY_MS;
+    const startMs = Math.max(query.start ?? guess ?? 0, now - lookbackMs);
+    if (startMs > endMs) return emptyCandles();
+    // Yahoo stamps bar starts: labels in [start, end] are starts in [start − 60 s, end − 60 s].
+    const firstS = Math.floor(startMs / 1000) - 60;
+    let chunkEndS = Math.ceil(endMs / 1000);
+    const rows: Bar[] = [];
+    const splits: Split[] = [];
+    let seen = false;
+    while (chunkEndS > firstS) {
+      const chunkStartS = Math.max(firstS, chunkEndS - spanS);
+      const c = await chart(ref, { interval: '1m', period1: chunkStartS, period2: chunkEndS, events: true }, 'candles', ctx);
+      if (c === undefined) {
+        if (!seen) return undefined;
+        break;
+      }
+      seen = true;
+      rows.push(...c.rows);
+      splits.push(...c.splits);
+      chunkEndS = chunkStartS;
+      if (query.count !== undefined && rows.length >= query.count + 2) break;
+    }
+    if (localDate(ref.region, endMs) < localDate(ref.region, now)) {
+      // Splits after the window move its prices too: ask for events up to now (daily rows are few).
+      const later = await chart(ref, { interval: '1d', period1: Math.floor(endMs / 1000), period2: Math.floor(now / 1000) + DAY_S, events: true }, 'candles', ctx);
+      if (later !== undefined) splits.push(...later.splits);
+    }
+    const unique = [...new Map(splits.map((s) => [s.t, s])).values()];
+    const bars = unsplit(ref.region, normaliseMinutes(ref.region, toEndLabels(rows)), unique);
+    return toCandles(windowBars(bars, query.start, query.end, query.count));
+  }
+
+  const latest = (ref: SymbolRef, resource: Resource, ctx?: CallContext) => chart(ref, { interval: '1d', range: '1d' }, resource, ctx);
+
+  return {
+    id: ADAPTER_ID,
+    label: options.label ?? 'yahoo',
+    capabilities: yahooCapabilities(options.maxBatch ?? 10),
+
+    getQuotes(symbols, ctx) {
+      return perSymbol(symbols, async (ref) => {
+        const c = await latest(ref, 'quotes', ctx);
+        return c === undefined ? undefined : parseQuote(c, ref, deps.now(), r);
+      });
+    },
+
+    async getDepth() {
+      // capabilities.resources.depth is false; the service checks before calling.
+      throw new AppError('UPSTREAM_ERROR', 'yahoo does not provide order-book depth', {
+        details: { adapter: ADAPTER_ID, resource: 'depth' }, retryable: false,
+      });
+    },
+
+    getCandles(query, ctx) {
+      return query.period === '1d' ? daily(query, ctx) : minutes(query, ctx);
+    },
+
+    async getIntraday(symbol, ctx) {
+      // Today's session only, so no split can come after it.
+      const c = await chart(symbol, { interval: '1m', range: '1d' }, 'intraday', ctx);
+      return c === undefined ? undefined : toCandles(normaliseMinutes(symbol.region, toEndLabels(c.rows)));
+    },
+
+    getExFactors(symbols, ctx) {
+      return perSymbol(symbols, async (ref) => {
+        const c = await chart(ref, { interval: '1d', period1: 0, period2: Math.floor(deps.now() / 1000) + DAY_S, events: true }, 'exFactors', ctx);
+        return c === undefined ? undefined : yahooExFactors(ref.region, normaliseDaily(ref.region, c.rows), c.dividends, c.splits);
+      });
+    },
+
+    getInstruments(symbols, ctx) {
+      return perSymbol(symbols, async (ref) => {
+        const c = await latest(ref, 'instruments', ctx);
+        return c === undefined ? undefined : parseInstrument(c, ref, r);
+      });
+    },
+
+    async listPool() {
+      return undefined;
+    },
+  };
+}

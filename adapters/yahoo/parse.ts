@@ -1,0 +1,138 @@
+// Pure parsers of one Yahoo chart result (reference/vendors.md §4.2): `meta`, `timestamp[]`
+// (Unix seconds), `indicators.quote[0]` columns (elements may be null), `events.dividends` and
+// `events.splits`. Prices here are still Yahoo's (split-adjusted); raw.ts undoes the splits.
+
+import type { Instrument, InstrumentType, Quote, SymbolRef } from '../../src/domain.ts';
+import { localDate } from '../../src/markets/calendar.ts';
+import type { Bar } from '../common/bars.ts';
+import { EXT_TYPE, derivedExt, round } from '../common/shapes.ts';
+import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+
+export interface Dividend {
+  /** Epoch ms of the ex-date (Yahoo stamps it at the session open). */
+  t: number;
+  /** Per share, split-adjusted like the prices. */
+  amount: number;
+}
+
+export interface Split {
+  t: number;
+  /** New shares per old share (numerator / denominator): a 4-for-1 split is 4. */
+  ratio: number;
+}
+
+export interface Chart {
+  meta: JsonRecord;
+  /** Vendor stamps (bar START for intraday, session open for daily), epoch ms. */
+  rows: Bar[];
+  dividends: Dividend[];
+  splits: Split[];
+}
+
+export function parseChart(result: JsonRecord, r: PayloadReader): Chart {
+  const meta = r.record(result.meta, 'meta');
+  const stamps = result.timestamp === undefined || result.timestamp === null ? [] : r.array(result.timestamp, 'timestamp');
+  const rows: Bar[] = [];
+  if (stamps.length > 0) {
+    const indicators = r.record(result.indicators, 'indicators');
+    const quote = r.record(r.array(indicators.quote, 'indicators.quote')[0], 'indicators.quote[0]');
+    const col = (k: string) => {
+      const c = r.array(quote[k], `indicators.quote[0].${k}`);
+      if (c.length !== stamps.length) r.fail(`indicators.quote[0].${k}`);
+      return c;
+    };
+    const [open, high, low, close, volume] = ['open', 'high', 'low', 'close', 'volume'].map(col);
+    stamps.forEach((s, i) => {
+      const t = r.number(s, `timestamp[${i}]`) * 1000;
+      const c = r.optionalNumber(close[i], `close[${i}]`);
+      // Yahoo pads sessions with all-null rows (no trade in that minute / day).
+      if (c === null) return;
+      const o = r.optionalNumber(open[i], `open[${i}]`) ?? c;
+      rows.push({
+        t,
+        open: o,
+        high: r.optionalNumber(high[i], `high[${i}]`) ?? Math.max(o, c),
+        low: r.optionalNumber(low[i], `low[${i}]`) ?? Math.min(o, c),
+        close: c,
+        volume: Math.round(r.optionalNumber(volume[i], `volume[${i}]`) ?? 0),
+        // Yahoo reports no traded value (capabilities.amount = false).
+        amount: 0,
+      });
+    });
+  }
+  const events = result.events === undefined || result.events === null ? {} : r.record(result.events, 'events');
+  const entries = (k: string) => (events[k] === undefined || events[k] === null ? [] : Object.values(r.record(events[k], `events.${k}`)));
+  const dividends = entries('dividends').map((e, i): Dividend => {
+    const d = r.record(e, `events.dividends[${i}]`);
+    return { t: r.number(d.date, `events.dividends[${i}].date`) * 1000, amount: r.number(d.amount, `events.dividends[${i}].amount`) };
+  });
+  const splits = entries('splits').map((e, i): Split => {
+    const s = r.record(e, `events.splits[${i}]`);
+    const numerator = r.number(s.numerator, `events.splits[${i}].numerator`);
+    const denominator = r.number(s.denominator, `events.splits[${i}].denominator`);
+    if (!(numerator > 0) || !(denominator > 0)) r.fail(`events.splits[${i}]`);
+    return { t: r.number(s.date, `events.splits[${i}].date`) * 1000, ratio: numerator / denominator };
+  });
+  return { meta, rows, dividends, splits };
+}
+
+/** Intraday rows stamped at the bar START → stamped at its end (DESIGN.md 4.3). */
+export function toEndLabels(rows: Bar[]): Bar[] {
+  return rows.map((b) => ({ ...b, t: Math.floor(b.t / 60_000) * 60_000 + 60_000 }));
+}
+
+/** A quote from `meta` (range=1d, interval=1d); amount is 0, which capabilities.amount declares. */
+export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: PayloadReader): Quote {
+  const m = chart.meta;
+  const n = (k: string) => r.optionalNumber(m[k], `meta.${k}`);
+  const last = r.number(m.regularMarketPrice, 'meta.regularMarketPrice');
+  const row = chart.rows[chart.rows.length - 1];
+  const prevClose = n('previousClose') ?? n('chartPreviousClose') ?? last;
+  const high = n('regularMarketDayHigh') ?? row?.high ?? last;
+  const low = n('regularMarketDayLow') ?? row?.low ?? last;
+  const time = n('regularMarketTime');
+  const name = r.optionalString(m.shortName, 'meta.shortName') ?? r.optionalString(m.longName, 'meta.longName') ?? '';
+  const ext = derivedExt(ref, name, { last, prevClose, high, low });
+  return {
+    symbol: ref.symbol,
+    region: ref.region,
+    last_price: last,
+    open: row?.open ?? last,
+    high: Math.max(high, last),
+    low: Math.min(low, last),
+    prev_close: prevClose,
+    volume: Math.round(n('regularMarketVolume') ?? row?.volume ?? 0),
+    amount: 0,
+    timestamp: time === null ? now : time * 1000,
+    ext: { ...ext, amplitude: round(ext.amplitude), change_amount: round(ext.change_amount), change_pct: round(ext.change_pct) },
+  };
+}
+
+const INSTRUMENT_TYPES: Record<string, InstrumentType> = {
+  EQUITY: 'stock', ETF: 'etf', INDEX: 'index', MUTUALFUND: 'fund', FUTURE: 'futures', OPTION: 'options', BOND: 'bond',
+};
+
+export function parseInstrument(chart: Chart, ref: SymbolRef, r: PayloadReader): Instrument {
+  const m = chart.meta;
+  const kind = r.optionalString(m.instrumentType, 'meta.instrumentType');
+  const first = r.optionalNumber(m.firstTradeDate, 'meta.firstTradeDate');
+  const hint = r.optionalNumber(m.priceHint, 'meta.priceHint');
+  return {
+    code: ref.code,
+    exchange: ref.exchange,
+    name: r.optionalString(m.longName, 'meta.longName') ?? r.optionalString(m.shortName, 'meta.shortName') ?? '',
+    region: ref.region,
+    symbol: ref.symbol,
+    type: (kind !== null && INSTRUMENT_TYPES[kind]) || 'other',
+    ext: {
+      type: EXT_TYPE[ref.region],
+      float_shares: null,
+      limit_down: null,
+      limit_up: null,
+      listing_date: first === null ? null : localDate(ref.region, first * 1000),
+      // priceHint is the number of decimals Yahoo shows: 2 → 0.01.
+      tick_size: hint === null ? 0.01 : round(10 ** -hint),
+      total_shares: null,
+    },
+  };
+}

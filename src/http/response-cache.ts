@@ -1,0 +1,100 @@
+// The response cache (DESIGN.md 5): finished bytes per canonical request (route + normalised
+// parameters, never the key), with an ETag and a gzip variant above `gzipMinBytes`, so a hit costs
+// one lookup and one write: no serialisation, no compression. Access has already been checked by
+// the route. An entry lives as long as the freshest-expiring data in it (cache-report.ts), and a
+// response built from stale data is never stored. Concurrent identical misses build it once.
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createSingleFlight } from '../cache/batch-loader.ts';
+import type { ByteCache } from '../cache/byte-cache.ts';
+import type { Metrics } from '../metrics.ts';
+import { cacheHeader, newReport, withReport } from '../service/cache-report.ts';
+import { missingHeader, type Produced, type Responder, type ResponseSpec } from './respond.ts';
+
+export interface CachedResponse {
+  body: Buffer;
+  gzip: Buffer | undefined;
+  etag: string;
+  upstream: string;
+  missing: string | undefined;
+  /** Age of the oldest data inside when it was built, ms. */
+  dataAgeMs: number;
+  storedAt: number;
+  xCache: 'HIT' | 'MISS' | 'STALE';
+}
+
+export interface ResponseCacheOptions {
+  cache: ByteCache<CachedResponse>;
+  gzipMinBytes: number;
+  now: () => number;
+  metrics?: Metrics;
+}
+
+function build(produced: Produced, gzipMinBytes: number, now: number, dataAgeMs: number, xCache: CachedResponse['xCache']): CachedResponse {
+  const body = Buffer.from(JSON.stringify(produced.body));
+  const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+  return {
+    body,
+    gzip: body.length > gzipMinBytes ? gzipSync(body, { level: 6 }) : undefined,
+    etag,
+    upstream: [...new Set(produced.upstreams)].join(','),
+    missing: missingHeader(produced.missing),
+    dataAgeMs,
+    storedAt: now,
+    xCache,
+  };
+}
+
+function acceptsGzip(request: FastifyRequest): boolean {
+  const header = request.headers['accept-encoding'];
+  return typeof header === 'string' && header.includes('gzip') && !/gzip;\s*q=0(?:\.0*)?(?:,|$)/.test(header);
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, ageSeconds: number): FastifyReply {
+  reply
+    .header('x-upstream', entry.upstream)
+    .header('x-cache', xCache)
+    .header('age', String(ageSeconds))
+    .header('etag', entry.etag)
+    .header('vary', 'accept-encoding');
+  if (entry.missing !== undefined) reply.header('x-missing-symbols', entry.missing);
+  const match = request.headers['if-none-match'];
+  if (match !== undefined && (match === entry.etag || match === '*' || match.split(',').some((tag) => tag.trim() === entry.etag))) {
+    return reply.code(304).send();
+  }
+  reply.header('content-type', 'application/json; charset=utf-8');
+  if (entry.gzip !== undefined && acceptsGzip(request)) {
+    return reply.header('content-encoding', 'gzip').send(entry.gzip);
+  }
+  return reply.send(entry.body);
+}
+
+export function createCachingResponder(options: ResponseCacheOptions): Responder {
+  const flight = createSingleFlight();
+  return {
+    async respond(request, reply, spec: ResponseSpec, produce) {
+      const now = options.now();
+      const hit = options.cache.get(spec.key, now);
+      if (hit !== undefined && hit.state === 'fresh') {
+        options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'hit' });
+        const entry = hit.value;
+        return send(request, reply, entry, 'HIT', Math.floor((hit.age + entry.dataAgeMs) / 1000));
+      }
+      options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'miss' });
+      const entry = await flight.run(spec.key, async () => {
+        const report = newReport();
+        const produced = await withReport(report, produce);
+        const builtAt = options.now();
+        const xCache = cacheHeader(report);
+        const built = build(produced, options.gzipMinBytes, builtAt, report.maxAgeMs, xCache);
+        const ttlMs = report.freshUntil - builtAt;
+        if (!report.stale && ttlMs >= 1 && Number.isFinite(ttlMs)) {
+          options.cache.set(spec.key, built, { ttlMs, size: built.body.length + (built.gzip?.length ?? 0) + 256 }, builtAt);
+        }
+        return built;
+      });
+      return send(request, reply, entry, entry.xCache, Math.floor(entry.dataAgeMs / 1000));
+    },
+  };
+}
