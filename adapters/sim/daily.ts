@@ -84,7 +84,8 @@ function walkParams(inst: SimInstrument): WalkParams {
   const pct = limitPercent(inst);
   const etf = inst.type === 'etf';
   return {
-    sigma: inst.volatility / Math.sqrt(TRADING_DAYS_PER_YEAR),
+    // Under a tight limit (ST ±5%) a high volatility would pin the price to a limit most days.
+    sigma: Math.min(inst.volatility / Math.sqrt(TRADING_DAYS_PER_YEAR), pct === undefined ? Infinity : pct / 100 / 2.6),
     drift: growth / TRADING_DAYS_PER_YEAR,
     startLog,
     // A-share stocks get enough jumps that limit-up and limit-down closes show up every year.

@@ -96,7 +96,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
     async getExFactors(symbols, ctx): Promise<BySymbol<ExFactor[]>> {
       await gate(ctx);
       return bySymbol(symbols, (inst, now) => {
-        const history = market.history(inst, now);
+        const history = market.recent(inst, now);
         const out: ExFactor[] = [];
         for (const event of history.events) {
           if (event.timestamp > now) break;

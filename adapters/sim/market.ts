@@ -5,7 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Candles } from '../../src/domain.ts';
 import {
-  latestStartedSessionDay, latestTradingDay, localDate, minuteBarLabels, sessions,
+  latestStartedSessionDay, latestTradingDay, localDate, localMidnight, minuteBarLabels, sessions,
 } from '../../src/markets/calendar.ts';
 import { buildDailyHistory, lastIndexOnOrBefore, type DailyHistory } from './daily.ts';
 import { findSimInstrument, type SimInstrument } from './instruments.ts';
@@ -14,7 +14,13 @@ import { syntheticInstrument } from './synthetic.ts';
 
 /** Most 1m bars one call returns when no `count` bounds it (the newest ones). */
 export const MAX_MINUTE_BARS = 10_000;
+/** Full histories (~7000 bars each, ~0.5 MB) kept for candle requests. */
 const HISTORY_CACHE_SYMBOLS = 64;
+/** Recent tails (a few KB each) kept for quotes, depth, instruments and ex-factors. */
+const RECENT_CACHE_SYMBOLS = 20_000;
+/** Bars kept in a tail: enough to reach back over a pre-open morning plus a suspension. */
+const TAIL_BARS = 12;
+const MIDNIGHT_MEMO_LIMIT = 50_000;
 
 export interface WindowQuery {
   start?: number;
@@ -39,13 +45,33 @@ export interface SessionDay {
   suspended: boolean;
 }
 
+/** A DailyHistory holding only its newest bars (events and plan complete). */
+export interface RecentHistory extends DailyHistory {
+  /** True when older bars exist that this tail does not hold. */
+  truncated: boolean;
+}
+
+function tailOf(history: DailyHistory, bars: number): RecentHistory {
+  const from = Math.max(0, history.dates.length - bars);
+  return {
+    ...history,
+    dates: history.dates.slice(from), timestamp: history.timestamp.slice(from), open: history.open.slice(from),
+    high: history.high.slice(from), low: history.low.slice(from), close: history.close.slice(from),
+    volume: history.volume.slice(from), amount: history.amount.slice(from), prevClose: history.prevClose.slice(from),
+    truncated: from > 0,
+  };
+}
+
 const EMPTY_MINUTES: MinuteBars = Object.freeze({
   timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [],
 }) as unknown as MinuteBars;
 
 export interface SimMarket {
   instrument(symbol: string): SimInstrument | undefined;
+  /** The full history up to the latest trading day at `now` (bars after now included: callers filter). */
   history(inst: SimInstrument, now: number): DailyHistory;
+  /** The newest bars and every ex-event; cheap to keep for thousands of symbols. */
+  recent(inst: SimInstrument, now: number): RecentHistory;
   /** undefined when the instrument had not listed by `now`. */
   sessionDay(inst: SimInstrument, now: number): SessionDay | undefined;
   dailyCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
@@ -73,6 +99,19 @@ function lastSessionEnd(inst: SimInstrument, date: string): number {
 export function createSimMarket(options: { syntheticUniverse?: number } = {}): SimMarket {
   const synthetic = Math.max(0, Math.floor(options.syntheticUniverse ?? 0));
   const histories = new LRUCache<string, DailyHistory>({ max: HISTORY_CACHE_SYMBOLS });
+  const tails = new LRUCache<string, RecentHistory>({ max: RECENT_CACHE_SYMBOLS });
+  const midnights = new Map<string, number>();
+
+  // localMidnight per bar dominates a cold build; every symbol of a market shares the same dates.
+  const midnightOf = (region: SimInstrument['region']) => (date: string): number => {
+    const key = region + date;
+    const hit = midnights.get(key);
+    if (hit !== undefined) return hit;
+    if (midnights.size >= MIDNIGHT_MEMO_LIMIT) midnights.clear();
+    const value = localMidnight(region, date);
+    midnights.set(key, value);
+    return value;
+  };
 
   const instrument = (symbol: string): SimInstrument | undefined =>
     findSimInstrument(symbol) ?? (synthetic > 0 ? syntheticInstrument(symbol, synthetic) : undefined);
@@ -82,9 +121,18 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     const cached = histories.get(inst.symbol);
     // Generation is forward and per-date seeded, so a longer history has the shorter one as prefix.
     if (cached !== undefined && cached.through >= through) return cached;
-    const built = buildDailyHistory(inst, through);
+    const built = buildDailyHistory(inst, through, midnightOf(inst.region));
     histories.set(inst.symbol, built);
     return built;
+  };
+
+  const recent = (inst: SimInstrument, now: number): RecentHistory => {
+    const through = latestTradingDay(inst.region, now);
+    const cached = tails.get(inst.symbol);
+    if (cached !== undefined && cached.through >= through) return cached;
+    const tail = tailOf(history(inst, now), TAIL_BARS);
+    tails.set(inst.symbol, tail);
+    return tail;
   };
 
   const dayBar = (h: DailyHistory, i: number): DayBar => ({
@@ -98,9 +146,14 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
   };
 
   const sessionDay = (inst: SimInstrument, now: number): SessionDay | undefined => {
-    const h = history(inst, now);
     const date = latestStartedSessionDay(inst.region, now);
-    const i = lastIndexOnOrBefore(h, date);
+    let h: DailyHistory = recent(inst, now);
+    let i = lastIndexOnOrBefore(h, date);
+    // The day, or the bar before it, lies before the tail (a clock moved back): use everything.
+    if (i < 1 && (h as RecentHistory).truncated) {
+      h = history(inst, now);
+      i = lastIndexOnOrBefore(h, date);
+    }
     if (i < 0) return undefined;
     const inProgress = now < lastSessionEnd(inst, date);
     if (h.dates[i] !== date) {
@@ -185,5 +238,5 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     return out;
   };
 
-  return { instrument, history, sessionDay, dailyCandles, minuteCandles };
+  return { instrument, history, recent, sessionDay, dailyCandles, minuteCandles };
 }

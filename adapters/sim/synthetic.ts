@@ -23,7 +23,8 @@ export function syntheticInstrument(symbol: string, count: number): SimInstrumen
   const n = Number(match[1]);
   if (n < 1 || n > count) return undefined;
   const rng = rngFor(symbol, 'synthetic');
-  const year = rng.int(2000, 2020);
+  // Recent listings keep a cold build of thousands of load-test symbols short.
+  const year = rng.int(2015, 2022);
   const month = String(rng.int(1, 12)).padStart(2, '0');
   const day = String(rng.int(1, 28)).padStart(2, '0');
   const totalShares = Math.round(1e8 * 50 ** rng.next()) * 10;
