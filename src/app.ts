@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
 import { authenticate } from './access/guard.ts';
@@ -47,6 +48,11 @@ export interface AppOptions {
   cache?: boolean;
   responder?: Responder;
   metrics?: Metrics;
+  /**
+   * Shared Redis (scale-out): rate-limit counters live there so every instance counts against
+   * the same bucket. Without it each instance counts on its own.
+   */
+  redis?: Redis;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -128,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, {
     global: true,
     hook: 'preParsing',
+    ...(options.redis ? { redis: options.redis, nameSpace: 'mdqs:rl:', skipOnError: true } : {}),
     keyGenerator: (request) => (request.keyEntry ? `key:${request.keyEntry.id}` : `ip:${request.ip}`),
     max: (request) => request.keyEntry?.plan.rateLimit.max ?? 60,
     timeWindow: (request) => request.keyEntry?.plan.rateLimit.windowMs ?? 60_000,
@@ -174,7 +181,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await depthRoutes(scope, ctx);
     await universeRoutes(scope, ctx);
   });
-  await app.register(async (scope) => opsRoutes(scope, { router, now, keys: options.keys, config, metrics, guard }));
+  await app.register(async (scope) => opsRoutes(scope, {
+    router, now, keys: options.keys, config, metrics, guard,
+    readinessChecks: options.redis ? [async () => {
+      try {
+        const pong = await options.redis?.ping();
+        return { redis: pong === 'PONG' ? 'ok' : 'unreachable', ready: pong === 'PONG' };
+      } catch {
+        return { redis: 'unreachable', ready: false };
+      }
+    }] : [],
+  }));
 
   return app;
 }

@@ -1,4 +1,5 @@
 // The one entry point: load config → keys → adapters → buildApp → listen; signals; graceful close.
+import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { createAdapters } from '../adapters/registry.ts';
 import { KeyStore } from './access/keys.ts';
@@ -17,7 +18,12 @@ async function main(): Promise<void> {
   const { config } = loaded;
   const now = () => Date.now();
   const adapters = createAdapters(config.routing, config.adapters, () => ({ now }));
-  const app = await buildApp({ config, keys, adapters, now });
+  // ioredis defaults queue commands while disconnected, which would stall every request; fail fast.
+  const redis = config.redis.url
+    ? new Redis(config.redis.url, { enableOfflineQueue: false, connectTimeout: 500, maxRetriesPerRequest: 1 })
+    : undefined;
+  redis?.on('error', () => undefined);
+  const app = await buildApp({ config, keys, adapters, now, redis });
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
   const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);
@@ -55,6 +61,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       for (const adapter of adapters.values()) await adapter.close?.();
+      redis?.disconnect();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error while closing');

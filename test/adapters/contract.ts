@@ -1,0 +1,232 @@
+// The shared adapter contract (DESIGN.md 4.2, 4.3, 6): invariants every adapter's output must
+// hold, whatever the vendor. Call it from an adapter's test file (inside whatever msw setup the
+// adapter needs); resources the adapter declares `false` are skipped.
+//
+//   runAdapterContract(name, makeAdapter, symbols)
+//     symbols: SymbolRef[] (used for everything), or ContractSymbols to say which symbols the
+//     fixtures can answer per resource.
+
+import { describe, expect, it } from 'vitest';
+import type { Adapter } from '../../adapters/types.ts';
+import type { Candles, Depth, ExFactor, Instrument, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
+import { POOL_IDS } from '../../src/domain.ts';
+import { localDate, localMidnight, minuteBarLabelFor } from '../../src/markets/calendar.ts';
+
+export interface ContractSymbols {
+  /** Symbols the batch resources (quotes, depth, instruments, ex-factors) can answer. */
+  batch: SymbolRef[];
+  /** Symbols with daily and 1m candles and an intraday session; default `batch`. */
+  candles?: SymbolRef[];
+  /** Symbols for ex-factors; default `batch`. */
+  exFactors?: SymbolRef[];
+  /** A symbol the adapter does not know: omitted from batches, undefined from candles. */
+  unknown?: SymbolRef;
+  /** Pools to list when the adapter serves pools; default all. */
+  pools?: PoolId[];
+}
+
+const EXT_TYPES = { CN: 'cn_equity', HK: 'hk_equity', US: 'us_equity' } as const;
+
+function finite(values: number[], what: string): void {
+  for (const v of values) expect(Number.isFinite(v), `${what} finite`).toBe(true);
+}
+
+export function checkQuote(q: Quote, ref: SymbolRef): void {
+  expect(q.symbol).toBe(ref.symbol);
+  expect(q.region).toBe(ref.region);
+  finite([q.last_price, q.open, q.high, q.low, q.prev_close, q.amount, q.ext.amplitude, q.ext.change_amount, q.ext.change_pct], q.symbol);
+  expect(Number.isInteger(q.volume) && q.volume >= 0, `${q.symbol} integer volume`).toBe(true);
+  expect(q.amount).toBeGreaterThanOrEqual(0);
+  expect(Number.isInteger(q.timestamp) && q.timestamp > 0).toBe(true);
+  expect(q.low).toBeLessThanOrEqual(q.high);
+  if (q.volume > 0) {
+    for (const p of [q.open, q.last_price]) {
+      expect(p).toBeGreaterThanOrEqual(q.low);
+      expect(p).toBeLessThanOrEqual(q.high);
+    }
+  }
+  expect(q.ext.type).toBe(EXT_TYPES[ref.region]);
+  expect(typeof q.ext.name).toBe('string');
+  if (q.ext.turnover_rate !== null) expect(Number.isFinite(q.ext.turnover_rate)).toBe(true);
+  // Ratios are fractions: a 150% daily move is not a quote, it is a percent left unconverted.
+  expect(Math.abs(q.ext.change_pct)).toBeLessThan(1.5);
+}
+
+export function checkDepth(d: Depth, ref: SymbolRef): void {
+  expect(d.symbol).toBe(ref.symbol);
+  expect(d.region).toBe(ref.region);
+  expect(Number.isInteger(d.timestamp) && d.timestamp > 0).toBe(true);
+  expect(d.bid_volumes.length).toBe(d.bid_prices.length);
+  expect(d.ask_volumes.length).toBe(d.ask_prices.length);
+  expect(d.bid_prices.length).toBeLessThanOrEqual(5);
+  expect(d.ask_prices.length).toBeLessThanOrEqual(5);
+  for (let i = 1; i < d.bid_prices.length; i++) expect(d.bid_prices[i]).toBeLessThan(d.bid_prices[i - 1]);
+  for (let i = 1; i < d.ask_prices.length; i++) expect(d.ask_prices[i]).toBeGreaterThan(d.ask_prices[i - 1]);
+  for (const v of [...d.bid_volumes, ...d.ask_volumes]) expect(Number.isInteger(v) && v > 0, 'depth volume').toBe(true);
+  for (const p of [...d.bid_prices, ...d.ask_prices]) expect(p).toBeGreaterThan(0);
+  if (d.bid_prices.length > 0 && d.ask_prices.length > 0) expect(d.bid_prices[0]).toBeLessThan(d.ask_prices[0]);
+}
+
+export function checkCandles(c: Candles, ref: SymbolRef, period: '1d' | '1m'): void {
+  const n = c.timestamp.length;
+  for (const col of [c.open, c.high, c.low, c.close, c.volume, c.amount]) expect(col.length).toBe(n);
+  if (c.prev_close !== undefined) expect(c.prev_close.length).toBe(n);
+  for (let i = 0; i < n; i++) {
+    const t = c.timestamp[i];
+    if (i > 0) expect(t, 'strictly ascending').toBeGreaterThan(c.timestamp[i - 1]);
+    finite([c.open[i], c.high[i], c.low[i], c.close[i], c.amount[i]], `bar ${i}`);
+    expect(c.low[i]).toBeLessThanOrEqual(Math.min(c.open[i], c.close[i]));
+    expect(c.high[i]).toBeGreaterThanOrEqual(Math.max(c.open[i], c.close[i]));
+    expect(c.low[i]).toBeGreaterThan(0);
+    expect(Number.isInteger(c.volume[i]) && c.volume[i] >= 0, 'integer volume').toBe(true);
+    if (period === '1d') {
+      expect(t, 'daily bar at local midnight').toBe(localMidnight(ref.region, localDate(ref.region, t)));
+    } else {
+      expect(t % 60_000, 'minute boundary').toBe(0);
+      expect(minuteBarLabelFor(ref.region, t, 1), 'a session minute label').toBe(t);
+    }
+  }
+}
+
+export function checkExFactors(events: ExFactor[], ref: SymbolRef): void {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    if (i > 0) expect(e.timestamp).toBeGreaterThan(events[i - 1].timestamp);
+    expect(e.timestamp).toBe(localMidnight(ref.region, localDate(ref.region, e.timestamp)));
+    expect(Number.isFinite(e.ex_factor) && e.ex_factor > 0).toBe(true);
+  }
+}
+
+export function checkInstrument(i: Instrument, ref: SymbolRef): void {
+  expect(i.symbol).toBe(ref.symbol);
+  expect(i.code).toBe(ref.code);
+  expect(i.exchange).toBe(ref.exchange);
+  expect(i.region).toBe(ref.region);
+  expect(['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other']).toContain(i.type);
+  expect(i.ext.type).toBe(EXT_TYPES[ref.region]);
+  expect(i.ext.tick_size).toBeGreaterThan(0);
+  if (i.ext.listing_date !== null) expect(i.ext.listing_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+}
+
+function normalise(symbols: SymbolRef[] | ContractSymbols): Required<Omit<ContractSymbols, 'unknown'>> & Pick<ContractSymbols, 'unknown'> {
+  if (Array.isArray(symbols)) return { batch: symbols, candles: symbols, exFactors: symbols, pools: [...POOL_IDS] };
+  return {
+    batch: symbols.batch,
+    candles: symbols.candles ?? symbols.batch,
+    exFactors: symbols.exFactors ?? symbols.batch,
+    pools: symbols.pools ?? [...POOL_IDS],
+    unknown: symbols.unknown,
+  };
+}
+
+export function runAdapterContract(
+  name: string, makeAdapter: () => Adapter | Promise<Adapter>, symbols: SymbolRef[] | ContractSymbols,
+): void {
+  const s = normalise(symbols);
+  const refOf = (key: string, pool: SymbolRef[]) => {
+    const ref = pool.find((r) => r.symbol === key);
+    expect(ref, `unexpected key ${key}`).toBeDefined();
+    return ref as SymbolRef;
+  };
+
+  describe(`adapter contract: ${name}`, () => {
+    it('declares its capabilities as data', async () => {
+      const a = await makeAdapter();
+      const caps = a.capabilities;
+      for (const r of ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'] as const) {
+        expect(typeof caps.resources[r]).toBe('boolean');
+      }
+      expect(typeof caps.periods['1m']).toBe('boolean');
+      expect(typeof caps.periods['1d']).toBe('boolean');
+      expect(Number.isInteger(caps.maxBatch) && caps.maxBatch >= 1).toBe(true);
+      expect(caps.markets.length).toBeGreaterThan(0);
+      expect(typeof caps.rawPrices).toBe('boolean');
+      expect(typeof caps.amount).toBe('boolean');
+      expect(typeof a.id).toBe('string');
+      expect(typeof a.label).toBe('string');
+    });
+
+    it('quotes', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.quotes) return;
+      const asked = s.unknown ? [...s.batch, s.unknown] : s.batch;
+      const quotes = await a.getQuotes(asked);
+      expect(quotes.size).toBeGreaterThan(0);
+      if (s.unknown) expect(quotes.has(s.unknown.symbol)).toBe(false);
+      for (const [key, q] of quotes) checkQuote(q, refOf(key, s.batch));
+      if (!a.capabilities.amount) for (const q of quotes.values()) expect(q.amount).toBe(0);
+    });
+
+    it('depth', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.depth) return;
+      const depth = await a.getDepth(s.batch);
+      expect(depth.size).toBeGreaterThan(0);
+      for (const [key, d] of depth) checkDepth(d, refOf(key, s.batch));
+    });
+
+    it('candles (1d, 1m): shape, order, envelopes, labels, windows', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.candles) return;
+      for (const ref of s.candles) {
+        for (const period of ['1d', '1m'] as const) {
+          if (!a.capabilities.periods[period]) continue;
+          const all = await a.getCandles({ symbol: ref, period });
+          expect(all, `${ref.symbol} ${period}`).toBeDefined();
+          checkCandles(all as Candles, ref, period);
+          const n = (all as Candles).timestamp.length;
+          expect(n).toBeGreaterThan(2);
+          const few = await a.getCandles({ symbol: ref, period, count: 2 });
+          expect(few?.timestamp).toEqual((all as Candles).timestamp.slice(-2));
+          const ts = (all as Candles).timestamp;
+          const inner = await a.getCandles({ symbol: ref, period, start: ts[1], end: ts[n - 2] });
+          expect(inner?.timestamp).toEqual(ts.slice(1, n - 1));
+        }
+      }
+      if (s.unknown) expect(await a.getCandles({ symbol: s.unknown, period: '1d' })).toBeUndefined();
+    });
+
+    it('intraday', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.intraday) return;
+      for (const ref of s.candles) {
+        const c = await a.getIntraday(ref);
+        expect(c, ref.symbol).toBeDefined();
+        checkCandles(c as Candles, ref, '1m');
+        expect(new Set((c as Candles).timestamp.map((t) => localDate(ref.region, t))).size).toBeLessThanOrEqual(1);
+      }
+    });
+
+    it('ex-factors', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.exFactors) return;
+      const factors = await a.getExFactors(s.exFactors);
+      expect(factors.size).toBeGreaterThan(0);
+      for (const [key, events] of factors) checkExFactors(events, refOf(key, s.exFactors));
+    });
+
+    it('instruments', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.instruments) return;
+      const found = await a.getInstruments(s.batch);
+      expect(found.size).toBeGreaterThan(0);
+      for (const [key, i] of found) checkInstrument(i, refOf(key, s.batch));
+    });
+
+    it('pools', async () => {
+      const a = await makeAdapter();
+      if (!a.capabilities.resources.pools) return;
+      let listed = 0;
+      for (const id of s.pools) {
+        const pool = await a.listPool(id);
+        if (pool === undefined) continue;
+        listed++;
+        expect(pool.id).toBe(id);
+        expect(pool.symbol_count).toBe(pool.symbols.length);
+        expect(new Set(pool.symbols).size).toBe(pool.symbols.length);
+        for (const sym of pool.symbols) expect(sym).toMatch(/^[A-Z0-9.-]+\.(SH|SZ|BJ|HK|US)$/);
+      }
+      expect(listed).toBeGreaterThan(0);
+    });
+  });
+}
