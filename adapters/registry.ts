@@ -1,13 +1,55 @@
 // Adapter id → factory. Only adapters named by the routing config are built, each from its
-// `adapters.<id>` options block.
+// `adapters.<id>` options block. HTTP vendors get their own HTTP layer (src/upstream/http.ts: an
+// undici Agent, deadline, one retry, breaker, outbound budget) from the block's `http` settings.
 import type { Adapter, AdapterDeps } from './types.ts';
 import { createSimAdapter, type SimOptions } from './sim/index.ts';
+import { createTickflowAdapter, type TickflowOptions } from './tickflow/index.ts';
+import { createEastmoneyAdapter, type EastmoneyOptions } from './eastmoney/index.ts';
+import { createYahooAdapter, type YahooOptions } from './yahoo/index.ts';
+import { createUpstreamHttp, type UpstreamHttpOptions, type UpstreamMetricsSink } from '../src/upstream/http.ts';
 
 export type AdapterBuilder = (options: Record<string, unknown>, deps: AdapterDeps) => Adapter;
 
+/** `http` settings of a vendor block; every field optional, defaults below. */
+export interface VendorHttpSettings {
+  timeoutMs?: number;
+  connections?: number;
+  retry?: { maxRetries?: 0 | 1; baseDelayMs?: number };
+  breaker?: { failureThreshold?: number; openMs?: number };
+  /** Outbound requests per window that we never exceed (the vendor's quota). */
+  budget?: { max?: number; windowMs?: number };
+}
+
+/** Conservative defaults per vendor (reference/vendors.md: keyless vendors throttle early). */
+const HTTP_DEFAULTS: Record<string, { timeoutMs: number; connections: number; budget: { max: number; windowMs: number } }> = {
+  tickflow: { timeoutMs: 8000, connections: 16, budget: { max: 600, windowMs: 60_000 } },
+  eastmoney: { timeoutMs: 5000, connections: 8, budget: { max: 300, windowMs: 60_000 } },
+  yahoo: { timeoutMs: 8000, connections: 8, budget: { max: 120, windowMs: 60_000 } },
+};
+
+export function vendorHttpOptions(id: string, settings: VendorHttpSettings = {}, extra: { now: () => number; metrics?: UpstreamMetricsSink }): UpstreamHttpOptions {
+  const base = HTTP_DEFAULTS[id] ?? HTTP_DEFAULTS.tickflow;
+  return {
+    adapterId: id,
+    timeoutMs: settings.timeoutMs ?? base.timeoutMs,
+    connections: settings.connections ?? base.connections,
+    retry: { maxRetries: settings.retry?.maxRetries ?? 1, baseDelayMs: settings.retry?.baseDelayMs ?? 100 },
+    breaker: { failureThreshold: settings.breaker?.failureThreshold ?? 5, openMs: settings.breaker?.openMs ?? 30_000 },
+    budget: { max: settings.budget?.max ?? base.budget.max, windowMs: settings.budget?.windowMs ?? base.budget.windowMs },
+    now: extra.now,
+    metrics: extra.metrics,
+  };
+}
+
 export const ADAPTER_FACTORIES: Record<string, AdapterBuilder> = {
   sim: (options, deps) => createSimAdapter(options as SimOptions, deps),
+  tickflow: (options, deps) => createTickflowAdapter(options as TickflowOptions, deps),
+  eastmoney: (options, deps) => createEastmoneyAdapter(options as EastmoneyOptions, deps),
+  yahoo: (options, deps) => createYahooAdapter(options as YahooOptions, deps),
 };
+
+/** Adapters that talk HTTP and so need an UpstreamHttp in their deps. */
+export const HTTP_ADAPTERS = new Set(['tickflow', 'eastmoney', 'yahoo']);
 
 export interface RoutingLike {
   markets: Record<string, string[]>;
@@ -25,6 +67,10 @@ export function referencedAdapters(routing: RoutingLike): string[] {
   return ids;
 }
 
+/**
+ * Build the adapters the routing names. A block may set `type: <factory>` to run a second
+ * instance of a vendor under another id (e.g. `tickflow-free: { type: tickflow, baseUrl: … }`).
+ */
 export function createAdapters(
   routing: RoutingLike,
   adapterOptions: Record<string, Record<string, unknown>>,
@@ -32,13 +78,23 @@ export function createAdapters(
   factories: Record<string, AdapterBuilder> = ADAPTER_FACTORIES,
 ): Map<string, Adapter> {
   const adapters = new Map<string, Adapter>();
-  const unknown = referencedAdapters(routing).filter((id) => factories[id] === undefined);
+  const typeOf = (id: string) => String(adapterOptions[id]?.type ?? id);
+  const unknown = referencedAdapters(routing).filter((id) => factories[typeOf(id)] === undefined);
   if (unknown.length > 0) {
-    throw new Error(`unknown adapter ids in routing: ${unknown.join(', ')} (known: ${Object.keys(factories).join(', ')})`);
+    throw new Error(`unknown adapter ids in routing: ${unknown.join(', ')} (known: ${Object.keys(factories).join(', ')}; or set adapters.<id>.type)`);
   }
   for (const id of referencedAdapters(routing)) {
     const options = adapterOptions[id] ?? {};
-    adapters.set(id, factories[id](options, deps(id, options)));
+    adapters.set(id, factories[typeOf(id)](options, deps(id, options)));
   }
   return adapters;
+}
+
+/** Deps for production: the clock, plus an HTTP layer per HTTP vendor. */
+export function productionDeps(now: () => number, metrics?: UpstreamMetricsSink): (id: string, options: Record<string, unknown>) => AdapterDeps {
+  return (id, options) => {
+    const type = String(options.type ?? id);
+    if (!HTTP_ADAPTERS.has(type)) return { now };
+    return { now, http: createUpstreamHttp(vendorHttpOptions(type, options.http as VendorHttpSettings | undefined, { now, metrics })) };
+  };
 }

@@ -1,7 +1,8 @@
 // The one entry point: load config → keys → adapters → buildApp → listen; signals; graceful close.
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '../config/load.ts';
-import { createAdapters } from '../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../adapters/registry.ts';
+import { createMetrics, upstreamSink } from './metrics.ts';
 import { KeyStore } from './access/keys.ts';
 import { buildApp } from './app.ts';
 
@@ -17,13 +18,14 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
   const now = () => Date.now();
-  const adapters = createAdapters(config.routing, config.adapters, () => ({ now }));
+  const metrics = createMetrics({ processMetrics: true });
+  const adapters = createAdapters(config.routing, config.adapters, productionDeps(now, upstreamSink(metrics)));
   // ioredis defaults queue commands while disconnected, which would stall every request; fail fast.
   const redis = config.redis.url
     ? new Redis(config.redis.url, { enableOfflineQueue: false, connectTimeout: 500, maxRetriesPerRequest: 1 })
     : undefined;
   redis?.on('error', () => undefined);
-  const app = await buildApp({ config, keys, adapters, now, redis });
+  const app = await buildApp({ config, keys, adapters, now, redis, metrics });
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
   const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);

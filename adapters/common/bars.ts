@@ -98,9 +98,9 @@ export function normaliseMinutes(region: Region, rows: Bar[]): Bar[] {
   const out: Bar[] = [];
   for (const row of byTime([...unique.values()])) {
     const bar = tidyBar({ ...row, t: minuteLabel(region, row.t) });
+    // Canonical labels never decrease along sorted rows, so equal labels are always adjacent.
     const last = out[out.length - 1];
     if (last !== undefined && last.t === bar.t) out[out.length - 1] = mergeBars(last, bar);
-    else if (last !== undefined && last.t > bar.t) continue; // cannot happen for sorted input; keeps order strict
     else out.push(bar);
   }
   return out;

@@ -28,9 +28,9 @@ export function derivedExt(
   return {
     type: EXT_TYPE[ref.region],
     name,
-    amplitude: p.prevClose > 0 ? (p.high - p.low) / p.prevClose : 0,
-    change_amount: change,
-    change_pct: p.prevClose > 0 ? change / p.prevClose : 0,
+    amplitude: p.prevClose > 0 ? round((p.high - p.low) / p.prevClose) : 0,
+    change_amount: round(change),
+    change_pct: p.prevClose > 0 ? round(change / p.prevClose) : 0,
     turnover_rate: null,
   };
 }

@@ -13,10 +13,12 @@ export interface PayloadReader {
   json(text: string, path: string): unknown;
   record(value: unknown, path: string): JsonRecord;
   array(value: unknown, path: string): unknown[];
-  /** A finite number; numeric strings are accepted (several vendors quote numbers). */
+  /** A finite JSON number (a numeric string is a wrong type). */
   number(value: unknown, path: string): number;
   /** null, undefined, '' and '-' (Eastmoney's "no value") → null; anything else must be a finite number. */
   optionalNumber(value: unknown, path: string): number | null;
+  /** A cell of a delimited text row (Eastmoney klines): '-' or '' → null, else a finite decimal. */
+  cell(value: string, path: string): number | null;
   string(value: unknown, path: string): string;
   optionalString(value: unknown, path: string): string | null;
 }
@@ -32,11 +34,6 @@ export function badResponse(vendor: string, path: string, cause?: unknown): AppE
   });
 }
 
-function toNumber(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string' && value.trim() !== '') return Number(value);
-  return Number.NaN;
-}
 
 export function payloadReader(vendor: string): PayloadReader {
   const fail = (path: string): never => {
@@ -59,12 +56,16 @@ export function payloadReader(vendor: string): PayloadReader {
       return Array.isArray(value) ? value : fail(path);
     },
     number(value, path) {
-      const n = toNumber(value);
-      return Number.isFinite(n) ? n : fail(path);
+      return typeof value === 'number' && Number.isFinite(value) ? value : fail(path);
     },
     optionalNumber(value, path) {
       if (value === null || value === undefined || value === '' || value === '-') return null;
-      const n = toNumber(value);
+      return typeof value === 'number' && Number.isFinite(value) ? value : fail(path);
+    },
+    cell(value, path) {
+      const text = value.trim();
+      if (text === '' || text === '-') return null;
+      const n = Number(text);
       return Number.isFinite(n) ? n : fail(path);
     },
     string(value, path) {

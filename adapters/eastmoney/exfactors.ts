@@ -1,7 +1,8 @@
 // A-share ex-factors from Eastmoney's dividend table (RPT_SHAREBONUS_DET) and raw daily closes
 // (reference/vendors.md §1.8, §7.2): for an ex-date t with P_prev the raw close of the last trading
 // day before t, ref = (P_prev − cash) / (1 + bonus + transfer), ex_factor = P_prev / ref.
-// Rights issues are not in this table and are not covered.
+// Rights issues are not in this table and are not covered. [verify] chose this table over
+// stock/cqcx/get, whose units the reference leaves open; its per-10-share units are well attested.
 
 import type { ExFactor, Region } from '../../src/domain.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';

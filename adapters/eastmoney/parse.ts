@@ -1,6 +1,7 @@
-// Pure parsers of Eastmoney payloads (reference/vendors.md §1.3–1.7). Requests use fltt=2, so
-// prices arrive as decimal floats; percent fields are divided by 100; A-share volumes are lots;
-// every time string is Beijing time (US minute rows included).
+// Pure parsers of Eastmoney payloads (reference/vendors.md §1.3–1.7). Percent fields are divided
+// by 100; A-share volumes are lots; every time string is Beijing time (US minute rows included).
+// [verify] chose: every request sends fltt=2, so prices arrive as decimal floats and neither the
+// f59 nor the disputed f152 divisor is applied; f59 is used only for the A-share tick size.
 
 import type { Depth, Instrument, InstrumentType, Quote, Region, SymbolRef } from '../../src/domain.ts';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
@@ -67,7 +68,7 @@ export function parseUlistQuotes(
       prev_close: prev,
       volume: Math.round((n('f5') ?? 0) * units.volume[ref.region]),
       amount: n('f6') ?? 0,
-      timestamp: time === null ? now : time * 1000,
+      timestamp: time === null ? now : Math.round(time * 1000),
       ext: {
         type: EXT_TYPE[ref.region],
         name: r.optionalString(row.f14, `${p}.f14`) ?? '',
@@ -106,7 +107,7 @@ export function parseDepth(data: JsonRecord, ref: SymbolRef, units: EastmoneyUni
     return { price: r.optionalNumber(data[price], `data.${price}`), volume: v === null ? null : v * mult };
   };
   const time = r.optionalNumber(data.f86, 'data.f86');
-  return buildDepth(ref, time === null ? now : time * 1000, BID_FIELDS.map(level), ASK_FIELDS.map(level));
+  return buildDepth(ref, time === null ? now : Math.round(time * 1000), BID_FIELDS.map(level), ASK_FIELDS.map(level));
 }
 
 // stock/get carries no security type (§1.7). [verify] chose: CN code-range conventions of the
@@ -171,7 +172,7 @@ export function parseKlines(data: JsonRecord, ref: SymbolRef, period: '1d' | '1m
     const cols = r.string(row, `data.klines[${i}]`).split(',');
     if (cols.length < 7) r.fail(`data.klines[${i}]`);
     const bar = rowBar(cols, ref, period, units, r, `data.klines[${i}]`);
-    const change = cols.length > 9 ? r.optionalNumber(cols[9], `data.klines[${i}][9]`) : null;
+    const change = cols.length > 9 ? r.cell(cols[9], `data.klines[${i}][9]`) : null;
     if (period === '1d' && change !== null) bar.prevClose = round(bar.close - change, decimals);
     return bar;
   });
@@ -200,13 +201,14 @@ function rowBar(cols: string[], ref: SymbolRef, period: '1d' | '1m', units: East
   } catch {
     r.fail(`${path}[0]`);
   }
+  const num = (i: number) => r.cell(cols[i], `${path}[${i}]`) ?? r.fail(`${path}[${i}]`);
   return {
     t: t!,
-    open: r.number(cols[1], `${path}[1]`),
-    close: r.number(cols[2], `${path}[2]`),
-    high: r.number(cols[3], `${path}[3]`),
-    low: r.number(cols[4], `${path}[4]`),
-    volume: Math.round(r.number(cols[5], `${path}[5]`) * units.volume[ref.region]),
-    amount: r.number(cols[6], `${path}[6]`),
+    open: num(1),
+    close: num(2),
+    high: num(3),
+    low: num(4),
+    volume: Math.round(num(5) * units.volume[ref.region]),
+    amount: num(6),
   };
 }

@@ -23,7 +23,7 @@ export interface RealisedAction {
   cash: number;
   /** The ex-rights reference price (P_prev − D) / (1 + s), unrounded. */
   ref: number;
-  /** P_prev / ref. */
+  /** P_prev / ref (computed so that a split's factor is exactly its ratio). */
   factor: number;
 }
 
@@ -169,5 +169,6 @@ export function realiseAction(region: Region, pPrev: number, action: PlannedActi
   // A payer never pays less than the smallest published unit.
   if (action.cashYield > 0 && cash <= 0) cash = region === 'US' ? 0.01 : 0.001;
   const ref = (pPrev - cash) / (1 + action.shareRatio);
-  return { cash, ref, factor: pPrev / ref };
+  // Equal to pPrev / ref, written so that a pure split gives its ratio exactly (7, not 6.999…).
+  return { cash, ref, factor: (pPrev * (1 + action.shareRatio)) / (pPrev - cash) };
 }

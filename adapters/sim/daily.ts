@@ -9,11 +9,12 @@
 // Closes are snapped to the tick grid and clamped to A-share limits; a close that would pass a
 // limit sits exactly on it, and the target pulls the next days along (consecutive limit days).
 
-import { localMidnight, tradingDaysBetween } from '../../src/markets/calendar.ts';
-import { onOrAfterTradingDay, planActions, realiseAction, type PlannedAction } from './actions.ts';
+import { addDays, localMidnight, tradingDaysBetween } from '../../src/markets/calendar.ts';
+import { onOrAfterTradingDay, planActions, type PlannedAction } from './actions.ts';
+import { advanceWalk, dateKeyOf, type WalkState } from './walk.ts';
 import type { SimInstrument } from './instruments.ts';
-import { limitPercent, limitPrices } from './limits.ts';
-import { createRng, hashString, mixSeed, rngFor } from './random.ts';
+import { limitPercent } from './limits.ts';
+import { createRng, hashString, mixSeed, rngFor, type Rng } from './random.ts';
 import { roundToTick } from './ticks.ts';
 
 /** Histories start here when the instrument listed earlier (older calendars are not modelled). */
@@ -33,7 +34,7 @@ export interface ExEvent {
   pPrev: number;
   cash: number;
   shareRatio: number;
-  /** Ex-rights reference price, unrounded: ex_factor = pPrev / ref exactly. */
+  /** Ex-rights reference price, unrounded: ex_factor = pPrev / ref (to the last bit of a double). */
   ref: number;
   /** ref on the tick grid: the ex-date's prev_close and limit base, as an exchange publishes it. */
   base: number;
@@ -59,9 +60,17 @@ export interface DailyHistory {
   events: ExEvent[];
   /** Planned actions through max(through, ANCHOR_DATE), for share counts at any date. */
   planned: PlannedAction[];
+  /** Where the walk stands, so the history can be extended day by day (absent before listing). */
+  walk?: WalkState;
 }
 
-interface WalkParams {
+export type Midnight = (date: string) => number;
+
+function defaultMidnight(inst: SimInstrument): Midnight {
+  return (date) => localMidnight(inst.region, date);
+}
+
+export interface WalkParams {
   sigma: number;
   /** Trend per day for instruments listed after ANCHOR_DATE (others are calibrated). */
   drift: number;
@@ -73,7 +82,7 @@ interface WalkParams {
   suspendable: boolean;
 }
 
-function walkParams(inst: SimInstrument): WalkParams {
+export function walkParams(inst: SimInstrument): WalkParams {
   const rng = rngFor(inst.symbol, 'params');
   const growth = rng.range(0.02, 0.12);
   const startLog = rng.range(-1.3, 0.4);
@@ -97,30 +106,17 @@ function walkParams(inst: SimInstrument): WalkParams {
 }
 
 /** 'YYYY-MM-DD' → YYYYMMDD, a per-date seed part that needs no calendar. */
-export function dateKey(date: string): number {
-  let key = 0;
-  for (let i = 0; i < 10; i++) if (i !== 4 && i !== 7) key = key * 10 + (date.charCodeAt(i) - 48);
-  return key;
-}
+export const dateKey = dateKeyOf;
 
 const SALT_WALK = hashString('walk');
-const SALT_BAR = hashString('bar');
 
-/** Zero-mean part of the latent log path over `days` (OU noise plus jumps); 0 before day 0. */
-function noisePath(inst: SimInstrument, params: WalkParams, days: readonly string[]): Float64Array {
-  const out = new Float64Array(days.length);
-  const symbolHash = hashString(inst.symbol);
-  const rng = createRng(0);
-  let noise = 0;
-  for (let i = 0; i < days.length; i++) {
-    rng.reseed(mixSeed(symbolHash, dateKey(days[i]), SALT_WALK));
-    const shock = rng.normal();
-    const jumpRoll = rng.next();
-    const jumpSize = rng.range(0.6, 1.6) * params.jumpScale * (rng.next() < 0.5 ? -1 : 1);
-    noise = noise * (1 - REVERSION) + params.sigma * shock + (jumpRoll < params.jumpChance ? jumpSize : 0);
-    out[i] = noise;
-  }
-  return out;
+/** The next value of the zero-mean part of the latent log path (OU noise plus rare jumps). */
+function nextNoise(params: WalkParams, symbolHash: number, day: string, previous: number, noiseRng: Rng): number {
+  noiseRng.reseed(mixSeed(symbolHash, dateKey(day), SALT_WALK));
+  const shock = noiseRng.normal();
+  const jumpRoll = noiseRng.next();
+  const jumpSize = noiseRng.range(0.6, 1.6) * params.jumpScale * (noiseRng.next() < 0.5 ? -1 : 1);
+  return previous * (1 - REVERSION) + params.sigma * shock + (jumpRoll < params.jumpChance ? jumpSize : 0);
 }
 
 /** Sum of log ex-factors the plan implies up to `date`, with dividends as exact yields. */
@@ -151,23 +147,19 @@ function emptyHistory(inst: SimInstrument, firstDay: string, through: string): D
   };
 }
 
-function clamp(value: number, low: number, high: number): number {
-  return value < low ? low : value > high ? high : value;
-}
-
 /** The instrument's raw daily bars and realised ex-events for every trading day up to `through`. */
-export function buildDailyHistory(
-  inst: SimInstrument,
-  through: string,
-  midnight: (date: string) => number = (date) => localMidnight(inst.region, date),
-): DailyHistory {
+export function buildDailyHistory(inst: SimInstrument, through: string, midnight: Midnight = defaultMidnight(inst)): DailyHistory {
   const region = inst.region;
   const firstDay = onOrAfterTradingDay(region, inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START);
   if (through < firstDay) return emptyHistory(inst, firstDay, through);
   const walkEnd = through > ANCHOR_DATE ? through : ANCHOR_DATE;
   const days = tradingDaysBetween(region, firstDay, walkEnd);
   const params = walkParams(inst);
-  const noise = noisePath(inst, params, days);
+  const symbolHash = hashString(inst.symbol);
+  const noise: number[] = [];
+  let lastNoise = 0;
+  const rng = createRng(0);
+  for (const day of days) noise.push((lastNoise = nextNoise(params, symbolHash, day, lastNoise, rng)));
   const planned = planActions(inst, firstDay, walkEnd);
 
   // The latent path is scale + drift·(i + 1) + noise[i]; scale is the issue price. With an anchor
@@ -187,84 +179,63 @@ export function buildDailyHistory(
 
   const history = emptyHistory(inst, firstDay, through);
   history.planned = planned;
-  let shares = inst.floatShares * shareMultiplier(history, firstDay);
-  let lastClose = roundToTick(inst, Math.exp(scale));
-  let logFactors = 0;
-  let nextAction = 0;
-  let suspendedLeft = 0;
-  const symbolHash = hashString(inst.symbol);
-  const rng = createRng(0);
-  for (let i = 0; i < days.length && days[i] <= through; i++) {
-    const date = days[i];
-    rng.reseed(mixSeed(symbolHash, dateKey(date), SALT_BAR));
-    // Fixed draw order: every draw happens whether or not it is used.
-    const gapNoise = rng.normal();
-    const gapShare = rng.next();
-    const highExt = Math.abs(rng.normal());
-    const lowExt = Math.abs(rng.normal());
-    const lockedRoll = rng.next();
-    const volumeNoise = rng.normal();
-    const priceNoise = rng.normal();
-    const suspendRoll = rng.next();
-    const suspendLength = rng.int(1, 3);
-
-    let base = lastClose;
-    const action = planned[nextAction];
-    const exDate = action !== undefined && action.date === date;
-    if (exDate) {
-      nextAction++;
-      const realised = realiseAction(region, lastClose, action);
-      base = roundToTick(inst, realised.ref);
-      logFactors += Math.log(realised.factor);
-      shares *= 1 + action.shareRatio;
-      history.events.push({
-        date, timestamp: midnight(date), pPrev: lastClose, cash: realised.cash,
-        shareRatio: action.shareRatio, ref: realised.ref, base, factor: realised.factor,
-      });
-    } else if (i > 0 && params.suspendable) {
-      if (suspendedLeft > 0) {
-        suspendedLeft--;
-        continue;
-      }
-      if (suspendRoll < 1 / 1200) {
-        suspendedLeft = suspendLength - 1;
-        continue;
-      }
-    }
-    if (exDate) suspendedLeft = 0;
-
-    const limits = limitPrices(inst, base);
-    const floor = limits?.down ?? 0;
-    const ceiling = limits?.up ?? Infinity;
-    const target = scale + drift * (i + 1) + noise[i] - logFactors;
-    const close = clamp(roundToTick(inst, Math.exp(target)), floor, ceiling);
-    const move = Math.log(close / base);
-    let open = clamp(roundToTick(inst, base * Math.exp(move * gapShare * 0.4 + 0.3 * params.sigma * gapNoise)), floor, ceiling);
-    let high = clamp(roundToTick(inst, Math.max(open, close) * Math.exp(params.sigma * (0.1 + 0.6 * highExt)), 'up'), floor, ceiling);
-    let low = clamp(roundToTick(inst, Math.min(open, close) * Math.exp(-params.sigma * (0.1 + 0.6 * lowExt)), 'down'), floor, ceiling);
-    let activity = 1 + Math.min(3, Math.abs(move) / (2 * params.sigma));
-    if (close === ceiling && lockedRoll < 0.25) {
-      // 一字涨停: sealed at the limit from the open, little volume changes hands.
-      open = high = low = close;
-      activity = 0.15;
-    }
-
-    const lots = Math.max(1, Math.round((params.turnover * activity * Math.exp(0.35 * volumeNoise) * shares) / inst.lotSize));
-    const volume = lots * inst.lotSize;
-    const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);
-
-    history.dates.push(date);
-    history.timestamp.push(midnight(date));
-    history.open.push(open);
-    history.high.push(high);
-    history.low.push(low);
-    history.close.push(close);
-    history.volume.push(volume);
-    history.amount.push(Math.round(volume * typical * 100) / 100);
-    history.prevClose.push(base);
-    lastClose = close;
-  }
+  history.walk = {
+    params, symbolHash, scale, drift, days, noise, cursor: 0, index: 0, lastNoise,
+    lastClose: roundToTick(inst, Math.exp(scale)), logFactors: 0, nextAction: 0, suspendedLeft: 0,
+    shares: inst.floatShares * shareMultiplier(history, firstDay),
+  };
+  advanceWalk(inst, history, history.walk, through, midnight);
   return history;
+}
+
+/**
+ * Continues a history in place up to `through` (generation is forward and per-date seeded, so the
+ * result equals a fresh build). A history that ended before listing is rebuilt.
+ */
+export function extendDailyHistory(inst: SimInstrument, history: DailyHistory, through: string, midnight: Midnight = defaultMidnight(inst)): DailyHistory {
+  if (through <= history.through) return history;
+  if (history.walk === undefined) return buildDailyHistory(inst, through, midnight);
+  const walk = history.walk;
+  const lastDay = walk.days.length > 0 ? walk.days[walk.days.length - 1] : history.firstDay;
+  if (through > lastDay) {
+    const rng = createRng(0);
+    for (const day of tradingDaysBetween(inst.region, addDays(lastDay, 1), through)) {
+      walk.days.push(day);
+      walk.noise.push((walk.lastNoise = nextNoise(walk.params, walk.symbolHash, day, walk.lastNoise, rng)));
+    }
+    // Plans are per year and filtered by date, so a longer plan starts with the shorter one.
+    history.planned = planActions(inst, history.firstDay, through);
+  }
+  history.through = through;
+  advanceWalk(inst, history, walk, through, midnight);
+  return history;
+}
+
+/** The newest `bars` bars with every event and its own copy of the walk, so it extends alone. */
+export function tailOf(history: DailyHistory, bars: number): DailyHistory & { truncated: boolean } {
+  const from = Math.max(0, history.dates.length - bars);
+  const walk = history.walk;
+  return {
+    ...history,
+    dates: history.dates.slice(from), timestamp: history.timestamp.slice(from), open: history.open.slice(from),
+    high: history.high.slice(from), low: history.low.slice(from), close: history.close.slice(from),
+    volume: history.volume.slice(from), amount: history.amount.slice(from), prevClose: history.prevClose.slice(from),
+    events: history.events.slice(),
+    walk: walk === undefined ? undefined : {
+      ...walk, days: walk.days.slice(walk.cursor), noise: walk.noise.slice(walk.cursor), cursor: 0,
+    },
+    truncated: from > 0,
+  };
+}
+
+/** Drops all but the newest `bars` bars of a tail after it was extended. */
+export function trimTail(tail: DailyHistory & { truncated: boolean }, bars: number): void {
+  const drop = tail.dates.length - bars;
+  if (drop <= 0) return;
+  for (const column of [tail.dates, tail.timestamp, tail.open, tail.high, tail.low, tail.close, tail.volume, tail.amount, tail.prevClose]) {
+    column.splice(0, drop);
+  }
+  tail.truncated = true;
 }
 
 /** Index of the last bar dated on or before `date`, or -1. */

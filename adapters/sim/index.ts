@@ -90,7 +90,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       const now = deps.now();
       const day = market.sessionDay(inst, now);
       // A not-yet-listed or suspended instrument has an empty day, not an unknown symbol.
-      return minuteBarsToCandles(day?.minutes ?? NO_MINUTES, day?.prevClose ?? 0);
+      return minuteBarsToCandles(day?.minutes() ?? NO_MINUTES, day?.prevClose ?? 0);
     },
 
     async getExFactors(symbols, ctx): Promise<BySymbol<ExFactor[]>> {

@@ -7,7 +7,9 @@ import type { Candles } from '../../src/domain.ts';
 import {
   latestStartedSessionDay, latestTradingDay, localDate, localMidnight, minuteBarLabels, sessions,
 } from '../../src/markets/calendar.ts';
-import { buildDailyHistory, lastIndexOnOrBefore, type DailyHistory } from './daily.ts';
+import {
+  buildDailyHistory, extendDailyHistory, lastIndexOnOrBefore, tailOf, trimTail, type DailyHistory,
+} from './daily.ts';
 import { findSimInstrument, type SimInstrument } from './instruments.ts';
 import { aggregateDay, barsAt, buildMinuteBars, type DayBar, type MinuteBars } from './minute.ts';
 import { syntheticInstrument } from './synthetic.ts';
@@ -16,6 +18,8 @@ import { syntheticInstrument } from './synthetic.ts';
 export const MAX_MINUTE_BARS = 10_000;
 /** Full histories (~7000 bars each, ~0.5 MB) kept for candle requests. */
 const HISTORY_CACHE_SYMBOLS = 64;
+/** Full days of 1m bars (~25 KB each), so polling quotes mid-session rebuilds nothing. */
+const MINUTE_CACHE_DAYS = 512;
 /** Recent tails (a few KB each) kept for quotes, depth, instruments and ex-factors. */
 const RECENT_CACHE_SYMBOLS = 20_000;
 /** Bars kept in a tail: enough to reach back over a pre-open morning plus a suspension. */
@@ -35,8 +39,10 @@ export interface SessionDay {
   date: string;
   /** The day's visible bar (an aggregate of its 1m bars so far); undefined if suspended. */
   bar: DayBar | undefined;
-  /** The day's visible 1m bars (empty if suspended). */
-  minutes: MinuteBars;
+  /** The day's visible 1m bars (empty if suspended); built on demand once the day is over. */
+  minutes(): MinuteBars;
+  /** When the last trade happened: now inside a minute, else the end of the newest bar. */
+  lastTradeTime: number;
   /** The day's base price: previous close, or the reference price on an ex-date. */
   prevClose: number;
   /** True while the day's last session has not ended. */
@@ -45,21 +51,10 @@ export interface SessionDay {
   suspended: boolean;
 }
 
-/** A DailyHistory holding only its newest bars (events and plan complete). */
+/** A DailyHistory holding only its newest bars (events, plan and walk complete). */
 export interface RecentHistory extends DailyHistory {
   /** True when older bars exist that this tail does not hold. */
   truncated: boolean;
-}
-
-function tailOf(history: DailyHistory, bars: number): RecentHistory {
-  const from = Math.max(0, history.dates.length - bars);
-  return {
-    ...history,
-    dates: history.dates.slice(from), timestamp: history.timestamp.slice(from), open: history.open.slice(from),
-    high: history.high.slice(from), low: history.low.slice(from), close: history.close.slice(from),
-    volume: history.volume.slice(from), amount: history.amount.slice(from), prevClose: history.prevClose.slice(from),
-    truncated: from > 0,
-  };
 }
 
 const EMPTY_MINUTES: MinuteBars = Object.freeze({
@@ -100,6 +95,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
   const synthetic = Math.max(0, Math.floor(options.syntheticUniverse ?? 0));
   const histories = new LRUCache<string, DailyHistory>({ max: HISTORY_CACHE_SYMBOLS });
   const tails = new LRUCache<string, RecentHistory>({ max: RECENT_CACHE_SYMBOLS });
+  const fullDays = new LRUCache<string, MinuteBars>({ max: MINUTE_CACHE_DAYS });
   const midnights = new Map<string, number>();
 
   // localMidnight per bar dominates a cold build; every symbol of a market shares the same dates.
@@ -119,9 +115,12 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
   const history = (inst: SimInstrument, now: number): DailyHistory => {
     const through = latestTradingDay(inst.region, now);
     const cached = histories.get(inst.symbol);
-    // Generation is forward and per-date seeded, so a longer history has the shorter one as prefix.
+    // Generation is forward and per-date seeded: a longer history has the shorter one as prefix,
+    // so a new day only extends what is cached.
     if (cached !== undefined && cached.through >= through) return cached;
-    const built = buildDailyHistory(inst, through, midnightOf(inst.region));
+    const built = cached === undefined
+      ? buildDailyHistory(inst, through, midnightOf(inst.region))
+      : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
     histories.set(inst.symbol, built);
     return built;
   };
@@ -130,6 +129,11 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     const through = latestTradingDay(inst.region, now);
     const cached = tails.get(inst.symbol);
     if (cached !== undefined && cached.through >= through) return cached;
+    if (cached !== undefined && cached.walk !== undefined) {
+      extendDailyHistory(inst, cached, through, midnightOf(inst.region));
+      trimTail(cached, TAIL_BARS);
+      return cached;
+    }
     const tail = tailOf(history(inst, now), TAIL_BARS);
     tails.set(inst.symbol, tail);
     return tail;
@@ -139,9 +143,19 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     date: h.dates[i], open: h.open[i], high: h.high[i], low: h.low[i], close: h.close[i], volume: h.volume[i], amount: h.amount[i],
   });
 
+  /** Every 1m bar of bar `i`'s day (the model's full day, whatever the clock). */
+  const fullDay = (inst: SimInstrument, h: DailyHistory, i: number): MinuteBars => {
+    const key = `${inst.symbol}|${h.dates[i]}`;
+    const hit = fullDays.get(key);
+    if (hit !== undefined) return hit;
+    const built = buildMinuteBars(inst, dayBar(h, i), minuteBarLabels(inst.region, h.dates[i], 1));
+    fullDays.set(key, built);
+    return built;
+  };
+
   /** 1m bars of bar `i` visible at `now` (all of them once the day is over). */
   const minutesOf = (inst: SimInstrument, h: DailyHistory, i: number, now: number): MinuteBars => {
-    const full = buildMinuteBars(inst, dayBar(h, i), minuteBarLabels(inst.region, h.dates[i], 1));
+    const full = fullDay(inst, h, i);
     return now >= lastSessionEnd(inst, h.dates[i]) ? full : barsAt(inst, full, now);
   };
 
@@ -155,13 +169,24 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
       i = lastIndexOnOrBefore(h, date);
     }
     if (i < 0) return undefined;
-    const inProgress = now < lastSessionEnd(inst, date);
+    const end = lastSessionEnd(inst, date);
+    const inProgress = now < end;
     if (h.dates[i] !== date) {
-      return { history: h, date, bar: undefined, minutes: EMPTY_MINUTES, prevClose: h.close[i], inProgress, suspended: true };
+      return {
+        history: h, date, bar: undefined, minutes: () => EMPTY_MINUTES, lastTradeTime: Math.min(now, end),
+        prevClose: h.close[i], inProgress, suspended: true,
+      };
+    }
+    const base = { history: h, date, prevClose: h.prevClose[i], inProgress, suspended: false };
+    if (!inProgress) {
+      // A finished day is its stored bar; its 1m bars aggregate to it exactly.
+      const source = h;
+      const index = i;
+      return { ...base, bar: dayBar(h, i), minutes: () => fullDay(inst, source, index), lastTradeTime: end };
     }
     const minutes = minutesOf(inst, h, i, now);
-    const bar = aggregateDay(date, minutes);
-    return { history: h, date, bar, minutes, prevClose: h.prevClose[i], inProgress, suspended: false };
+    const last = minutes.timestamp[minutes.timestamp.length - 1];
+    return { ...base, bar: aggregateDay(date, minutes), minutes: () => minutes, lastTradeTime: Math.min(now, last) };
   };
 
   const dailyCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
@@ -198,12 +223,14 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
   const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
     const h = history(inst, now);
     const start = query.start ?? -Infinity;
-    const end = Math.min(query.end ?? Infinity, now);
+    // Bounds apply to labels; visibility to `now`. The bar in progress is labelled by its end,
+    // after now, and is still the newest bar of an open-ended window.
+    const end = query.end ?? Infinity;
     const limit = query.count ?? MAX_MINUTE_BARS;
     const out = emptyCandles();
     if (end < start || limit <= 0) return out;
     const today = latestStartedSessionDay(inst.region, now);
-    const endDate = Number.isFinite(end) ? localDate(inst.region, end) : today;
+    const endDate = end < now ? localDate(inst.region, end) : today;
     const lastIndex = lastIndexOnOrBefore(h, endDate < today ? endDate : today);
     // Walk back day by day, newest first, until the window's start or the count is reached.
     const chunks: { minutes: MinuteBars; from: number; to: number; prevClose: number }[] = [];

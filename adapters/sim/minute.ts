@@ -3,6 +3,7 @@
 // amount). The price path is a seeded Brownian bridge from open to close whose excursions beyond
 // [min(open, close), max(open, close)] are remapped monotonically onto the day's high and low.
 
+import { minuteBarLabelFor } from '../../src/markets/calendar.ts';
 import type { SimInstrument } from './instruments.ts';
 import { rngFor } from './random.ts';
 import { roundToTick } from './ticks.ts';
@@ -150,7 +151,9 @@ export function barsAt(inst: SimInstrument, full: MinuteBars, now: number): Minu
     amount: full.amount.slice(0, complete),
   };
   const k = complete;
-  if (k < full.timestamp.length && now >= full.timestamp[k] - MINUTE_MS) {
+  // The calendar decides which bar holds `now`: (label − 1m, label], the first of a session from its start.
+  const current = minuteBarLabelFor(inst.region, now, 1);
+  if (k < full.timestamp.length && current !== undefined && current > now && full.timestamp[k] === current) {
     const fraction = (now - (full.timestamp[k] - MINUTE_MS)) / MINUTE_MS;
     const open = full.open[k];
     const close = roundToTick(inst, open + (full.close[k] - open) * fraction);

@@ -2,7 +2,7 @@
 // quote's last_price is the newest 1m close and today's daily close, and depth sits around it.
 
 import type { Depth, ExtType, Instrument, Quote, Region } from '../../src/domain.ts';
-import { localDate, sessionState, sessions } from '../../src/markets/calendar.ts';
+import { localDate, sessionState } from '../../src/markets/calendar.ts';
 import { lastIndexOnOrBefore, shareMultiplier } from './daily.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPrices } from './limits.ts';
@@ -20,14 +20,6 @@ function round6(value: number): number {
 /** The last traded price of the day (the previous close while suspended). */
 function lastPrice(day: SessionDay): number {
   return day.bar?.close ?? day.prevClose;
-}
-
-/** When the last trade happened: now inside a minute, else the end of the newest bar. */
-function lastTradeTime(inst: SimInstrument, day: SessionDay, now: number): number {
-  const ts = day.minutes.timestamp;
-  if (ts.length > 0) return Math.min(now, ts[ts.length - 1]);
-  const windows = sessions(inst.region, day.date);
-  return windows.length === 0 ? now : Math.min(now, windows[windows.length - 1].end);
 }
 
 export function buildQuote(inst: SimInstrument, day: SessionDay, now: number): Quote {
@@ -53,7 +45,7 @@ export function buildQuote(inst: SimInstrument, day: SessionDay, now: number): Q
     prev_close: prev,
     volume,
     amount: bar?.amount ?? 0,
-    timestamp: lastTradeTime(inst, day, now),
+    timestamp: day.lastTradeTime,
     session,
     ext: {
       type: EXT_TYPE[inst.region],
@@ -69,7 +61,7 @@ export function buildQuote(inst: SimInstrument, day: SessionDay, now: number): Q
 /** Five levels around the last price; a sealed limit leaves one side of the book empty. */
 export function buildDepth(inst: SimInstrument, day: SessionDay, now: number): Depth {
   const depth: Depth = {
-    symbol: inst.symbol, region: inst.region, timestamp: lastTradeTime(inst, day, now),
+    symbol: inst.symbol, region: inst.region, timestamp: day.lastTradeTime,
     bid_prices: [], bid_volumes: [], ask_prices: [], ask_volumes: [],
   };
   if (day.suspended) return depth;

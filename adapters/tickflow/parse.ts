@@ -7,6 +7,7 @@ import type {
 } from '../../src/domain.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import type { BySymbol } from '../types.ts';
+import { localMidnight } from '../../src/markets/calendar.ts';
 import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../common/bars.ts';
 import { EXT_TYPE, asInstrumentType, asSession, buildDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
 import type { JsonRecord, PayloadReader } from '../common/validate.ts';
@@ -61,7 +62,7 @@ export function parseQuotes(data: unknown, refs: Map<string, SymbolRef>, units: 
       ext: {
         type: EXT_TYPE[ref.region],
         name: r.optionalString(ext?.name, `${path}.ext.name`) ?? '',
-        // TickFlow ext ratios are already fractions (tickflow-compat.md §2.4).
+        // [verify] chose: ext ratios are fractions, as the D4 sample shows (tickflow-compat.md §2.4).
         amplitude: r.optionalNumber(ext?.amplitude, `${path}.ext.amplitude`) ?? derived.amplitude,
         change_amount: r.optionalNumber(ext?.change_amount, `${path}.ext.change_amount`) ?? derived.change_amount,
         change_pct: r.optionalNumber(ext?.change_pct, `${path}.ext.change_pct`) ?? derived.change_pct,
@@ -131,15 +132,26 @@ export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUni
   });
 }
 
-// [verify] chose: daily bars are re-stamped at 00:00 exchange-local of the date they fall on in
-// the exchange's zone (CN samples are already Beijing midnight, so this is the identity there);
-// minute stamps are taken as bar ends unless `minuteLabels: 'start'` is configured.
+const DAY_MS = 86_400_000;
+
+// [verify] chose: a daily stamp (bar or ex-factor) names the trade date it falls on in the
+// exchange's zone (CN samples are Beijing midnight, so this is the identity there), except a stamp
+// at exactly 00:00 UTC, which is read as that UTC date: a vendor stamping UTC midnight would
+// otherwise shift every US bar to the previous day.
+export function tickflowDayLabel(region: Region, ms: number): number {
+  if (ms % DAY_MS === 0) return localMidnight(region, new Date(ms).toISOString().slice(0, 10));
+  return dailyLabel(region, ms);
+}
+
+// [verify] chose: minute stamps are taken as bar ends unless `minuteLabels: 'start'` is configured.
 export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[], units: TickflowUnits): Bar[] {
-  if (period === '1d') return normaliseDaily(ref.region, rows);
+  if (period === '1d') return normaliseDaily(ref.region, rows.map((b) => ({ ...b, t: tickflowDayLabel(ref.region, b.t) })));
   const shift = units.minuteLabels === 'start' ? 60_000 : 0;
   return normaliseMinutes(ref.region, shift === 0 ? rows : rows.map((b) => ({ ...b, t: b.t + shift })));
 }
 
+// [verify] chose: TickFlow's ex_factor is per event, P_prev / ref (RiceQuant's convention, > 1 for
+// dividends and bonus shares), which is exactly our definition; it passes through unchanged.
 export function parseExFactors(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader): BySymbol<ExFactor[]> {
   const out: BySymbol<ExFactor[]> = new Map();
   for (const [key, value] of Object.entries(r.record(data, 'data'))) {
@@ -149,7 +161,7 @@ export function parseExFactors(data: unknown, refs: Map<string, SymbolRef>, r: P
       const e = r.record(item, `data.${key}[${i}]`);
       const factor = r.number(e.ex_factor, `data.${key}[${i}].ex_factor`);
       if (factor <= 0) r.fail(`data.${key}[${i}].ex_factor`);
-      return { timestamp: dailyLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor };
+      return { timestamp: tickflowDayLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor };
     });
     events.sort((a, b) => a.timestamp - b.timestamp);
     out.set(ref.symbol, events);

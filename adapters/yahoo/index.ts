@@ -95,9 +95,10 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
     const guess = query.count === undefined ? undefined : endMs - (Math.ceil((query.count / 240) * 1.5) + 4) * DAY_MS;
     const startMs = Math.max(query.start ?? guess ?? 0, now - lookbackMs);
     if (startMs > endMs) return emptyCandles();
-    // Yahoo stamps bar starts: labels in [start, end] are starts in [start − 60 s, end − 60 s].
+    // Yahoo stamps bar starts: labels in [start, end] are starts in [start − 60 s, end − 60 s],
+    // plus a closing print stamped at the close itself, which folds into the last bar (≤ end).
     const firstS = Math.floor(startMs / 1000) - 60;
-    let chunkEndS = Math.ceil(endMs / 1000);
+    let chunkEndS = Math.ceil(endMs / 1000) + 60;
     const rows: Bar[] = [];
     const splits: Split[] = [];
     let seen = false;

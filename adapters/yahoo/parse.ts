@@ -54,6 +54,7 @@ export function parseChart(result: JsonRecord, r: PayloadReader): Chart {
         high: r.optionalNumber(high[i], `high[${i}]`) ?? Math.max(o, c),
         low: r.optionalNumber(low[i], `low[${i}]`) ?? Math.min(o, c),
         close: c,
+        // [verify] chose: shares on every market, A-shares included.
         volume: Math.round(r.optionalNumber(volume[i], `volume[${i}]`) ?? 0),
         // Yahoo reports no traded value (capabilities.amount = false).
         amount: 0,
@@ -87,6 +88,8 @@ export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: Payload
   const n = (k: string) => r.optionalNumber(m[k], `meta.${k}`);
   const last = r.number(m.regularMarketPrice, 'meta.regularMarketPrice');
   const row = chart.rows[chart.rows.length - 1];
+  // [verify] chose: `previousClose` when present, else `chartPreviousClose` (with range=1d both
+  // are the previous session's close).
   const prevClose = n('previousClose') ?? n('chartPreviousClose') ?? last;
   const high = n('regularMarketDayHigh') ?? row?.high ?? last;
   const low = n('regularMarketDayLow') ?? row?.low ?? last;
@@ -104,7 +107,7 @@ export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: Payload
     volume: Math.round(n('regularMarketVolume') ?? row?.volume ?? 0),
     amount: 0,
     timestamp: time === null ? now : time * 1000,
-    ext: { ...ext, amplitude: round(ext.amplitude), change_amount: round(ext.change_amount), change_pct: round(ext.change_pct) },
+    ext,
   };
 }
 

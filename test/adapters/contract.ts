@@ -171,11 +171,12 @@ export function runAdapterContract(
       for (const ref of s.candles) {
         for (const period of ['1d', '1m'] as const) {
           if (!a.capabilities.periods[period]) continue;
-          const all = await a.getCandles({ symbol: ref, period });
+          const all = await a.getCandles({ symbol: ref, period, count: 50 });
           expect(all, `${ref.symbol} ${period}`).toBeDefined();
           checkCandles(all as Candles, ref, period);
           const n = (all as Candles).timestamp.length;
           expect(n).toBeGreaterThan(2);
+          expect(n).toBeLessThanOrEqual(50);
           const few = await a.getCandles({ symbol: ref, period, count: 2 });
           expect(few?.timestamp).toEqual((all as Candles).timestamp.slice(-2));
           const ts = (all as Candles).timestamp;

@@ -83,7 +83,11 @@ describe('every period', () => {
     expect(local('CN', c.timestamp[0]).date.slice(0, 4)).toBe('2001');
     expect(local('CN', c.timestamp.at(-1)!).date).toBe(TODAY);
     expect(c.timestamp.length).toBe(25);
-    // Nothing precedes the first bar of the history: its prev_close is its open.
+  });
+
+  it.each(['1d', '1w', '1Y'])('the first bar of the history (%s) has prev_close = its open (README: nothing precedes it)', async (period) => {
+    const c = await klines(`symbol=600519.SH&period=${period}&count=10000&adjust=none`);
+    expect(local('CN', c.timestamp[0]).date.slice(0, 7)).toBe(period === '1Y' ? '2001-12' : '2001-08');
     expect(c.prev_close[0]).toBe(c.open[0]);
   });
 });

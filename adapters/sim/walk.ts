@@ -1,0 +1,133 @@
+// One step of the daily walk: the bar of one trading day from the state the previous day left.
+// Kept apart from daily.ts (which sets the walk up and extends it) so each file has one job.
+
+import type { Midnight, DailyHistory, WalkParams } from './daily.ts';
+import { realiseAction } from './actions.ts';
+import type { SimInstrument } from './instruments.ts';
+import { limitPrices } from './limits.ts';
+import { createRng, hashString, mixSeed } from './random.ts';
+import { roundToTick } from './ticks.ts';
+
+/** Everything the walk carries from one day to the next. Plain data: a tail copies it to extend alone. */
+export interface WalkState {
+  params: WalkParams;
+  symbolHash: number;
+  /** log issue price and trend per day of the latent path scale + drift·(index + 1) + noise. */
+  scale: number;
+  drift: number;
+  /** Trading days with their latent noise; days[cursor] is the next day to generate. */
+  days: string[];
+  noise: number[];
+  cursor: number;
+  /** Trading days generated since the first day (suspended days included). */
+  index: number;
+  /** Noise of the last entry of `days`, to continue the OU process past it. */
+  lastNoise: number;
+  lastClose: number;
+  /** Sum of log ex-factors realised so far. */
+  logFactors: number;
+  /** Index into the history's plan of the next action. */
+  nextAction: number;
+  suspendedLeft: number;
+  /** Float shares on the current day (grows with bonus issues and splits). */
+  shares: number;
+}
+
+const SALT_BAR = hashString('bar');
+/** Chance per trading day that a suspendable A-share starts a 1–3 day suspension. */
+const SUSPEND_CHANCE = 1 / 1200;
+
+function clamp(value: number, low: number, high: number): number {
+  return value < low ? low : value > high ? high : value;
+}
+
+/** Generates bars for every remaining day up to `through`, appending to the history. */
+export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: WalkState, through: string, midnight: Midnight): void {
+  const { params, scale, drift } = walk;
+  const rng = createRng(0);
+  for (; walk.cursor < walk.days.length && walk.days[walk.cursor] <= through; walk.cursor++, walk.index++) {
+    const date = walk.days[walk.cursor];
+    const noise = walk.noise[walk.cursor];
+    rng.reseed(mixSeed(walk.symbolHash, dateKeyOf(date), SALT_BAR));
+    // Fixed draw order: every draw happens whether or not it is used.
+    const gapNoise = rng.normal();
+    const gapShare = rng.next();
+    const highExt = Math.abs(rng.normal());
+    const lowExt = Math.abs(rng.normal());
+    const lockedRoll = rng.next();
+    const volumeNoise = rng.normal();
+    const priceNoise = rng.normal();
+    const suspendRoll = rng.next();
+    const suspendLength = rng.int(1, 3);
+
+    let base = walk.lastClose;
+    const action = history.planned[walk.nextAction];
+    const exDate = action !== undefined && action.date === date;
+    if (exDate) {
+      walk.nextAction++;
+      walk.suspendedLeft = 0;
+      const realised = realiseAction(inst.region, walk.lastClose, action);
+      base = roundToTick(inst, realised.ref);
+      walk.logFactors += Math.log(realised.factor);
+      walk.shares *= 1 + action.shareRatio;
+      history.events.push({
+        date, timestamp: midnight(date), pPrev: walk.lastClose, cash: realised.cash,
+        shareRatio: action.shareRatio, ref: realised.ref, base, factor: realised.factor,
+      });
+    } else if (walk.index > 0 && params.suspendable) {
+      // A suspended day has no bar; the latent path moves on, so trading resumes with a gap.
+      if (walk.suspendedLeft > 0) {
+        walk.suspendedLeft--;
+        continue;
+      }
+      if (suspendRoll < SUSPEND_CHANCE) {
+        walk.suspendedLeft = suspendLength - 1;
+        continue;
+      }
+    }
+
+    const limits = limitPrices(inst, base);
+    const floor = limits?.down ?? 0;
+    const ceiling = limits?.up ?? Infinity;
+    const target = scale + drift * (walk.index + 1) + noise - walk.logFactors;
+    const close = clamp(roundToTick(inst, Math.exp(target)), floor, ceiling);
+    const move = Math.log(close / base);
+    let open = clamp(roundToTick(inst, base * Math.exp(move * gapShare * 0.4 + 0.3 * params.sigma * gapNoise)), floor, ceiling);
+    let high = clamp(roundToTick(inst, Math.max(open, close) * Math.exp(params.sigma * (0.1 + 0.6 * highExt)), 'up'), floor, ceiling);
+    let low = clamp(roundToTick(inst, Math.min(open, close) * Math.exp(-params.sigma * (0.1 + 0.6 * lowExt)), 'down'), floor, ceiling);
+    let activity = 1 + Math.min(3, Math.abs(move) / (2 * params.sigma));
+    if (close === ceiling && lockedRoll < 0.25) {
+      // 一字涨停: sealed at the limit from the open, little volume changes hands.
+      open = high = low = close;
+      activity = 0.15;
+    }
+
+    const lots = Math.max(1, Math.round((params.turnover * activity * Math.exp(0.35 * volumeNoise) * walk.shares) / inst.lotSize));
+    const volume = lots * inst.lotSize;
+    const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);
+
+    history.dates.push(date);
+    history.timestamp.push(midnight(date));
+    history.open.push(open);
+    history.high.push(high);
+    history.low.push(low);
+    history.close.push(close);
+    history.volume.push(volume);
+    history.amount.push(Math.round(volume * typical * 100) / 100);
+    history.prevClose.push(base);
+    walk.lastClose = close;
+  }
+  // Compact consumed days now and then so a long-lived walk does not keep them all.
+  if (walk.cursor > 4096) {
+    walk.days.splice(0, walk.cursor);
+    walk.noise.splice(0, walk.cursor);
+    walk.cursor = 0;
+  }
+}
+
+/** 'YYYY-MM-DD' → YYYYMMDD. */
+export function dateKeyOf(date: string): number {
+  let key = 0;
+  for (let i = 0; i < 10; i++) if (i !== 4 && i !== 7) key = key * 10 + (date.charCodeAt(i) - 48);
+  return key;
+}

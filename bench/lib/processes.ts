@@ -1,0 +1,192 @@
+// Child processes for the benchmarks: the real service (`node src/server.ts`, configured only
+// through its documented environment variables) and the bare node:http baseline. Each runs in
+// its own process so neither shares an event loop with the load generator in the parent.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CapturedResponse } from './capture.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BARE_SERVER = fileURLToPath(new URL('../bare-server.ts', import.meta.url));
+const PROBE = fileURLToPath(new URL('./probe.ts', import.meta.url));
+
+/** The key the bench plan accepts (its SHA-256 is in the generated keys file). */
+export const BENCH_KEY = 'bench-key-0123456789';
+
+export interface Child {
+  name: string;
+  pid: number;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface ServiceChild extends Child {
+  /** process.memoryUsage() of the service (only with `probe: true`), optionally after a full GC. */
+  memory(afterGc: boolean): Promise<NodeJS.MemoryUsage>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url: string, child: ChildProcess, stderr: () => string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`child exited with ${child.exitCode} before listening:\n${stderr()}`);
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${stderr()}`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+/** A keys file with one plan whose limit a benchmark never reaches (10 M per minute). */
+function writeKeysFile(dir: string): string {
+  const file = join(dir, 'keys.yaml');
+  const sha = createSha(BENCH_KEY);
+  writeFileSync(file, [
+    'plans:',
+    '  bench:',
+    '    markets: [CN, HK, US]',
+    '    features: [quotes, pools, depth, klines_daily, klines_minute, intraday, ex_factors, instruments, batch]',
+    '    rate_limit: { max: 10000000, window_ms: 60000 }',
+    '    max_symbols: 100',
+    'keys:',
+    '  - id: bench',
+    '    plan: bench',
+    `    sha256: ${sha}`,
+    '',
+  ].join('\n'));
+  return file;
+}
+
+function createSha(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export interface ServiceOptions {
+  /** Extra environment, e.g. MDQS__cache__dataMaxBytes. */
+  env?: Record<string, string>;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+  /** Preload bench/lib/probe.ts (and --expose-gc) so memory() works. */
+  probe?: boolean;
+}
+
+/** Start `node src/server.ts` exactly as `npm start` does, on a free loopback port, log level warn. */
+export async function startService(options: ServiceOptions = {}): Promise<ServiceChild> {
+  const dir = mkdtempSync(join(tmpdir(), 'mdqs-bench-'));
+  const port = await freePort();
+  let stderr = '';
+  const probeArgs = options.probe === true ? ['--expose-gc', '--import', PROBE] : [];
+  const child = spawn(process.execPath, [...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, 'src/server.ts')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      KEYS_FILE: writeKeysFile(dir),
+      ...options.env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe', ...(options.probe === true ? ['ipc' as const] : [])],
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = stopper(child);
+  try {
+    await waitForHttp(`${url}/healthz`, child, () => stderr);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    name: 'service', pid: child.pid!, port, url,
+    memory(afterGc) {
+      if (options.probe !== true) return Promise.reject(new Error('startService: memory() needs probe: true'));
+      return new Promise((resolve) => {
+        const onMessage = (message: { probe?: string; usage?: NodeJS.MemoryUsage }) => {
+          if (message.probe !== 'memory' || message.usage === undefined) return;
+          child.off('message', onMessage);
+          resolve(message.usage);
+        };
+        child.on('message', onMessage);
+        child.send(afterGc ? 'memory-after-gc' : 'memory');
+      });
+    },
+    async stop() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Start the bare node:http server that answers every request with `response`. */
+export async function startBare(response: CapturedResponse): Promise<Child> {
+  const dir = mkdtempSync(join(tmpdir(), 'mdqs-bare-'));
+  const file = join(dir, 'response.json');
+  writeFileSync(file, JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') }));
+  const port = await freePort();
+  let stderr = '';
+  const child = spawn(process.execPath, [BARE_SERVER, file, String(port)], {
+    cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = stopper(child);
+  try {
+    await waitForHttp(url, child, () => stderr);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    name: 'bare', pid: child.pid!, port, url,
+    async stop() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux). */
+export function rssOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match === null ? 0 : Number(match[1]) * 1024;
+  };
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}

@@ -1,0 +1,108 @@
+// `npm run bench`: every benchmark of DESIGN.md section 7 in one run, against the real service.
+// Knobs (environment): BENCH_PAIRS (3), BENCH_WARMUP (2 s), BENCH_SECONDS (8 s), BENCH_SOAK_SECONDS
+// (25 s), BENCH_SOAK_CONNECTIONS (32), BENCH_ONLY (throughput,coalescing,soak), BENCH_CPU_PROF (a
+// directory: the service writes a .cpuprofile there), BENCH_JSON (write the raw results there).
+import { cpus, totalmem } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { runCoalescing, type CoalescingRow } from './coalescing.ts';
+import { startService } from './lib/processes.ts';
+import { int, table } from './lib/table.ts';
+import { mib, runSoak, type SoakResult } from './soak.ts';
+import { runThroughput, type ThroughputResult, type ThroughputScenario } from './throughput.ts';
+
+const env = (name: string, fallback: number) => {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+const only = new Set((process.env.BENCH_ONLY ?? 'throughput,coalescing,soak').split(','));
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+const SCENARIOS: ThroughputScenario[] = [
+  { name: 'cache-hit quote (key + rate limit)', path: '/v1/quotes?symbols=600519.SH', resource: 'quotes', target: 0.75 },
+  { name: 'cache-hit 1000 candles', path: '/v1/klines?symbol=600519.SH&count=1000', resource: 'candles', target: 0.9 },
+];
+
+async function throughput(): Promise<ThroughputResult[]> {
+  const cpuProf = process.env.BENCH_CPU_PROF;
+  const service = await startService({ nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [] });
+  log(`service pid ${service.pid} on ${service.url} (node src/server.ts, LOG_LEVEL=warn)`);
+  const results: ThroughputResult[] = [];
+  try {
+    for (const scenario of SCENARIOS) {
+      log(`\n${scenario.name}: GET ${scenario.path}`);
+      results.push(await runThroughput(service, scenario, {
+        pairs: env('BENCH_PAIRS', 3), warmupSeconds: env('BENCH_WARMUP', 2), seconds: env('BENCH_SECONDS', 8), log,
+      }));
+    }
+  } finally {
+    await service.stop();
+  }
+  return results;
+}
+
+function throughputTable(results: ThroughputResult[]): string {
+  const ms = (r: { p50: number; p99: number }) => `${r.p50} / ${r.p99}`;
+  return table(
+    ['scenario', 'body', 'service req/s', 'bare req/s', 'ratio (median)', 'per-pair ratios', 'target', 'result', 'service p50/p99 ms', 'bare p50/p99 ms', 'hit share'],
+    results.map((r) => [
+      r.scenario.name, `${int(r.bodyBytes)} B`, int(r.service.reqPerSec), int(r.bare.reqPerSec), r.ratio.toFixed(3),
+      r.rounds.map((p) => p.ratio.toFixed(3)).join(', '), `≥ ${r.scenario.target.toFixed(2)}`,
+      r.ratio >= r.scenario.target ? 'PASS' : 'FAIL', ms(r.service), ms(r.bare),
+      `${((100 * r.hits) / Math.max(1, r.hits + r.misses)).toFixed(3)} %`,
+    ]),
+  );
+}
+
+function coalescingTable(rows: CoalescingRow[]): string {
+  return table(['scenario', 'upstream calls', 'expected', 'result', 'detail'],
+    rows.map((r) => [r.name, String(r.calls), String(r.expected), r.pass ? 'PASS' : 'FAIL', r.detail]));
+}
+
+function soakTable(results: SoakResult[]): string {
+  return table(
+    ['cache bounds', 'req/s', 'statuses', 'baseline RSS', 'max RSS', 'max − baseline', '1st / 2nd half max', 'peak heapUsed', 'retained after GC (heap + external)', 'cache fill (data / response)'],
+    results.map((s) => [
+      `2 × ${mib(s.cacheBytes)}`, s.load.reqPerSec.toFixed(1), s.statuses, mib(s.baselineRss), mib(s.maxRss), mib(s.maxRss - s.baselineRss),
+      `${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)}`, mib(s.maxHeapUsed),
+      `${mib(s.afterGc.heapUsed)} + ${mib(s.afterGc.external)} (baseline ${mib(s.baselineAfterGc.heapUsed)} + ${mib(s.baselineAfterGc.external)})`,
+      `${mib(s.cacheFill.data)} / ${mib(s.cacheFill.response)}`,
+    ]),
+  );
+}
+
+async function main(): Promise<void> {
+  log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${mib(totalmem())} RAM; the server and autocannon share these cores`);
+  const out: Record<string, unknown> = { node: process.version, cpus: cpus().length, startedAt: new Date().toISOString() };
+  const sections: string[] = [];
+
+  if (only.has('throughput')) {
+    const results = await throughput();
+    out.throughput = results;
+    sections.push(`Cache-hit throughput (autocannon -c 100 -p 10, ${env('BENCH_WARMUP', 2)} s warm-up + ${env('BENCH_SECONDS', 8)} s measured per round, bare/service alternating):\n${throughputTable(results)}`);
+  }
+  if (only.has('coalescing')) {
+    log('\ncoalescing and batching (in-process buildApp, sim latency 200 ms, counted at the adapter):');
+    const rows = await runCoalescing({ latencyMs: 200, log });
+    out.coalescing = rows;
+    sections.push(`Upstream calls for cold requests:\n${coalescingTable(rows)}`);
+  }
+  if (only.has('soak')) {
+    const seconds = env('BENCH_SOAK_SECONDS', 25);
+    const results: SoakResult[] = [];
+    for (const cacheBytes of [4 * 1048576, 16 * 1048576]) {
+      log(`\nrandom-key soak, cache bounds 2 × ${mib(cacheBytes)}:`);
+      results.push(await runSoak({ seconds, cacheBytes, connections: env('BENCH_SOAK_CONNECTIONS', 32), log }));
+    }
+    out.soak = results;
+    sections.push(`Random-key soak (${seconds} s each, ${env('BENCH_SOAK_CONNECTIONS', 32)} connections, RSS from /proc/<pid>/status):\n${soakTable(results)}`);
+  }
+
+  log(`\n${'='.repeat(40)} results\n`);
+  log(sections.join('\n\n'));
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(out, null, 2));
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

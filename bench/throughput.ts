@@ -1,0 +1,76 @@
+// Scenarios 1 and 2: cache-hit throughput of the real service next to a bare node:http server that
+// sends the identical bytes. Rounds alternate bare, service, bare, service … on the same machine
+// in the same run; the reported ratio is the median of the per-pair ratios.
+import { captureHit, header } from './lib/capture.ts';
+import { measure, type LoadResult } from './lib/load.ts';
+import { responseHitShare, scrape } from './lib/metrics.ts';
+import { BENCH_KEY, startBare, type Child } from './lib/processes.ts';
+
+export interface ThroughputScenario {
+  name: string;
+  path: string;
+  /** Metrics resource label of the route, for the hit share. */
+  resource: string;
+  target: number;
+}
+
+export interface ThroughputOptions {
+  pairs: number;
+  warmupSeconds: number;
+  seconds: number;
+  log: (line: string) => void;
+}
+
+export interface ThroughputResult {
+  scenario: ThroughputScenario;
+  bodyBytes: number;
+  rounds: Array<{ bare: LoadResult; service: LoadResult; ratio: number }>;
+  ratio: number;
+  service: LoadResult;
+  bare: LoadResult;
+  hits: number;
+  misses: number;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function check(name: string, result: LoadResult): void {
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${name}: ${result.non2xx} non-2xx responses and ${result.errors} errors in the measured round`);
+  }
+}
+
+export async function runThroughput(service: Child, scenario: ThroughputScenario, options: ThroughputOptions): Promise<ThroughputResult> {
+  const headers = { 'x-api-key': BENCH_KEY };
+  const captured = await captureHit(`${service.url}${scenario.path}`, headers);
+  options.log(`  captured ${captured.body.length} B body, etag ${header(captured, 'etag')}; starting the bare server`);
+  const bare = await startBare(captured);
+  const rounds: ThroughputResult['rounds'] = [];
+  const before = await scrape(service.url);
+  try {
+    for (let i = 0; i < options.pairs; i++) {
+      const load = { path: scenario.path, headers, warmupSeconds: options.warmupSeconds, seconds: options.seconds };
+      const bareResult = await measure({ ...load, url: bare.url });
+      check('bare', bareResult);
+      const serviceResult = await measure({ ...load, url: service.url });
+      check('service', serviceResult);
+      const ratio = serviceResult.reqPerSec / bareResult.reqPerSec;
+      rounds.push({ bare: bareResult, service: serviceResult, ratio });
+      options.log(`  pair ${i + 1}: bare ${Math.round(bareResult.reqPerSec)} req/s, service ${Math.round(serviceResult.reqPerSec)} req/s, ratio ${ratio.toFixed(3)}`);
+    }
+  } finally {
+    await bare.stop();
+  }
+  const { hits, misses } = responseHitShare(before, await scrape(service.url), scenario.resource);
+  const ratio = median(rounds.map((r) => r.ratio));
+  // The pair whose ratio is the median (the upper one for an even count) supplies the raw figures.
+  const representative = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  return {
+    scenario, bodyBytes: captured.body.length, rounds, ratio,
+    service: representative.service, bare: representative.bare, hits, misses,
+  };
+}
