@@ -15,7 +15,10 @@ export interface ThroughputScenario {
 }
 
 export interface ThroughputOptions {
+  /** Quiet pairs wanted; noisy pairs are repeated, up to 2 × pairs attempts in all. */
   pairs: number;
+  /** A round is noisy when other processes used more than this share of the machine. */
+  maxForeignCpu: number;
   warmupSeconds: number;
   seconds: number;
   log: (line: string) => void;
@@ -24,8 +27,10 @@ export interface ThroughputOptions {
 export interface ThroughputResult {
   scenario: ThroughputScenario;
   bodyBytes: number;
-  rounds: Array<{ bare: LoadResult; service: LoadResult; ratio: number }>;
+  rounds: Array<{ bare: LoadResult; service: LoadResult; ratio: number; quiet: boolean }>;
+  /** Median over the quiet pairs, or over every pair when fewer than 2 were quiet (`noisy`). */
   ratio: number;
+  noisy: boolean;
   service: LoadResult;
   bare: LoadResult;
   hits: number;
@@ -51,26 +56,31 @@ export async function runThroughput(service: Child, scenario: ThroughputScenario
   const bare = await startBare(captured);
   const rounds: ThroughputResult['rounds'] = [];
   const before = await scrape(service.url);
+  const pct = (share: number) => `${(100 * share).toFixed(0)} %`;
   try {
-    for (let i = 0; i < options.pairs; i++) {
-      const load = { path: scenario.path, headers, warmupSeconds: options.warmupSeconds, seconds: options.seconds };
+    const load = { path: scenario.path, headers, warmupSeconds: options.warmupSeconds, seconds: options.seconds, pids: [service.pid, bare.pid] };
+    for (let attempt = 1; attempt <= 2 * options.pairs && rounds.filter((r) => r.quiet).length < options.pairs; attempt++) {
       const bareResult = await measure({ ...load, url: bare.url });
       check('bare', bareResult);
       const serviceResult = await measure({ ...load, url: service.url });
       check('service', serviceResult);
       const ratio = serviceResult.reqPerSec / bareResult.reqPerSec;
-      rounds.push({ bare: bareResult, service: serviceResult, ratio });
-      options.log(`  pair ${i + 1}: bare ${Math.round(bareResult.reqPerSec)} req/s, service ${Math.round(serviceResult.reqPerSec)} req/s, ratio ${ratio.toFixed(3)}`);
+      const quiet = Math.max(bareResult.foreignCpu, serviceResult.foreignCpu) <= options.maxForeignCpu;
+      rounds.push({ bare: bareResult, service: serviceResult, ratio, quiet });
+      options.log(`  pair ${attempt}: bare ${Math.round(bareResult.reqPerSec)} req/s, service ${Math.round(serviceResult.reqPerSec)} req/s, ratio ${ratio.toFixed(3)}; other processes used ${pct(bareResult.foreignCpu)} / ${pct(serviceResult.foreignCpu)} of the CPU${quiet ? '' : ' (noisy, repeated)'}`);
     }
   } finally {
     await bare.stop();
   }
   const { hits, misses } = responseHitShare(before, await scrape(service.url), scenario.resource);
-  const ratio = median(rounds.map((r) => r.ratio));
+  const quietRounds = rounds.filter((r) => r.quiet);
+  const noisy = quietRounds.length < 2;
+  const counted = noisy ? rounds : quietRounds;
+  const ratio = median(counted.map((r) => r.ratio));
   // The pair whose ratio is the median (the upper one for an even count) supplies the raw figures.
-  const representative = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  const representative = [...counted].sort((a, b) => a.ratio - b.ratio)[Math.floor(counted.length / 2)];
   return {
-    scenario, bodyBytes: captured.body.length, rounds, ratio,
+    scenario, bodyBytes: captured.body.length, rounds, ratio, noisy,
     service: representative.service, bare: representative.bare, hits, misses,
   };
 }

@@ -1,6 +1,7 @@
 // autocannon, the way fastify/benchmarks runs it: `-c 100 -p 10`, a warm-up round, then a measured
 // round. Only the measured round is reported.
 import autocannon from 'autocannon';
+import { foreignShare, snapshot } from './cpu.ts';
 
 export interface LoadOptions {
   url: string;
@@ -12,6 +13,8 @@ export interface LoadOptions {
   seconds: number;
   /** Mutates each request (random keys for the soak). */
   setupRequest?: (request: { path: string }) => { path: string };
+  /** Processes of the benchmark (servers), for the foreign CPU share. */
+  pids?: number[];
 }
 
 export interface LoadResult {
@@ -23,6 +26,8 @@ export interface LoadResult {
   errors: number;
   /** Mean response body+headers bytes, from autocannon's throughput. */
   bytesPerResponse: number;
+  /** Share of the machine used by other processes during the measured round, 0..1. */
+  foreignCpu: number;
 }
 
 function once(options: LoadOptions, seconds: number): Promise<autocannon.Result> {
@@ -39,7 +44,9 @@ function once(options: LoadOptions, seconds: number): Promise<autocannon.Result>
 
 export async function measure(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSeconds > 0) await once(options, options.warmupSeconds);
+  const before = snapshot(options.pids ?? []);
   const result = await once(options, options.seconds);
+  const foreignCpu = foreignShare(before, snapshot(options.pids ?? []));
   const total = result.requests.total;
   return {
     reqPerSec: result.requests.average,
@@ -49,5 +56,6 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     non2xx: result.non2xx,
     errors: result.errors,
     bytesPerResponse: total > 0 ? Math.round(result.throughput.total / total) : 0,
+    foreignCpu,
   };
 }

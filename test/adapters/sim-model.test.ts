@@ -2,7 +2,9 @@
 // limits, suspensions, corporate actions and exact 1m → 1d aggregation.
 import { describe, expect, it } from 'vitest';
 import { isTradingDay, localMidnight, localTimeMs, tradingDaysBetween } from '../../src/markets/calendar.ts';
-import { ANCHOR_DATE, buildDailyHistory, type DailyHistory } from '../../adapters/sim/daily.ts';
+import {
+  ANCHOR_DATE, buildDailyHistory, extendDailyHistory, tailOf, trimTail, type DailyHistory,
+} from '../../adapters/sim/daily.ts';
 import { SIM_INSTRUMENTS, findSimInstrument, type SimInstrument } from '../../adapters/sim/instruments.ts';
 import { limitPrices } from '../../adapters/sim/limits.ts';
 import { onGrid } from '../../adapters/sim/ticks.ts';
@@ -64,6 +66,24 @@ describe('sim daily model', () => {
       close: long.close.slice(0, n), volume: long.volume.slice(0, n), amount: long.amount.slice(0, n), prev_close: long.prevClose.slice(0, n),
     });
     expect(short.events).toEqual(long.events.filter((e) => e.date <= '2024-01-10'));
+  });
+
+  it('extends a history in place exactly as a fresh build would, tails included', () => {
+    for (const symbol of ['600519.SH', 'NFLX.US', '00700.HK']) {
+      const inst = instrument(symbol);
+      const grown = buildDailyHistory(inst, '2025-06-18');
+      const tail = tailOf(grown, 12);
+      extendDailyHistory(inst, grown, '2026-02-10');
+      extendDailyHistory(inst, grown, '2027-03-05');
+      const fresh = buildDailyHistory(inst, '2027-03-05');
+      expect(candlesOf(grown)).toEqual(candlesOf(fresh));
+      expect(grown.events).toEqual(fresh.events);
+      expect(grown.planned).toEqual(fresh.planned);
+      extendDailyHistory(inst, tail, '2027-03-05');
+      trimTail(tail, 12);
+      expect(candlesOf(tail)).toEqual(candlesOf(tailOf(fresh, 12)));
+      expect(tail.events).toEqual(fresh.events);
+    }
   });
 
   it('keeps every A-share bar within the day\'s limits and closes some days exactly at the limit', () => {

@@ -2,7 +2,9 @@
 // quotes, intraday and daily candles, and the shapes of every resource.
 import { describe, expect, it } from 'vitest';
 import { localMidnight, localTimeMs, tradingDaysBetween } from '../../src/markets/calendar.ts';
-import { SIM_CAPABILITIES } from '../../adapters/sim/index.ts';
+import { SIM_CAPABILITIES, createSimAdapter } from '../../adapters/sim/index.ts';
+import { buildDailyHistory } from '../../adapters/sim/daily.ts';
+import { findSimInstrument } from '../../adapters/sim/instruments.ts';
 import { limitPrices } from '../../adapters/sim/limits.ts';
 import {
   AFTER_CLOSE, BEFORE_OPEN, NATIONAL_DAY, SATURDAY, WED_MORNING, aggregate, barAt, expectWellFormed, ref, simAt,
@@ -50,6 +52,21 @@ describe('sim adapter: determinism', () => {
       ['00700.HK', 460.2, 454.8, 11130600, 5133049740.28],
       ['AAPL.US', 220.26, 223.55, 93978133, 20746775129.86],
     ]);
+  });
+
+  it('answers like a fresh adapter while its clock moves forward (and back) across days', async () => {
+    let now = WED_MORNING;
+    const living = createSimAdapter({}, { now: () => now });
+    const refs = ['600519.SH', '000001.SZ', '00700.HK', 'AAPL.US'].map(ref);
+    const clocks = ['2025-06-18T02:15:30Z', '2025-06-19T06:59:00Z', '2025-06-23T01:31:10Z', '2025-06-30T07:30:00Z', '2025-06-20T03:00:00Z'];
+    for (const clock of clocks) {
+      now = Date.parse(clock);
+      const fresh = simAt(now);
+      expect(await living.getQuotes(refs)).toEqual(await fresh.getQuotes(refs));
+      expect(await living.getExFactors(refs)).toEqual(await fresh.getExFactors(refs));
+      expect(await living.getIntraday(refs[0])).toEqual(await fresh.getIntraday(refs[0]));
+      expect(await living.getCandles({ symbol: refs[1], period: '1d', count: 50 })).toEqual(await fresh.getCandles({ symbol: refs[1], period: '1d', count: 50 }));
+    }
   });
 
   it('serves a past bar identically whatever the clock says now', async () => {
@@ -139,6 +156,26 @@ describe('sim adapter: the current session (Wednesday 10:15:30 Shanghai)', () =>
     expect(us.ext.limit_up).toBeNull();
     expect(us.ext.limit_down).toBeNull();
     expect(us.ext.tick_size).toBe(0.01);
+  });
+});
+
+describe('sim adapter: ex-dates', () => {
+  it('quotes the ex-rights reference price as prev_close on an ex-date', async () => {
+    const inst = findSimInstrument('600519.SH')!;
+    const event = buildDailyHistory(inst, '2025-12-31').events.find((e) => e.date >= '2024-01-01' && e.cash > 0)!;
+    expect(event).toBeDefined();
+    const adapter = simAt(localTimeMs('CN', event.date, '10:00'));
+    const quote = (await adapter.getQuotes([ref('600519.SH')])).get('600519.SH')!;
+    const daily = (await adapter.getCandles({ symbol: ref('600519.SH'), period: '1d', count: 2 }))!;
+    expect(daily.timestamp[1]).toBe(localMidnight('CN', event.date));
+    expect(daily.close[0]).toBe(event.pPrev);
+    expect(quote.prev_close).toBe(event.base);
+    expect(quote.prev_close).not.toBe(event.pPrev);
+    expect(daily.prev_close![1]).toBe(event.base);
+    const factors = (await adapter.getExFactors([ref('600519.SH')])).get('600519.SH')!;
+    expect(factors.at(-1)).toEqual({ timestamp: localMidnight('CN', event.date), ex_factor: event.factor });
+    const instrument = (await adapter.getInstruments([ref('600519.SH')])).get('600519.SH')!;
+    expect(instrument.ext.limit_up).toBe(limitPrices(inst, event.base)!.up);
   });
 });
 

@@ -47,7 +47,7 @@ const { app } = await buildTestApp({
 });
 const results: Array<{ url: string; status: number; error?: string }> = [];
 for (const req of requests) {
-  const res = await app.inject({ method: req.method, url: req.url, headers: req.headers, payload: req.payload as string | undefined });
+  const res = await app.inject({ method: req.method, url: req.url, headers: req.headers, payload: req.payload as object | undefined });
   const error = res.statusCode >= 400 ? (res.json() as { error?: string }).error : undefined;
   results.push({ url: req.url, status: res.statusCode, error });
 }

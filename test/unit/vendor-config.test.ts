@@ -1,0 +1,22 @@
+// The documented vendor example config validates and builds every adapter it names.
+import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { readYamlFile, validateConfig } from '../../config/load.ts';
+import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+
+describe('config/vendors.example.yaml', () => {
+  it('validates and builds tickflow, eastmoney, yahoo and sim with their capabilities', () => {
+    const file = fileURLToPath(new URL('../../config/vendors.example.yaml', import.meta.url));
+    const config = validateConfig(readYamlFile(file));
+    const adapters = createAdapters(config.routing, config.adapters, productionDeps(() => 0));
+    expect([...adapters.keys()]).toEqual(['tickflow', 'eastmoney', 'sim', 'yahoo']);
+    expect(adapters.get('yahoo')?.capabilities.resources.depth).toBe(false);
+    expect(adapters.get('yahoo')?.capabilities.amount).toBe(false);
+    expect(adapters.get('sim')?.capabilities.resources.depth).toBe(true);
+  });
+
+  it('an unknown adapter id in the routing is refused with the list of known ones', () => {
+    expect(() => createAdapters({ markets: { CN: ['nope'] }, overrides: {} }, {}, () => ({ now: () => 0 })))
+      .toThrow(/unknown adapter ids in routing: nope/);
+  });
+});
