@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { Errors } from 'typebox/value';
+import { Settings } from 'typebox/system';
+import type { TSchema } from 'typebox';
 import { ConfigSchema, type Config } from './schema.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('./default.yaml', import.meta.url));
@@ -62,10 +64,24 @@ export function applyEnv(raw: Record<string, unknown>, env: Env): Record<string,
   return out;
 }
 
+/** Every schema problem, one line per setting (a union's alternatives collapse into one line). */
+export function schemaProblems(schema: TSchema, value: unknown): string[] {
+  const previous = Settings.Get().maxErrors;
+  Settings.Set({ maxErrors: 10_000 });
+  try {
+    const byPath = new Map<string, string>();
+    for (const error of Errors(schema, value)) {
+      const path = error.instancePath || '/';
+      if (!byPath.has(path)) byPath.set(path, error.keyword === 'const' ? 'is not one of the allowed values' : error.message);
+    }
+    return [...byPath].map(([path, message]) => `${path}: ${message}`);
+  } finally {
+    Settings.Set({ maxErrors: previous });
+  }
+}
+
 export function validateConfig(raw: unknown): Config {
-  const problems = [...Errors(ConfigSchema, raw)].map(
-    (error) => `${error.instancePath || '/'}: ${error.message}`,
-  );
+  const problems = schemaProblems(ConfigSchema, raw);
   if (problems.length > 0) throw new ConfigError(problems);
   return raw as Config;
 }

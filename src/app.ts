@@ -78,6 +78,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     requestTimeout: config.server.requestTimeoutMs,
     routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: false, maxParamLength: 200 },
+    // swagger-ui answers its static index with a redirect to /docs/; never redirect (DESIGN.md 4).
+    rewriteUrl: (req) => (req.url === '/docs/static/index.html' || req.url === '/docs/' ? '/docs' : (req.url ?? '/')),
+    // Errors Fastify raises before routing (an undecodable URL) get our error body too.
+    frameworkErrors: (error, request, reply) => {
+      sendError(request, reply, toAppError(error));
+    },
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 
@@ -119,7 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', String(request.id));
     if (closing) throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', { retryAfterSeconds: 1 });
-    if (request.routeOptions.config?.public === true || request.is404) return;
+    if (request.routeOptions.config?.public === true || request.is404 || request.url.startsWith('/docs')) return;
     request.keyEntry = authenticate(request, options.keys);
   });
 

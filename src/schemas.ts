@@ -172,4 +172,4 @@ export const QuotesBody = Type.Object({
 });
 export const InstrumentsBody = Type.Object({ symbols: StringList });
 export const UniversesBatchBody = Type.Object({ ids: StringList });
-export const UniverseParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+export const UniverseParams = Type.Object({ id: Type.String() });

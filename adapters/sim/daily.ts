@@ -1,13 +1,14 @@
 // The daily model: one raw (unadjusted) daily bar per trading day from listing, generated forward
 // in time so every ex-date knows its P_prev.
 //
-// Prices follow a latent log path a(t) = trend + Ornstein–Uhlenbeck noise + rare jumps, drawn from
-// a per-(symbol, date) seed. The raw close targets exp(c + a(t) − F(t)), where F(t) sums the log
-// ex-factors realised so far (so raw prices drop on ex-dates and adjusted prices do not), and c is
-// one constant per instrument that puts the planned path at `price` on ANCHOR_DATE. c depends only
-// on the instrument and fixed dates, so a date's bar is the same whatever the window or the clock.
-// Closes are snapped to the tick grid and clamped to A-share limits; a close that would pass a
-// limit sits exactly on it, and the target pulls the next days along (consecutive limit days).
+// Prices follow a latent log path scale + drift·(i + 1) + noise(i), with Ornstein–Uhlenbeck noise
+// and rare jumps drawn from a per-(symbol, date) seed. The raw close targets exp(latent − F), where
+// F sums the log ex-factors realised so far (so raw prices drop on ex-dates and adjusted prices do
+// not). scale (the issue price) and drift are solved once per instrument so the planned path meets
+// `price` on ANCHOR_DATE; they depend only on the instrument and fixed dates, so a date's bar is
+// the same whatever the window or the clock. Closes are snapped to the tick grid and clamped to
+// A-share limits; a close that would pass a limit sits exactly on it, and the target pulls the
+// next days along (consecutive limit days). The per-day step lives in walk.ts.
 
 import { addDays, localMidnight, tradingDaysBetween } from '../../src/markets/calendar.ts';
 import { onOrAfterTradingDay, planActions, type PlannedAction } from './actions.ts';
@@ -86,8 +87,9 @@ export function walkParams(inst: SimInstrument): WalkParams {
   const rng = rngFor(inst.symbol, 'params');
   const growth = rng.range(0.02, 0.12);
   const startLog = rng.range(-1.3, 0.4);
-  const turnoverLow = inst.region === 'CN' ? 0.003 : 0.002;
-  const turnoverHigh = inst.region === 'CN' ? 0.03 : 0.012;
+  // Share of float traded on an ordinary day: A-shares churn more than HK and US names.
+  const turnoverLow = 0.003;
+  const turnoverHigh = inst.region === 'CN' ? 0.03 : 0.015;
   const turnover = turnoverLow * (turnoverHigh / turnoverLow) ** rng.next();
   const suspendRoll = rng.next();
   const pct = limitPercent(inst);

@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
-import { Errors } from 'typebox/value';
+import { schemaProblems } from '../../config/load.ts';
 import type { Region } from '../domain.ts';
 
 export const FEATURES = [
@@ -55,7 +55,7 @@ export function sha256Hex(key: string): string {
 
 /** Parse and validate a keys file's content; every problem reported at once. */
 export function parseKeysFile(data: unknown, source = 'keys file'): KeyStoreSnapshot {
-  const problems = [...Errors(KeysFileSchema, data)].map((e) => `${source}${e.instancePath}: ${e.message}`);
+  const problems = schemaProblems(KeysFileSchema, data).map((p) => `${source}${p}`);
   if (problems.length > 0) throw new Error(`invalid ${source}:\n  - ${problems.join('\n  - ')}`);
   const file = data as KeysFile;
   const plans = new Map<string, Plan>();

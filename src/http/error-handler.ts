@@ -50,6 +50,8 @@ function fastifyToAppError(error: FastifyError): AppError | undefined {
       return new AppError('PAYLOAD_TOO_LARGE', 'the request body is too large');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('INVALID_PARAMETER', 'the request body is empty; send a JSON object');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('INVALID_PARAMETER', 'the URL is not valid percent-encoding');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('INVALID_PARAMETER', 'the request body is not valid JSON');

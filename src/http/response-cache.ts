@@ -51,6 +51,16 @@ function acceptsGzip(request: FastifyRequest): boolean {
   return typeof header === 'string' && header.includes('gzip') && !/gzip;\s*q=0(?:\.0*)?(?:,|$)/.test(header);
 }
 
+/** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/"x" matches "x". */
+function etagMatches(header: string, etag: string): boolean {
+  if (header === etag) return true;
+  for (const part of header.split(',')) {
+    const tag = part.trim();
+    if (tag === '*' || tag === etag || (tag.startsWith('W/') && tag.slice(2) === etag)) return true;
+  }
+  return false;
+}
+
 function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, ageSeconds: number): FastifyReply {
   reply
     .header('x-upstream', entry.upstream)
@@ -60,7 +70,7 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
     .header('vary', 'accept-encoding');
   if (entry.missing !== undefined) reply.header('x-missing-symbols', entry.missing);
   const match = request.headers['if-none-match'];
-  if (match !== undefined && (match === entry.etag || match === '*' || match.split(',').some((tag) => tag.trim() === entry.etag))) {
+  if (match !== undefined && etagMatches(match, entry.etag)) {
     return reply.code(304).send();
   }
   reply.header('content-type', 'application/json; charset=utf-8');

@@ -13,3 +13,10 @@ export const ERROR_RESPONSES = {
   503: described('Upstream unavailable or shutting down (UPSTREAM_UNAVAILABLE, SHUTTING_DOWN), with Retry-After'),
   504: described('Upstream timed out (UPSTREAM_TIMEOUT)'),
 };
+
+/** POST routes also answer 413 (body too large) and 415 (not JSON). */
+export const POST_ERROR_RESPONSES = {
+  ...ERROR_RESPONSES,
+  413: described('The request body is too large (PAYLOAD_TOO_LARGE)'),
+  415: described('The request body is not application/json (UNSUPPORTED_MEDIA_TYPE)'),
+};

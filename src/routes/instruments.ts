@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { InstrumentsBody, SymbolsQuery, dataOf, refs } from '../schemas.ts';
 import { requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
-import { ERROR_RESPONSES } from './errors-doc.ts';
+import { ERROR_RESPONSES, POST_ERROR_RESPONSES } from './errors-doc.ts';
 
 export default async function instrumentRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   const handle = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[] | undefined) => {
@@ -20,10 +20,11 @@ export default async function instrumentRoutes(app: FastifyInstance, ctx: RouteC
     });
   };
   const response = { 200: dataOf(Type.Array(refs.Instrument)), ...ERROR_RESPONSES };
+  const postResponse = { 200: dataOf(Type.Array(refs.Instrument)), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: { symbols: string } }>('/v1/instruments', {
     schema: { summary: 'Instrument metadata', tags: ['reference'], querystring: SymbolsQuery, response },
   }, (request, reply) => handle(request, reply, request.query.symbols));
   app.post<{ Body: { symbols: string[] } }>('/v1/instruments', {
-    schema: { summary: 'Instrument metadata (POST body for long lists)', tags: ['reference'], body: InstrumentsBody, response },
+    schema: { summary: 'Instrument metadata (POST body for long lists)', tags: ['reference'], body: InstrumentsBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body.symbols));
 }

@@ -8,7 +8,7 @@ import { QuotesBody, QuotesQuery, dataOf, refs } from '../schemas.ts';
 import { Type } from 'typebox';
 import { requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
-import { ERROR_RESPONSES } from './errors-doc.ts';
+import { ERROR_RESPONSES, POST_ERROR_RESPONSES } from './errors-doc.ts';
 
 interface QuotesInput {
   symbols?: string | string[];
@@ -78,10 +78,11 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
   };
 
   const response = { 200: dataOf(Type.Array(refs.Quote)), ...ERROR_RESPONSES };
+  const postResponse = { 200: dataOf(Type.Array(refs.Quote)), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: QuotesInput }>('/v1/quotes', {
     schema: { summary: 'Real-time quotes by symbols or pools', tags: ['quotes'], querystring: QuotesQuery, response },
   }, (request, reply) => handle(request, reply, request.query));
   app.post<{ Body: QuotesInput }>('/v1/quotes', {
-    schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], body: QuotesBody, response },
+    schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], body: QuotesBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body ?? {}));
 }

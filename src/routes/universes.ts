@@ -8,7 +8,7 @@ import { POOL_REGION, resolvePoolId } from '../markets/pools.ts';
 import { parseList } from '../markets/symbols.ts';
 import { UniverseParams, UniversesBatchBody, dataOf, refs } from '../schemas.ts';
 import type { RouteContext } from './context.ts';
-import { ERROR_RESPONSES } from './errors-doc.ts';
+import { ERROR_RESPONSES, POST_ERROR_RESPONSES } from './errors-doc.ts';
 
 export default async function universeRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   /** The pool's detail under the id the client asked for (TickFlow aliases are echoed back). */
@@ -64,7 +64,7 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
       description: 'Unknown ids are omitted from `data`.',
       tags: ['reference'],
       body: UniversesBatchBody,
-      response: { 200: dataOf(Type.Record(Type.String(), refs.PoolDetail)), ...ERROR_RESPONSES },
+      response: { 200: dataOf(Type.Record(Type.String(), refs.PoolDetail)), ...POST_ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const ids = parseList(request.body.ids);

@@ -26,22 +26,22 @@ export function ref(symbol: string): SymbolRef {
   return parsed;
 }
 
-/** Equal columns, strictly ascending timestamps, low ≤ open/close ≤ high, integer volumes. */
+/** Equal columns, strictly ascending timestamps, 0 < low ≤ open/close ≤ high, integer volumes. */
 export function expectWellFormed(candles: Candles): void {
   const n = candles.timestamp.length;
-  for (const column of [candles.open, candles.high, candles.low, candles.close, candles.volume, candles.amount]) {
-    expect(column.length).toBe(n);
+  const problems: string[] = [];
+  for (const column of [candles.open, candles.high, candles.low, candles.close, candles.volume, candles.amount, candles.prev_close ?? candles.open]) {
+    if (column.length !== n) problems.push(`column length ${column.length} ≠ ${n}`);
   }
-  if (candles.prev_close !== undefined) expect(candles.prev_close.length).toBe(n);
   for (let i = 0; i < n; i++) {
-    if (i > 0) expect(candles.timestamp[i]).toBeGreaterThan(candles.timestamp[i - 1]);
-    const { open, high, low, close } = { open: candles.open[i], high: candles.high[i], low: candles.low[i], close: candles.close[i] };
-    if (!(low <= Math.min(open, close) && Math.max(open, close) <= high && low > 0)) {
-      throw new Error(`bad bar ${i} at ${candles.timestamp[i]}: o=${open} h=${high} l=${low} c=${close}`);
+    const [open, high, low, close] = [candles.open[i], candles.high[i], candles.low[i], candles.close[i]];
+    if (i > 0 && !(candles.timestamp[i] > candles.timestamp[i - 1])) problems.push(`not ascending at ${i}`);
+    if (!(low > 0 && low <= Math.min(open, close) && Math.max(open, close) <= high)) {
+      problems.push(`bar ${i} at ${candles.timestamp[i]}: o=${open} h=${high} l=${low} c=${close}`);
     }
-    expect(Number.isInteger(candles.volume[i])).toBe(true);
-    expect(candles.volume[i]).toBeGreaterThanOrEqual(0);
+    if (!Number.isInteger(candles.volume[i]) || candles.volume[i] < 0) problems.push(`volume ${candles.volume[i]} at ${i}`);
   }
+  expect(problems).toEqual([]);
 }
 
 /** The daily bar that a day's 1m bars make up. */

@@ -7,6 +7,7 @@ import { limitPrices } from '../../adapters/sim/limits.ts';
 import { MAX_MINUTE_BARS } from '../../adapters/sim/market.ts';
 import { stepUp } from '../../adapters/sim/ticks.ts';
 import type { Depth } from '../../src/domain.ts';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { expectWellFormed, ref, simAt, WED_MORNING } from './sim-fixtures.ts';
 
 describe('sim candle windows', () => {
@@ -85,51 +86,61 @@ describe('sim candle windows', () => {
   });
 });
 
-function expectBookInvariants(depth: Depth, last: number, lot: number): void {
+/** Every broken book invariant, as text (empty when the book is sound). */
+function bookProblems(depth: Depth, last: number, lot: number): string[] {
   const { bid_prices: bids, ask_prices: asks, bid_volumes: bidVolumes, ask_volumes: askVolumes } = depth;
-  expect(bids.length).toBe(bidVolumes.length);
-  expect(asks.length).toBe(askVolumes.length);
-  expect(bids.length).toBeLessThanOrEqual(5);
-  expect(asks.length).toBeLessThanOrEqual(5);
-  if (bids.length > 0) expect(bids[0]).toBeLessThanOrEqual(last);
-  if (asks.length > 0) expect(asks[0]).toBeGreaterThanOrEqual(last);
-  if (bids.length > 0 && asks.length > 0) expect(bids[0]).toBeLessThan(asks[0]);
-  for (let i = 1; i < bids.length; i++) expect(bids[i]).toBeLessThan(bids[i - 1]);
-  for (let i = 1; i < asks.length; i++) expect(asks[i]).toBeGreaterThan(asks[i - 1]);
-  for (const v of [...bidVolumes, ...askVolumes]) {
-    expect(v).toBeGreaterThan(0);
-    expect(v % lot).toBe(0);
-  }
+  const problems: string[] = [];
+  const check = (ok: boolean, what: string): void => {
+    if (!ok) problems.push(`${depth.symbol}: ${what}`);
+  };
+  check(bids.length === bidVolumes.length && asks.length === askVolumes.length, 'column lengths');
+  check(bids.length <= 5 && asks.length <= 5, 'more than five levels');
+  check(bids.length === 0 || bids[0] <= last, 'best bid above last');
+  check(asks.length === 0 || asks[0] >= last, 'best ask below last');
+  check(bids.length === 0 || asks.length === 0 || bids[0] < asks[0], 'crossed book');
+  for (let i = 1; i < bids.length; i++) check(bids[i] < bids[i - 1], 'bids not descending');
+  for (let i = 1; i < asks.length; i++) check(asks[i] > asks[i - 1], 'asks not ascending');
+  for (const v of [...bidVolumes, ...askVolumes]) check(v > 0 && v % lot === 0, `volume ${v}`);
+  return problems;
+}
+
+function expectBookInvariants(depth: Depth, last: number, lot: number): void {
+  expect(bookProblems(depth, last, lot)).toEqual([]);
 }
 
 describe('sim depth', () => {
   it('builds five levels each side around the last price for every instrument', async () => {
-    for (const now of [WED_MORNING, WED_MORNING + 61_000, Date.parse('2025-06-17T15:00:00Z')]) {
-      const adapter = simAt(now);
-      const refs = SIM_INSTRUMENTS.map((i) => ref(i.symbol));
+    let now = WED_MORNING;
+    const adapter = createSimAdapter({}, { now: () => now });
+    const refs = SIM_INSTRUMENTS.map((i) => ref(i.symbol));
+    const problems: string[] = [];
+    for (const clock of [WED_MORNING, WED_MORNING + 61_000, Date.parse('2025-06-18T14:00:00Z')]) {
+      now = clock;
       const quotes = await adapter.getQuotes(refs);
       const books = await adapter.getDepth(refs);
       expect(books.size).toBe(SIM_INSTRUMENTS.length);
       for (const inst of SIM_INSTRUMENTS) {
         const depth = books.get(inst.symbol)!;
         const quote = quotes.get(inst.symbol)!;
-        expect(depth.region).toBe(inst.region);
+        if (depth.region !== inst.region) problems.push(`${inst.symbol}: region`);
         if (quote.session === 'halted') continue;
-        expectBookInvariants(depth, quote.last_price, inst.lotSize);
+        problems.push(...bookProblems(depth, quote.last_price, inst.lotSize));
         const limits = limitPrices(inst, quote.prev_close);
-        if (limits !== undefined) {
-          // Never beyond the day's limits: near a limit the book has fewer levels, never padding.
-          if (depth.bid_prices.length > 0) expect(depth.bid_prices.at(-1)).toBeGreaterThanOrEqual(limits.down);
-          if (depth.ask_prices.length > 0) expect(depth.ask_prices.at(-1)).toBeLessThanOrEqual(limits.up);
+        // Never beyond the day's limits: near a limit the book has fewer levels, never padding.
+        if (limits !== undefined && (depth.bid_prices.some((p) => p < limits.down) || depth.ask_prices.some((p) => p > limits.up))) {
+          problems.push(`${inst.symbol}: beyond limits`);
         }
         const room = inst.type === 'etf' ? 0.006 : 0.06;
         if (limits === undefined || (quote.last_price + room < limits.up && quote.last_price - room > limits.down)) {
-          expect(depth.bid_prices.length).toBe(5);
-          expect(depth.ask_prices.length).toBe(5);
-          expect(depth.ask_prices[0]).toBe(depth.bid_prices[0] === quote.last_price ? stepUp(inst, quote.last_price) : quote.last_price);
+          if (depth.bid_prices.length !== 5 || depth.ask_prices.length !== 5) problems.push(`${inst.symbol}: levels`);
+          const spreadOk = depth.bid_prices[0] === quote.last_price
+            ? depth.ask_prices[0] === stepUp(inst, quote.last_price)
+            : depth.ask_prices[0] === quote.last_price;
+          if (!spreadOk) problems.push(`${inst.symbol}: not one tick around last`);
         }
       }
     }
+    expect(problems).toEqual([]);
   });
 
   it('steps through the HKEX spread table', async () => {

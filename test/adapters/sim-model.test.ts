@@ -1,7 +1,7 @@
 // The daily and intraday models behind the sim adapter: bar validity, the tick grid, A-share
 // limits, suspensions, corporate actions and exact 1m → 1d aggregation.
 import { describe, expect, it } from 'vitest';
-import { isTradingDay, localMidnight, localTimeMs, tradingDaysBetween } from '../../src/markets/calendar.ts';
+import { localMidnight, localTimeMs, tradingDaysBetween } from '../../src/markets/calendar.ts';
 import {
   ANCHOR_DATE, buildDailyHistory, extendDailyHistory, tailOf, trimTail, type DailyHistory,
 } from '../../adapters/sim/daily.ts';
@@ -22,34 +22,45 @@ function candlesOf(h: DailyHistory) {
   return { timestamp: h.timestamp, open: h.open, high: h.high, low: h.low, close: h.close, volume: h.volume, amount: h.amount, prev_close: h.prevClose };
 }
 
+const built = new Map<string, DailyHistory>();
+
+/** Full histories through THROUGH, built once per file (they are pure). */
+function history(inst: SimInstrument): DailyHistory {
+  let h = built.get(inst.symbol);
+  if (h === undefined) built.set(inst.symbol, (h = buildDailyHistory(inst, THROUGH)));
+  return h;
+}
+
 const SAMPLE = ['600519.SH', '300750.SZ', '688981.SH', '000656.SZ', '510300.SH', '00700.HK', '02800.HK', 'AAPL.US', 'NVDA.US', 'BRK.B.US'];
 
 describe('sim daily model', () => {
   it('builds valid bars on trading days, on the tick grid, with lot-sized volumes', () => {
+    const problems: string[] = [];
     for (const symbol of SAMPLE) {
       const inst = instrument(symbol);
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       expectWellFormed(candlesOf(h));
       expect(h.dates[0] >= inst.listingDate || h.dates[0] === '2000-01-04').toBe(true);
+      const tradingDays = new Set(tradingDaysBetween(inst.region, h.firstDay, THROUGH));
       for (let i = 0; i < h.dates.length; i++) {
-        if (!isTradingDay(inst.region, h.dates[i])) throw new Error(`${symbol} bar on ${h.dates[i]}`);
-        expect(h.timestamp[i]).toBe(localMidnight(inst.region, h.dates[i]));
-        for (const price of [h.open[i], h.high[i], h.low[i], h.close[i]]) {
-          if (!onGrid(inst, price)) throw new Error(`${symbol} ${h.dates[i]} off grid ${price}`);
-        }
-        if (h.volume[i] % inst.lotSize !== 0 || h.volume[i] <= 0) throw new Error(`${symbol} volume ${h.volume[i]}`);
-        // amount ≈ volume × a price inside the day's range, to the cent.
-        expect(h.amount[i]).toBe(Math.round(h.amount[i] * 100) / 100);
+        const at = `${symbol} ${h.dates[i]}`;
+        if (!tradingDays.has(h.dates[i])) problems.push(`${at}: not a trading day`);
+        if (h.timestamp[i] !== localMidnight(inst.region, h.dates[i])) problems.push(`${at}: timestamp`);
+        for (const price of [h.open[i], h.high[i], h.low[i], h.close[i]]) if (!onGrid(inst, price)) problems.push(`${at}: off grid ${price}`);
+        if (h.volume[i] % inst.lotSize !== 0 || h.volume[i] <= 0) problems.push(`${at}: volume ${h.volume[i]}`);
+        // amount ≈ volume × a price inside the day's range, in cents.
+        if (h.amount[i] !== Math.round(h.amount[i] * 100) / 100) problems.push(`${at}: amount ${h.amount[i]}`);
         const vwap = h.amount[i] / h.volume[i];
-        if (vwap < h.low[i] * 0.999 || vwap > h.high[i] * 1.001) throw new Error(`${symbol} ${h.dates[i]} vwap ${vwap}`);
+        if (vwap < h.low[i] * 0.999 || vwap > h.high[i] * 1.001) problems.push(`${at}: vwap ${vwap}`);
       }
     }
+    expect(problems).toEqual([]);
   });
 
   it('anchors the raw path at the instrument price on the anchor date', () => {
     for (const symbol of SAMPLE) {
       const inst = instrument(symbol);
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       const i = h.dates.lastIndexOf(h.dates.filter((d) => d <= ANCHOR_DATE).at(-1)!);
       expect(Math.abs(Math.log(h.close[i] / inst.price))).toBeLessThan(0.03);
     }
@@ -90,7 +101,7 @@ describe('sim daily model', () => {
     let limitUp = 0;
     let limitDown = 0;
     for (const inst of SIM_INSTRUMENTS.filter((i) => i.region === 'CN')) {
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       for (let i = 0; i < h.dates.length; i++) {
         const limits = limitPrices(inst, h.prevClose[i])!;
         if (h.high[i] > limits.up || h.low[i] < limits.down) throw new Error(`${inst.symbol} ${h.dates[i]} beyond limits`);
@@ -105,14 +116,14 @@ describe('sim daily model', () => {
   it('suspends some A-shares for a few days: no bar at all on those trading days', () => {
     let suspendedSymbols = 0;
     for (const inst of SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.type === 'stock')) {
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       const missing = tradingDaysBetween(inst.region, h.firstDay, THROUGH).length - h.dates.length;
       expect(missing).toBeLessThan(40);
       if (missing > 0) suspendedSymbols++;
     }
     expect(suspendedSymbols).toBeGreaterThan(10);
     for (const inst of SIM_INSTRUMENTS.filter((i) => i.region !== 'CN' || i.type === 'etf')) {
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       expect(h.dates.length).toBe(tradingDaysBetween(inst.region, h.firstDay, THROUGH).length);
     }
   });
@@ -123,7 +134,7 @@ describe('sim corporate actions', () => {
     let checked = 0;
     for (const symbol of SAMPLE) {
       const inst = instrument(symbol);
-      const h = buildDailyHistory(inst, THROUGH);
+      const h = history(inst);
       for (const event of h.events) {
         const i = h.dates.indexOf(event.date);
         expect(i).toBeGreaterThan(0);
@@ -172,11 +183,11 @@ describe('sim corporate actions', () => {
   });
 
   it('pays A-share dividends yearly in June–July and US dividends quarterly', () => {
-    const bank = buildDailyHistory(instrument('600036.SH'), THROUGH);
+    const bank = history(instrument('600036.SH'));
     const years = bank.events.filter((e) => e.cash > 0).map((e) => e.date);
     expect(years.every((d) => d.slice(5, 7) === '06' || d.slice(5, 7) === '07')).toBe(true);
     expect(new Set(years.map((d) => d.slice(0, 4))).size).toBe(years.length);
-    const ko = buildDailyHistory(instrument('KO.US'), THROUGH);
+    const ko = history(instrument('KO.US'));
     const y2024 = ko.events.filter((e) => e.date.startsWith('2024') && e.cash > 0);
     expect(y2024.map((e) => e.date.slice(5, 7))).toEqual(['02', '05', '08', '11']);
     for (const e of y2024) expect(e.factor).toBe(e.pPrev / (e.pPrev - e.cash));

@@ -49,8 +49,8 @@ describe('sim adapter: determinism', () => {
     const seen = [...quotes.values()].map((q) => [q.symbol, q.last_price, q.prev_close, q.volume, q.amount]);
     expect(seen).toEqual([
       ['600519.SH', 1020, 1022.6, 4507000, 4621147137.77],
-      ['00700.HK', 460.2, 454.8, 11130600, 5133049740.28],
-      ['AAPL.US', 220.26, 223.55, 93978133, 20746775129.86],
+      ['00700.HK', 460.2, 454.8, 15582600, 7186160201.45],
+      ['AAPL.US', 220.26, 223.55, 130457686, 28800064323.52],
     ]);
   });
 

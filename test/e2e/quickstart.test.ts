@@ -173,12 +173,12 @@ describe('SIGHUP reloads the keys file', () => {
       const url = `${server.base}/v1/quotes?symbols=600519.SH`;
       const before = await fetch(url, { headers: { 'x-api-key': key } });
       expect(before.status).toBe(401);
-      expect((await before.json()).error).toBe('INVALID_API_KEY');
+      expect(((await before.json()) as { error: string }).error).toBe('INVALID_API_KEY');
       server.proc.kill('SIGHUP');
       await server.waitFor((l) => l.msg === 'keys reloaded', 'keys reloaded');
       const after = await fetch(url, { headers: { 'x-api-key': key } });
       expect(after.status).toBe(200);
-      expect((await after.json()).data[0].symbol).toBe('600519.SH');
+      expect(((await after.json()) as { data: { symbol: string }[] }).data[0].symbol).toBe('600519.SH');
       // The basic plan is CN only: the new key carries its plan.
       expect((await fetch(`${server.base}/v1/quotes?symbols=AAPL.US`, { headers: { 'x-api-key': key } })).status).toBe(403);
       for (const line of server.raw) expect(line).not.toContain(key);
@@ -219,7 +219,7 @@ describe('graceful shutdown on SIGTERM', () => {
       expect(refused).toBe(true);
       const res = await slow;
       expect(res.status).toBe(200);
-      expect((await res.json()).data[0].symbol).toBe('600519.SH');
+      expect(((await res.json()) as { data: { symbol: string }[] }).data[0].symbol).toBe('600519.SH');
       const exit = await server.exited;
       stopped = true;
       expect(exit).toEqual({ code: 0, signal: null });

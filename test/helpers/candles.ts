@@ -62,15 +62,18 @@ export function expectCandles(c: CandlesBody, label = ''): void {
   expect(Object.keys(c).sort(), label).toEqual([...COLUMNS].sort());
   const n = c.timestamp.length;
   for (const column of COLUMNS) expect(c[column].length, `${label} ${column}`).toBe(n);
-  for (let k = 1; k < n; k++) expect(c.timestamp[k], `${label} ascending at ${k}`).toBeGreaterThan(c.timestamp[k - 1]);
-  for (let k = 1; k < n; k++) expect(c.prev_close[k], `${label} prev_close[${k}]`).toBe(c.close[k - 1]);
-  for (let k = 0; k < n; k++) {
-    expect(Number.isInteger(c.timestamp[k]), `${label} timestamp int`).toBe(true);
-    expect(Number.isInteger(c.volume[k]), `${label} volume int`).toBe(true);
-    expect(c.high[k], `${label} high ≥ low at ${k}`).toBeGreaterThanOrEqual(c.low[k]);
-    expect(c.high[k]).toBeGreaterThanOrEqual(Math.max(c.open[k], c.close[k]) - 1e-9);
-    expect(c.low[k]).toBeLessThanOrEqual(Math.min(c.open[k], c.close[k]) + 1e-9);
+  // Collected in plain JS and asserted once: series run to thousands of bars.
+  const problems: string[] = [];
+  for (let k = 0; k < n && problems.length < 10; k++) {
+    if (!Number.isInteger(c.timestamp[k])) problems.push(`timestamp[${k}] not an integer`);
+    if (!Number.isInteger(c.volume[k])) problems.push(`volume[${k}] not an integer`);
+    if (k > 0 && !(c.timestamp[k] > c.timestamp[k - 1])) problems.push(`timestamp[${k}] not after timestamp[${k - 1}]`);
+    if (k > 0 && c.prev_close[k] !== c.close[k - 1]) problems.push(`prev_close[${k}]=${c.prev_close[k]} but close[${k - 1}]=${c.close[k - 1]}`);
+    if (!(c.high[k] >= c.low[k])) problems.push(`high[${k}] < low[${k}]`);
+    if (!(c.high[k] >= Math.max(c.open[k], c.close[k]) - 1e-9)) problems.push(`high[${k}] below open/close`);
+    if (!(c.low[k] <= Math.min(c.open[k], c.close[k]) + 1e-9)) problems.push(`low[${k}] above open/close`);
   }
+  expect(problems, label).toEqual([]);
 }
 
 /** Bars [from, to) of a Candles body. */

@@ -42,14 +42,15 @@ const { app } = await buildTestApp({
   keys,
   logger: undefined,
   configure: (c) => {
-    c.log.level = 'trace';
+    // Config['log']['level'] infers as never (config/schema.ts builds the union with .map).
+    (c.log as { level: string }).level = 'trace';
   },
 });
-const results: Array<{ url: string; status: number; error?: string }> = [];
+const results: Array<{ url: string; status: number; error?: string; body: string; headers: string }> = [];
 for (const req of requests) {
   const res = await app.inject({ method: req.method, url: req.url, headers: req.headers, payload: req.payload as object | undefined });
   const error = res.statusCode >= 400 ? (res.json() as { error?: string }).error : undefined;
-  results.push({ url: req.url, status: res.statusCode, error });
+  results.push({ url: req.url, status: res.statusCode, error, body: res.body, headers: JSON.stringify(res.headers) });
 }
 await app.close();
 process.stderr.write(`RESULTS ${JSON.stringify(results)}\n`);

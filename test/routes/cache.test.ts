@@ -8,6 +8,8 @@ import type { SymbolRef } from '../../src/domain.ts';
 import { buildCountingApp, getWithKey, metricValue, simSymbols, testClock } from '../helpers/cache-app.ts';
 
 const apps: FastifyInstance[] = [];
+/** Generous: under a loaded CI box 200 injected requests can take a while to all be waiting. */
+const WAIT = { timeout: 15_000, interval: 10 };
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
@@ -57,7 +59,7 @@ describe('TTL by market state', () => {
     expect(stale.headers['x-cache']).toBe('STALE');
     expect(stale.headers.age).toBe('2');
     expect(stale.json().data).toEqual([await simQuoteAt(t0)]);
-    await vi.waitFor(() => expect(adapter.calls.getQuotes).toBe(2));
+    await vi.waitFor(() => expect(adapter.calls.getQuotes).toBe(2), WAIT);
     expect(adapter.log[1].symbols).toEqual(['600519.SH']);
 
     clock.advance(100);
@@ -108,7 +110,7 @@ describe('TTL by market state', () => {
     expect([a.headers['x-cache'], b.headers['x-cache']]).toEqual(['STALE', 'STALE']);
     expect(adapter.calls.getQuotes).toBe(2);
     adapter.release();
-    await vi.waitFor(async () => expect((await get('/v1/quotes?symbols=600519.SH')).headers['x-cache']).toBe('HIT'));
+    await vi.waitFor(async () => expect((await get('/v1/quotes?symbols=600519.SH')).headers['x-cache']).toBe('HIT'), WAIT);
     expect(adapter.calls.getQuotes).toBe(2);
   });
 
@@ -121,7 +123,7 @@ describe('TTL by market state', () => {
     clock.advance(2_500);
     const stale = await get(url);
     expect(stale.headers['x-cache']).toBe('STALE');
-    await vi.waitFor(() => expect(adapter.symbolsOf('getQuotes')).toHaveLength(200));
+    await vi.waitFor(() => expect(adapter.symbolsOf('getQuotes')).toHaveLength(200), WAIT);
     // sim's maxBatch is 500: the 100 stale symbols fit one vendor call.
     expect(adapter.calls.getQuotes).toBe(2);
   });
@@ -137,7 +139,7 @@ describe('TTL by market state', () => {
     expect(adapter.calls.getIntraday).toBe(1);
     clock.advance(1_500);
     expect((await get(url)).headers['x-cache']).toBe('STALE');
-    await vi.waitFor(() => expect(adapter.calls.getIntraday).toBe(2));
+    await vi.waitFor(() => expect(adapter.calls.getIntraday).toBe(2), WAIT);
   });
 });
 

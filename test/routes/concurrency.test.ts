@@ -10,6 +10,8 @@ import { buildCountingApp, getWithKey, metricValue, simSymbols } from '../helper
 import { KEYS } from '../helpers/app.ts';
 
 const apps: FastifyInstance[] = [];
+/** Generous: under a loaded CI box 200 injected requests can take a while to all be waiting. */
+const WAIT = { timeout: 15_000, interval: 10 };
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
@@ -29,7 +31,7 @@ describe('single-flight', () => {
     const { app, adapter, get } = await setup();
     adapter.hold();
     const pending = Array.from({ length: 200 }, () => get('/v1/quotes?symbols=600519.SH'));
-    await vi.waitFor(async () => expect(await responseMisses(app, 'quotes')).toBe(200));
+    await vi.waitFor(async () => expect(await responseMisses(app, 'quotes')).toBe(200), WAIT);
     adapter.release();
     const responses = await Promise.all(pending);
     expect(responses.map((r) => r.statusCode)).toEqual(Array(200).fill(200));
@@ -44,7 +46,7 @@ describe('single-flight', () => {
     adapter.hold();
     const counts = Array.from({ length: 50 }, (_, i) => i + 1);
     const pending = counts.map((n) => get(`/v1/klines?symbol=600519.SH&period=1d&count=${n}&adjust=none`));
-    await vi.waitFor(async () => expect(await responseMisses(app, 'candles')).toBe(50));
+    await vi.waitFor(async () => expect(await responseMisses(app, 'candles')).toBe(50), WAIT);
     adapter.release();
     const responses = await Promise.all(pending);
     expect(responses.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
@@ -75,7 +77,7 @@ describe('batching', () => {
     adapter.hold();
     const pending = [get(`/v1/quotes?symbols=${first.join(',')}`), get(`/v1/quotes?symbols=${second.join(',')}`)];
     // Both requests have issued their loads once every symbol has been asked for.
-    await vi.waitFor(() => expect(new Set(adapter.symbolsOf('getQuotes')).size).toBe(100));
+    await vi.waitFor(() => expect(new Set(adapter.symbolsOf('getQuotes')).size).toBe(100), WAIT);
     adapter.release();
     const [a, b] = await Promise.all(pending);
     expect(a.statusCode).toBe(200);
@@ -105,7 +107,7 @@ describe('a disconnecting client', () => {
     adapter.hold();
     const leaving = request();
     leaving.on('error', () => undefined);
-    await vi.waitFor(() => expect(adapter.calls.getQuotes).toBe(1));
+    await vi.waitFor(() => expect(adapter.calls.getQuotes).toBe(1), WAIT);
 
     const staying = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request();
@@ -117,7 +119,7 @@ describe('a disconnecting client', () => {
       });
       req.on('error', reject);
     });
-    await vi.waitFor(async () => expect(await responseMisses(app, 'quotes')).toBe(2));
+    await vi.waitFor(async () => expect(await responseMisses(app, 'quotes')).toBe(2), WAIT);
 
     // The first client hangs up; wait until the server has seen its socket close.
     const firstServerSocket = serverSockets[0];

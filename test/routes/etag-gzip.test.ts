@@ -51,6 +51,13 @@ describe('ETag and 304', () => {
     expect(other.body).toBe(first.body);
   });
 
+  it('If-None-Match uses the weak comparison of RFC 9110 13.1.2: W/"tag" matches "tag"', async () => {
+    const first = await get('/v1/quotes?symbols=601857.SH');
+    const res = await get('/v1/quotes?symbols=601857.SH', { 'if-none-match': `W/${String(first.headers.etag)}` });
+    expect(res.statusCode).toBe(304);
+    expect(res.rawPayload.length).toBe(0);
+  });
+
   it('another instance (cold cache, same data) honours the ETag: it is derived from the bytes alone', async () => {
     const reference = await get('/v1/quotes?symbols=601988.SH');
     const other = await buildCountingApp();

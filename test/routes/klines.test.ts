@@ -85,10 +85,14 @@ describe('every period', () => {
     expect(c.timestamp.length).toBe(25);
   });
 
-  it.each(['1d', '1w', '1Y'])('the first bar of the history (%s) has prev_close = its open (README: nothing precedes it)', async (period) => {
+  it.each(['1d', '1w', '1Y'])('the first bar of the history (%s) has the listing-day previous close (the issue price) as prev_close', async (period) => {
     const c = await klines(`symbol=600519.SH&period=${period}&count=10000&adjust=none`);
+    const daily = await klines('symbol=600519.SH&period=1d&count=10000&adjust=none');
     expect(local('CN', c.timestamp[0]).date.slice(0, 7)).toBe(period === '1Y' ? '2001-12' : '2001-08');
-    expect(c.prev_close[0]).toBe(c.open[0]);
+    expect(c.prev_close[0]).toBeGreaterThan(0);
+    // Every period starts from the same listing-day reference: the adapter's prev_close of day one.
+    expect(c.prev_close[0]).toBe(daily.prev_close[0]);
+    expect(daily.prev_close[0]).not.toBe(daily.close[0]);
   });
 });
 
