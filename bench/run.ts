@@ -1,13 +1,13 @@
 // `npm run bench`: every benchmark of DESIGN.md section 7 in one run, against the real service.
 // Knobs (environment): BENCH_PAIRS (3), BENCH_WARMUP (2 s), BENCH_SECONDS (8 s), BENCH_SOAK_SECONDS
-// (25 s), BENCH_SOAK_CONNECTIONS (32), BENCH_MAX_FOREIGN_CPU (0.1), BENCH_ONLY (throughput,coalescing,soak), BENCH_CPU_PROF (a
+// (20 s), BENCH_SOAK_CONNECTIONS (32), BENCH_MAX_FOREIGN_CPU (0.1), BENCH_ONLY (throughput,coalescing,soak), BENCH_CPU_PROF (a
 // directory: the service writes a .cpuprofile there), BENCH_JSON (write the raw results there).
 import { cpus, totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { runCoalescing, type CoalescingRow } from './coalescing.ts';
 import { startService } from './lib/processes.ts';
 import { int, table } from './lib/table.ts';
-import { mib, runSoak, type SoakResult } from './soak.ts';
+import { mib, runSoak, type SoakResult, type SoakVariant } from './soak.ts';
 import { runThroughput, type ThroughputResult, type ThroughputScenario } from './throughput.ts';
 
 const env = (name: string, fallback: number) => {
@@ -58,14 +58,25 @@ function coalescingTable(rows: CoalescingRow[]): string {
     rows.map((r) => [r.name, String(r.calls), String(r.expected), r.pass ? 'PASS' : 'FAIL', r.detail]));
 }
 
+const MIB = 1048576;
+const SOAK_VARIANTS: SoakVariant[] = [
+  { name: 'A: 5000 symbols, cold sim', universe: 5000, cacheBytes: 16 * MIB },
+  { name: 'B: 500 symbols, sim memos primed', universe: 500, cacheBytes: 16 * MIB, primeSeconds: 5 },
+  { name: 'C: as B, 4 MiB bounds', universe: 500, cacheBytes: 4 * MIB, primeSeconds: 5 },
+];
+
+/** Retained growth after a full GC (heap + external) must fit the configured bounds. */
+const retainedGrowth = (s: SoakResult) => s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
+const flat = (s: SoakResult) => s.secondHalfMax <= s.firstHalfMax * 1.1;
+
 function soakTable(results: SoakResult[]): string {
   return table(
-    ['cache bounds', 'req/s', 'statuses', 'baseline RSS', 'max RSS', 'max − baseline', '1st / 2nd half max', 'peak heapUsed', 'retained after GC (heap + external)', 'cache fill (data / response)'],
+    ['variant', 'cache bounds', 'req/s', 'statuses', 'baseline RSS', 'max RSS', 'max − baseline − bounds', 'RSS max 1st / 2nd half', 'peak heapUsed', 'retained growth after GC', 'cache bytes growth', 'retained ≤ bounds', 'RSS flat'],
     results.map((s) => [
-      `2 × ${mib(s.cacheBytes)}`, s.load.reqPerSec.toFixed(1), s.statuses, mib(s.baselineRss), mib(s.maxRss), mib(s.maxRss - s.baselineRss),
-      `${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)}`, mib(s.maxHeapUsed),
-      `${mib(s.afterGc.heapUsed)} + ${mib(s.afterGc.external)} (baseline ${mib(s.baselineAfterGc.heapUsed)} + ${mib(s.baselineAfterGc.external)})`,
-      `${mib(s.cacheFill.data)} / ${mib(s.cacheFill.response)}`,
+      s.variant.name, `2 × ${mib(s.variant.cacheBytes)}`, s.load.reqPerSec.toFixed(1), s.statuses, mib(s.baseline.rss), mib(s.maxRss),
+      mib(s.maxRss - s.baseline.rss - 2 * s.variant.cacheBytes), `${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)}`, mib(s.maxHeapUsed),
+      mib(retainedGrowth(s)), mib(s.end.cacheBytes - s.baseline.cacheBytes),
+      retainedGrowth(s) <= 2 * s.variant.cacheBytes ? 'PASS' : 'FAIL', flat(s) ? 'PASS' : 'FAIL',
     ]),
   );
 }
@@ -87,11 +98,11 @@ async function main(): Promise<void> {
     sections.push(`Upstream calls for cold requests:\n${coalescingTable(rows)}`);
   }
   if (only.has('soak')) {
-    const seconds = env('BENCH_SOAK_SECONDS', 25);
+    const seconds = env('BENCH_SOAK_SECONDS', 20);
     const results: SoakResult[] = [];
-    for (const cacheBytes of [4 * 1048576, 16 * 1048576]) {
-      log(`\nrandom-key soak, cache bounds 2 × ${mib(cacheBytes)}:`);
-      results.push(await runSoak({ seconds, cacheBytes, connections: env('BENCH_SOAK_CONNECTIONS', 32), log }));
+    for (const variant of SOAK_VARIANTS) {
+      log(`\nrandom-key soak ${variant.name}, cache bounds 2 × ${mib(variant.cacheBytes)}:`);
+      results.push(await runSoak(variant, { seconds, connections: env('BENCH_SOAK_CONNECTIONS', 32), log }));
     }
     out.soak = results;
     sections.push(`Random-key soak (${seconds} s each, ${env('BENCH_SOAK_CONNECTIONS', 32)} connections, RSS from /proc/<pid>/status):\n${soakTable(results)}`);

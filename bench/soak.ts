@@ -1,55 +1,65 @@
 // Scenario 5: resident memory of the real service under a random-key soak. Both caches are bounded
-// small (16 MiB each) and the request keys are random canonical requests over a 5000-symbol
-// synthetic universe (random symbols, lists, periods, counts, windows, adjustments), so the caches
-// fill and evict for the whole run. RSS is sampled from /proc/<pid>/status of the child.
+// small and the request keys are random canonical requests over a synthetic universe (random
+// symbols, lists, periods, counts, windows, adjustments), so the caches fill and evict for the
+// whole run. RSS is sampled from /proc/<pid>/status of the child; a preloaded probe
+// (lib/probe.ts) reads process.memoryUsage() after a forced full GC at the baseline and at the
+// end, so what the process retains can be told apart from garbage V8 has not collected yet.
 import { measure, type LoadResult } from './lib/load.ts';
-import { sample, scrape } from './lib/metrics.ts';
-import { BENCH_KEY, rssOf, startService } from './lib/processes.ts';
+import { sample, scrape, type Samples } from './lib/metrics.ts';
+import { BENCH_KEY, rssOf, startService, type ServiceChild } from './lib/processes.ts';
+
+export interface SoakVariant {
+  name: string;
+  universe: number;
+  /** Bytes for each of cache.dataMaxBytes and cache.responseMaxBytes. */
+  cacheBytes: number;
+  /**
+   * Before the baseline, touch every symbol once (quotes) and run random traffic for this many
+   * seconds, so the sim adapter's own per-symbol memos are full and only the service grows.
+   */
+  primeSeconds?: number;
+}
 
 export interface SoakOptions {
   seconds: number;
-  cacheBytes: number;
   /** Concurrent connections (no pipelining): cold requests cost tens of ms each. */
   connections: number;
   log: (line: string) => void;
 }
 
-interface HeapSample {
+interface Retained {
+  rss: number;
   heapUsed: number;
   external: number;
+  /** Bytes the two caches account for (their own size estimates, from /metrics). */
+  cacheBytes: number;
 }
 
 export interface SoakResult {
-  cacheBytes: number;
-  baselineRss: number;
+  variant: SoakVariant;
+  baseline: Retained;
+  end: Retained;
+  /** Highest RSS sampled (every 200 ms) during the soak. */
   maxRss: number;
   /** Highest RSS in the first and the second half of the soak (flat memory: similar values). */
   firstHalfMax: number;
   secondHalfMax: number;
-  finalRss: number;
-  /** Highest V8 heap and external (Buffer) bytes seen while soaking, without forcing a GC. */
+  /** Highest V8 heapUsed seen while soaking, without forcing a GC (garbage included). */
   maxHeapUsed: number;
-  maxExternal: number;
-  /** After the soak and two forced full GCs: what is really retained. */
-  afterGc: { rss: number; heapUsed: number; external: number };
-  /** The same, after the warm-up and before the soak. */
-  baselineAfterGc: { heapUsed: number; external: number };
-  cacheFill: { data: number; response: number };
   load: LoadResult;
-  overhead: number;
   statuses: string;
 }
 
-const UNIVERSE = 5000;
 const PERIODS = ['1m', '5m', '15m', '30m', '60m', '1d', '1d', '1d', '1w', '1M'];
 const ADJUST = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'];
 const YEAR_MS = 365 * 86_400_000;
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)];
-const symbol = () => `SIM${String(1 + Math.floor(Math.random() * UNIVERSE)).padStart(4, '0')}.US`;
+const name = (n: number) => `SIM${String(n).padStart(4, '0')}.US`;
 
 /** One random canonical request: 60 % klines (random window), 40 % quotes (1-20 symbols). */
-export function randomPath(now = Date.now()): string {
+export function randomPath(universe: number, now = Date.now()): string {
+  const symbol = () => name(1 + Math.floor(Math.random() * universe));
   if (Math.random() < 0.4) {
     const list = Array.from({ length: 1 + Math.floor(Math.random() * 20) }, symbol);
     return `/v1/quotes?symbols=${list.join(',')}`;
@@ -62,72 +72,85 @@ export function randomPath(now = Date.now()): string {
   return path;
 }
 
-export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+function cacheBytesOf(metrics: Samples): number {
+  return sample(metrics, 'mdqs_cache_bytes', { layer: 'data' }) + sample(metrics, 'mdqs_cache_bytes', { layer: 'response' });
+}
+
+async function retained(service: ServiceChild): Promise<Retained> {
+  const cacheBytes = cacheBytesOf(await scrape(service.url));
+  const usage = await service.memory(true);
+  return { rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, external: usage.external, cacheBytes };
+}
+
+async function prime(service: ServiceChild, variant: SoakVariant, connections: number): Promise<void> {
+  const headers = { 'x-api-key': BENCH_KEY };
+  const lists: string[] = [];
+  for (let n = 1; n <= variant.universe; n += 100) {
+    lists.push(Array.from({ length: Math.min(100, variant.universe - n + 1) }, (_, i) => name(n + i)).join(','));
+  }
+  for (let i = 0; i < lists.length; i += 8) {
+    await Promise.all(lists.slice(i, i + 8).map(async (list) => {
+      const response = await fetch(`${service.url}/v1/quotes?symbols=${list}`, { headers });
+      await response.arrayBuffer();
+    }));
+  }
+  await measure({
+    url: service.url, path: '/', headers, warmupSeconds: 0, seconds: variant.primeSeconds ?? 0, connections, pipelining: 1,
+    setupRequest: (request) => ({ ...request, path: randomPath(variant.universe) }),
+  });
+}
+
+export async function runSoak(variant: SoakVariant, options: SoakOptions): Promise<SoakResult> {
   const service = await startService({
     env: {
-      MDQS__cache__dataMaxBytes: String(options.cacheBytes),
-      MDQS__cache__responseMaxBytes: String(options.cacheBytes),
-      MDQS__adapters__sim__syntheticUniverse: String(UNIVERSE),
+      MDQS__cache__dataMaxBytes: String(variant.cacheBytes),
+      MDQS__cache__responseMaxBytes: String(variant.cacheBytes),
+      MDQS__adapters__sim__syntheticUniverse: String(variant.universe),
     },
     probe: true,
   });
   try {
     const headers = { 'x-api-key': BENCH_KEY };
-    // Warm-up: JIT the hot path and let the heap reach its working size before the baseline.
+    // JIT the hot path and let the heap reach its working size before the baseline.
     await measure({ url: service.url, path: '/v1/quotes?symbols=600519.SH', headers, warmupSeconds: 0, seconds: 3 });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const baselineRss = rssOf(service.pid).rss;
-    const baseUsage = await service.memory(true);
-    const baselineAfterGc = { heapUsed: baseUsage.heapUsed, external: baseUsage.external };
-    options.log(`  baseline RSS after warm-up ${mib(baselineRss)}; soaking ${options.seconds} s`);
+    if (variant.primeSeconds !== undefined) await prime(service, variant, options.connections);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const baseline = await retained(service);
+    options.log(`  baseline: RSS ${mib(baseline.rss)}, after GC heap ${mib(baseline.heapUsed)} + external ${mib(baseline.external)}, caches hold ${mib(baseline.cacheBytes)}; soaking ${options.seconds} s`);
 
     const samples: Array<{ t: number; rss: number }> = [];
-    const heap: HeapSample[] = [];
+    const heap: number[] = [];
     const started = performance.now();
     let tick = 0;
     const timer = setInterval(() => {
       samples.push({ t: performance.now() - started, rss: rssOf(service.pid).rss });
-      if (tick++ % 5 === 0) void service.memory(false).then((m) => heap.push({ heapUsed: m.heapUsed, external: m.external }));
+      if (tick++ % 5 === 0) void service.memory(false).then((m) => heap.push(m.heapUsed));
     }, 200);
-    const statusCounts = new Map<number, number>();
     let load: LoadResult;
     try {
       load = await measure({
-        url: service.url, path: '/v1/quotes?symbols=600519.SH', headers, warmupSeconds: 0, seconds: options.seconds,
-        connections: options.connections, pipelining: 1,
-        setupRequest: (request) => ({ ...request, path: randomPath() }),
+        url: service.url, path: '/', headers, warmupSeconds: 0, seconds: options.seconds,
+        connections: options.connections, pipelining: 1, pids: [service.pid],
+        setupRequest: (request) => ({ ...request, path: randomPath(variant.universe) }),
       });
     } finally {
       clearInterval(timer);
     }
     samples.push({ t: performance.now() - started, rss: rssOf(service.pid).rss });
-    const metrics = await scrape(service.url);
-    const gcUsage = await service.memory(true);
-    const afterGc = { rss: rssOf(service.pid).rss, heapUsed: gcUsage.heapUsed, external: gcUsage.external };
-    for (const [key, value] of metrics) {
+    const statusCounts = new Map<number, number>();
+    for (const [key, value] of await scrape(service.url)) {
       const match = /^mdqs_http_requests_total\{.*status="(\d+)"/.exec(key);
       if (match !== null) statusCounts.set(Number(match[1]), (statusCounts.get(Number(match[1])) ?? 0) + value);
     }
+    const end = await retained(service);
     const half = (options.seconds * 1000) / 2;
     const maxOf = (list: typeof samples) => Math.max(0, ...list.map((s) => s.rss));
-    const maxRss = Math.max(maxOf(samples), rssOf(service.pid).hwm);
     return {
-      cacheBytes: options.cacheBytes,
-      baselineRss,
-      maxRss,
+      variant, baseline, end, load,
+      maxRss: maxOf(samples),
       firstHalfMax: maxOf(samples.filter((s) => s.t < half)),
       secondHalfMax: maxOf(samples.filter((s) => s.t >= half)),
-      finalRss: samples[samples.length - 1].rss,
-      maxHeapUsed: Math.max(0, ...heap.map((h) => h.heapUsed)),
-      maxExternal: Math.max(0, ...heap.map((h) => h.external)),
-      afterGc,
-      baselineAfterGc,
-      cacheFill: {
-        data: sample(metrics, 'mdqs_cache_bytes', { layer: 'data' }),
-        response: sample(metrics, 'mdqs_cache_bytes', { layer: 'response' }),
-      },
-      load,
-      overhead: maxRss - baselineRss - 2 * options.cacheBytes,
+      maxHeapUsed: Math.max(0, ...heap),
       statuses: [...statusCounts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' '),
     };
   } finally {

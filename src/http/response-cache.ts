@@ -99,7 +99,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
         const xCache = cacheHeader(report);
         const built = build(produced, options.gzipMinBytes, builtAt, report.maxAgeMs, xCache);
         const ttlMs = report.freshUntil - builtAt;
-        if (!report.stale && ttlMs >= 1 && Number.isFinite(ttlMs)) {
+        if (!report.stale && !report.failed && ttlMs >= 1 && Number.isFinite(ttlMs)) {
           options.cache.set(spec.key, built, { ttlMs, size: built.body.length + (built.gzip?.length ?? 0) + 256 }, builtAt);
         }
         return built;

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AdjustType, Period, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
+import { recordFailure } from '../service/cache-report.ts';
 import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
 import type { CandleParams } from '../service/market-data.ts';
 import { oneSymbol, periodFeature, requireAccess, symbolList, timeRange } from './common.ts';
@@ -95,6 +96,7 @@ export async function perSymbol<T>(
       if (error instanceof AppError && error.status < 500) throw error;
       failures += 1;
       lastError = error;
+      recordFailure();
       missing.push(symbol);
     } else if (outcome.value === undefined) {
       missing.push(symbol);

@@ -12,12 +12,14 @@ export interface CacheReport {
   maxAgeMs: number;
   /** Earliest instant at which any data used stops being fresh (epoch ms). */
   freshUntil: number;
+  /** Some symbols failed upstream: the answer is partial and must not be cached. */
+  failed: boolean;
 }
 
 const storage = new AsyncLocalStorage<CacheReport>();
 
 export function newReport(): CacheReport {
-  return { miss: false, stale: false, maxAgeMs: 0, freshUntil: Number.POSITIVE_INFINITY };
+  return { miss: false, stale: false, maxAgeMs: 0, freshUntil: Number.POSITIVE_INFINITY, failed: false };
 }
 
 export function withReport<T>(report: CacheReport, fn: () => Promise<T>): Promise<T> {
@@ -44,6 +46,12 @@ export function recordStale(ageMs: number): void {
   report.stale = true;
   if (ageMs > report.maxAgeMs) report.maxAgeMs = ageMs;
   report.freshUntil = 0;
+}
+
+/** Part of the answer failed upstream (those symbols go to X-Missing-Symbols). */
+export function recordFailure(): void {
+  const report = storage.getStore();
+  if (report !== undefined) report.failed = true;
 }
 
 export function cacheHeader(report: CacheReport): 'HIT' | 'MISS' | 'STALE' {

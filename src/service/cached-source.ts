@@ -14,7 +14,7 @@ import { isAppError } from '../errors.ts';
 import { isMarketOpen, minuteBarLabelFor, sessions, localDate } from '../markets/calendar.ts';
 import { parseSymbol } from '../markets/symbols.ts';
 import type { Metrics } from '../metrics.ts';
-import { recordHit, recordMiss, recordStale } from './cache-report.ts';
+import { recordFailure, recordHit, recordMiss, recordStale } from './cache-report.ts';
 import type { BatchResource, BatchResources, DataSource, DirectDataSource } from './data-source.ts';
 import type { AdapterRouter } from './router.ts';
 import { estimateBytes } from './estimate-bytes.ts';
@@ -163,6 +163,7 @@ export class CachedDataSource implements DataSource {
     const adapters = new Set<string>();
     const toFetch: string[] = [];
     const fallback = new Map<string, { entry: DataEntry; age: number }>();
+    const toRefresh: string[] = [];
     const take = (symbol: string, entry: DataEntry) => {
       adapters.add(entry.adapter);
       if (entry.value !== undefined) items.set(symbol, entry.value as BatchResources[R]);
@@ -174,13 +175,15 @@ export class CachedDataSource implements DataSource {
         if (hit.state === 'fresh') recordHit(hit.age, hit.value.freshUntil);
         else {
           recordStale(hit.age);
-          this.#loader(resource, region).loadMany([ref.symbol]).catch(() => undefined);
+          toRefresh.push(ref.symbol);
         }
         continue;
       }
       if (hit !== undefined) fallback.set(ref.symbol, { entry: hit.value, age: hit.age });
       toFetch.push(ref.symbol);
     }
+    // One background refresh for all stale symbols, in native batch calls.
+    if (toRefresh.length > 0) this.#loader(resource, region).loadMany(toRefresh).catch(() => undefined);
     if (toFetch.length > 0) {
       const results = await this.#loader(resource, region).loadMany(toFetch);
       let failures = 0;
@@ -195,6 +198,7 @@ export class CachedDataSource implements DataSource {
           } else {
             failures += 1;
             lastError = result;
+            recordFailure();
           }
         } else if (result !== undefined) {
           recordMiss(result.freshUntil);

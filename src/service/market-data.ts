@@ -12,6 +12,7 @@ import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
 import { aggregationFor, baseFetchFor, tradeDateStartFn } from './candle-plan.ts';
 import type { DataSource } from './data-source.ts';
+import { recordFailure } from './cache-report.ts';
 
 export interface BatchResult<T> {
   /** Found items by normalised symbol. */
@@ -70,6 +71,7 @@ export class MarketDataService {
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;
+        recordFailure();
         for (const ref of group) failed.add(ref.symbol);
       }
     }));
