@@ -153,6 +153,8 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       maxHeapUsed: Math.max(0, ...heap),
       statuses: [...statusCounts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' '),
     };
+  } catch (error) {
+    throw new Error(`soak ${variant.name} failed: ${(error as Error).message}; service stderr:\n${service.stderr().slice(-2000)}`, { cause: error });
   } finally {
     await service.stop();
   }

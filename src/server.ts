@@ -60,6 +60,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.server.shutdownGraceMs);
     timer.unref();
+    // Sockets that went idle after their last response would hold close() open; shut them as they do.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+    idle.unref();
     try {
       await app.close();
       for (const adapter of adapters.values()) await adapter.close?.();

@@ -26,6 +26,8 @@ export interface Child {
 }
 
 export interface ServiceChild extends Child {
+  /** What the service wrote to stderr so far (warnings, crashes). */
+  stderr(): string;
   /** process.memoryUsage() of the service (only with `probe: true`), optionally after a full GC. */
   memory(afterGc: boolean): Promise<NodeJS.MemoryUsage>;
 }
@@ -132,6 +134,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   }
   return {
     name: 'service', pid: child.pid!, port, url,
+    stderr: () => stderr,
     memory(afterGc) {
       if (options.probe !== true) return Promise.reject(new Error('startService: memory() needs probe: true'));
       return new Promise((resolve) => {
