@@ -76,7 +76,24 @@ function cacheBytesOf(metrics: Samples): number {
   return sample(metrics, 'mdqs_cache_bytes', { layer: 'data' }) + sample(metrics, 'mdqs_cache_bytes', { layer: 'response' });
 }
 
+/** Wait until the service has answered everything it accepted (autocannon stops mid-flight). */
+async function settle(service: ServiceChild): Promise<void> {
+  const served = async () => {
+    let total = 0;
+    for (const [key, value] of await scrape(service.url)) if (key.startsWith('mdqs_http_requests_total{')) total += value;
+    return total;
+  };
+  let last = -1;
+  for (let i = 0; i < 50; i++) {
+    const now = await served();
+    if (now === last) return;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
 async function retained(service: ServiceChild): Promise<Retained> {
+  await settle(service);
   const cacheBytes = cacheBytesOf(await scrape(service.url));
   const usage = await service.memory(true);
   return { rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, external: usage.external, cacheBytes };
@@ -114,7 +131,6 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
     // JIT the hot path and let the heap reach its working size before the baseline.
     await measure({ url: service.url, path: '/v1/quotes?symbols=600519.SH', headers, warmupSeconds: 0, seconds: 3 });
     if (variant.primeSeconds !== undefined) await prime(service, variant, options.connections);
-    await new Promise((resolve) => setTimeout(resolve, 500));
     const baseline = await retained(service);
     options.log(`  baseline: RSS ${mib(baseline.rss)}, after GC heap ${mib(baseline.heapUsed)} + external ${mib(baseline.external)}, caches hold ${mib(baseline.cacheBytes)}; soaking ${options.seconds} s`);
 
@@ -154,7 +170,8 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       statuses: [...statusCounts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' '),
     };
   } catch (error) {
-    throw new Error(`soak ${variant.name} failed: ${(error as Error).message}; service stderr:\n${service.stderr().slice(-2000)}`, { cause: error });
+    const cause = (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '';
+    throw new Error(`soak ${variant.name} failed: ${(error as Error).message}${cause}; service stderr:\n${service.stderr().slice(-2000)}`, { cause: error });
   } finally {
     await service.stop();
   }

@@ -19,7 +19,10 @@ export const ConfigSchema = Type.Object({
     corsOrigins: Type.Array(Type.String()),
   }),
   log: Type.Object({
-    level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    level: Type.Union([
+      Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'),
+      Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent'),
+    ]),
   }),
   keys: Type.Object({
     /** Path of the keys/plans YAML, relative to the working directory. */

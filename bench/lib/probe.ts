@@ -3,14 +3,15 @@
 // optionally after a full GC, so retained memory can be told apart from garbage not yet collected.
 // It changes nothing in the service; without an IPC channel it does nothing.
 if (typeof process.send === 'function') {
-  process.on('message', (message: unknown) => {
-    if (message !== 'memory' && message !== 'memory-after-gc') return;
+  process.on('message', (message: { probe?: string; id?: number; gc?: boolean }) => {
+    if (message?.probe !== 'memory') return;
     const gc = (globalThis as { gc?: () => void }).gc;
-    if (message === 'memory-after-gc' && gc !== undefined) {
+    if (message.gc === true) {
+      if (gc === undefined) throw new Error('probe: run node with --expose-gc');
       gc();
       gc();
     }
-    process.send!({ probe: 'memory', usage: process.memoryUsage() });
+    process.send!({ probe: 'memory', id: message.id, usage: process.memoryUsage() });
   });
   // The channel must not keep a shutting-down server alive.
   process.channel?.unref();

@@ -108,6 +108,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-bench-'));
   const port = await freePort();
   let stderr = '';
+  let probeCalls = 0;
   const probeArgs = options.probe === true ? ['--expose-gc', '--import', PROBE] : [];
   const child = spawn(process.execPath, [...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, 'src/server.ts')], {
     cwd: ROOT,
@@ -137,14 +138,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     stderr: () => stderr,
     memory(afterGc) {
       if (options.probe !== true) return Promise.reject(new Error('startService: memory() needs probe: true'));
+      const id = ++probeCalls;
       return new Promise((resolve) => {
-        const onMessage = (message: { probe?: string; usage?: NodeJS.MemoryUsage }) => {
-          if (message.probe !== 'memory' || message.usage === undefined) return;
+        const onMessage = (message: { probe?: string; id?: number; usage?: NodeJS.MemoryUsage }) => {
+          if (message.probe !== 'memory' || message.id !== id || message.usage === undefined) return;
           child.off('message', onMessage);
           resolve(message.usage);
         };
         child.on('message', onMessage);
-        child.send(afterGc ? 'memory-after-gc' : 'memory');
+        child.send({ probe: 'memory', id, gc: afterGc });
       });
     },
     async stop() {

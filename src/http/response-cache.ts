@@ -47,8 +47,10 @@ function build(produced: Produced, gzipMinBytes: number, now: number, dataAgeMs:
 }
 
 function acceptsGzip(request: FastifyRequest): boolean {
-  const header = request.headers['accept-encoding'];
-  return typeof header === 'string' && header.includes('gzip') && !/gzip;\s*q=0(?:\.0*)?(?:,|$)/.test(header);
+  const raw = request.headers['accept-encoding'];
+  if (typeof raw !== 'string') return false;
+  const header = raw.toLowerCase();
+  return header.includes('gzip') && !/gzip;\s*q=0(?:\.0*)?(?:,|$)/.test(header);
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/"x" matches "x". */
@@ -66,17 +68,18 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
     .header('x-upstream', entry.upstream)
     .header('x-cache', xCache)
     .header('age', String(ageSeconds))
-    .header('etag', entry.etag)
     .header('vary', 'accept-encoding');
   if (entry.missing !== undefined) reply.header('x-missing-symbols', entry.missing);
+  // The gzip variant is another representation, so it carries its own validator.
+  const gzip = entry.gzip !== undefined && acceptsGzip(request);
+  const etag = gzip ? `${entry.etag.slice(0, -1)}-gz"` : entry.etag;
+  reply.header('etag', etag);
   const match = request.headers['if-none-match'];
-  if (match !== undefined && etagMatches(match, entry.etag)) {
+  if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, entry.etag))) {
     return reply.code(304).send();
   }
   reply.header('content-type', 'application/json; charset=utf-8');
-  if (entry.gzip !== undefined && acceptsGzip(request)) {
-    return reply.header('content-encoding', 'gzip').send(entry.gzip);
-  }
+  if (gzip) return reply.header('content-encoding', 'gzip').send(entry.gzip);
   return reply.send(entry.body);
 }
 
