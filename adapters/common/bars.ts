@@ -134,3 +134,15 @@ export function toCandles(bars: Bar[]): Candles {
 export function emptyCandles(): Candles {
   return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
 }
+
+/** P_prev of an ex-date: the close of the last bar stamped before `t` (bars ascending). */
+export function lastCloseBefore(bars: Bar[], t: number): number | undefined {
+  let lo = 0;
+  let hi = bars.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (bars[mid].t < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? undefined : bars[lo - 1].close;
+}

@@ -6,7 +6,7 @@
 
 import type { ExFactor, Region } from '../../src/domain.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
-import type { Bar } from '../common/bars.ts';
+import { lastCloseBefore, type Bar } from '../common/bars.ts';
 import type { PayloadReader } from '../common/validate.ts';
 
 export interface CorporateAction {
@@ -77,13 +77,3 @@ export function deriveExFactors(region: Region, actions: CorporateAction[], clos
   return out.sort((a, b) => a.timestamp - b.timestamp);
 }
 
-function lastCloseBefore(bars: Bar[], t: number): number | undefined {
-  let lo = 0;
-  let hi = bars.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (bars[mid].t < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo === 0 ? undefined : bars[lo - 1].close;
-}

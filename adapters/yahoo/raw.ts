@@ -7,7 +7,7 @@
 // same in either scale.
 
 import type { ExFactor, Region } from '../../src/domain.ts';
-import { dailyLabel, type Bar } from '../common/bars.ts';
+import { dailyLabel, lastCloseBefore, type Bar } from '../common/bars.ts';
 import type { Dividend, Split } from './parse.ts';
 
 /** Splits as (ex-date label, ratio), ascending, one per date. */
@@ -56,7 +56,7 @@ export function yahooExFactors(region: Region, daily: Bar[], dividends: Dividend
   const byDate = new Map<number, number>(splitsByDate(region, splits));
   for (const d of dividends) {
     const t = dailyLabel(region, d.t);
-    const prev = closeBefore(daily, t);
+    const prev = lastCloseBefore(daily, t);
     if (prev === undefined || !(d.amount > 0) || d.amount >= prev) continue;
     byDate.set(t, (byDate.get(t) ?? 1) * (prev / (prev - d.amount)));
   }
@@ -66,13 +66,3 @@ export function yahooExFactors(region: Region, daily: Bar[], dividends: Dividend
     .map(([timestamp, ex_factor]) => ({ timestamp, ex_factor }));
 }
 
-function closeBefore(bars: Bar[], t: number): number | undefined {
-  let lo = 0;
-  let hi = bars.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (bars[mid].t < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo === 0 ? undefined : bars[lo - 1].close;
-}
