@@ -67,6 +67,7 @@ export async function runThroughput(service: Child, scenario: ThroughputScenario
       const ratio = serviceResult.reqPerSec / bareResult.reqPerSec;
       const quiet = Math.max(bareResult.foreignCpu, serviceResult.foreignCpu) <= options.maxForeignCpu;
       rounds.push({ bare: bareResult, service: serviceResult, ratio, quiet });
+      if (attempt === 1) options.log(`  bytes per response (headers + body, from autocannon): bare ${bareResult.bytesPerResponse}, service ${serviceResult.bytesPerResponse}`);
       options.log(`  pair ${attempt}: bare ${Math.round(bareResult.reqPerSec)} req/s, service ${Math.round(serviceResult.reqPerSec)} req/s, ratio ${ratio.toFixed(3)}; other processes used ${pct(bareResult.foreignCpu)} / ${pct(serviceResult.foreignCpu)} of the CPU${quiet ? '' : ' (noisy, repeated)'}`);
     }
   } finally {
