@@ -6,11 +6,12 @@
 //   BENCH_SOAK_SECONDS (15), BENCH_SOAK_CONNECTIONS (32), BENCH_SOAK_ALL (1: add variant C)
 //   BENCH_ONLY (throughput,coalescing,soak)
 //   BENCH_CPU_PROF (a directory: the throughput service writes a .cpuprofile there)
+//   BENCH_PIN (1: autocannon on CPU 0, the servers on CPU 1, with taskset)
 //   BENCH_JSON (a file: the raw results)
 import { cpus, totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { runCoalescing, type CoalescingRow } from './coalescing.ts';
-import { startService } from './lib/processes.ts';
+import { pinLoadGenerator, startService } from './lib/processes.ts';
 import { int, table } from './lib/table.ts';
 import { simBytesPerQuotedSymbol } from './sim-memory.ts';
 import { mib, runSoak, type SoakResult, type SoakVariant } from './soak.ts';
@@ -90,8 +91,9 @@ function soakTable(results: SoakResult[]): string {
 }
 
 async function main(): Promise<void> {
-  log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${mib(totalmem())} RAM; the server and autocannon share these cores`);
-  const out: Record<string, unknown> = { node: process.version, cpus: cpus().length, startedAt: new Date().toISOString() };
+  const pin = pinLoadGenerator();
+  log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${mib(totalmem())} RAM; ${pin ? 'autocannon pinned to CPU 0, servers to CPU 1' : 'the servers and autocannon share these cores'}`);
+  const out: Record<string, unknown> = { node: process.version, cpus: cpus().length, pinned: pin, startedAt: new Date().toISOString() };
   const sections: string[] = [];
 
   if (only.has('throughput')) {

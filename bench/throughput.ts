@@ -59,6 +59,9 @@ export async function runThroughput(service: Child, scenario: ThroughputScenario
   const pct = (share: number) => `${(100 * share).toFixed(0)} %`;
   try {
     const load = { path: scenario.path, headers, warmupSeconds: options.warmupSeconds, seconds: options.seconds, pids: [service.pid, bare.pid] };
+    // A fresh process is slower for its first seconds (JIT, socket buffers): warm both once, longer.
+    await measure({ ...load, url: bare.url, warmupSeconds: 0, seconds: 2 * options.warmupSeconds });
+    await measure({ ...load, url: service.url, warmupSeconds: 0, seconds: 2 * options.warmupSeconds });
     for (let attempt = 1; attempt <= 2 * options.pairs && rounds.filter((r) => r.quiet).length < options.pairs; attempt++) {
       const bareResult = await measure({ ...load, url: bare.url });
       check('bare', bareResult);

@@ -1,7 +1,7 @@
 // Child processes for the benchmarks: the real service (`node src/server.ts`, configured only
 // through its documented environment variables) and the bare node:http baseline. Each runs in
 // its own process so neither shares an event loop with the load generator in the parent.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -30,6 +30,20 @@ export interface ServiceChild extends Child {
   stderr(): string;
   /** process.memoryUsage() of the service (only with `probe: true`), optionally after a full GC. */
   memory(afterGc: boolean): Promise<NodeJS.MemoryUsage>;
+}
+
+/**
+ * With BENCH_PIN=1 the servers run on CPU `cpu` (taskset execs the command, so the pid is the
+ * server's) and pinLoadGenerator() keeps autocannon on CPU 0: one core each, less variance.
+ */
+function pinned(cpu: number, command: string[]): [string, string[]] {
+  return process.env.BENCH_PIN === '1' ? ['taskset', ['-c', String(cpu), ...command]] : [command[0], command.slice(1)];
+}
+
+export function pinLoadGenerator(): boolean {
+  if (process.env.BENCH_PIN !== '1') return false;
+  const result = spawnSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
+  return result.status === 0;
 }
 
 export async function freePort(): Promise<number> {
@@ -110,7 +124,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let stderr = '';
   let probeCalls = 0;
   const probeArgs = options.probe === true ? ['--expose-gc', '--import', PROBE] : [];
-  const child = spawn(process.execPath, [...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, 'src/server.ts')], {
+  const child = spawn(...pinned(1, [process.execPath, ...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, 'src/server.ts')]), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -163,7 +177,7 @@ export async function startBare(response: CapturedResponse): Promise<Child> {
   writeFileSync(file, JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') }));
   const port = await freePort();
   let stderr = '';
-  const child = spawn(process.execPath, [BARE_SERVER, file, String(port)], {
+  const child = spawn(...pinned(1, [process.execPath, BARE_SERVER, file, String(port)]), {
     cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr?.on('data', (chunk: Buffer) => {
