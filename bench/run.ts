@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark of DESIGN.md section 7 in one run, against the real service.
 // Knobs (environment):
-//   BENCH_PAIRS (3)            quiet bare/service pairs per throughput scenario
-//   BENCH_WARMUP (2), BENCH_SECONDS (8)   seconds of warm-up and of measurement per round
+//   BENCH_PAIRS (5)            quiet bare/service pairs per throughput scenario
+//   BENCH_WARMUP (1), BENCH_SECONDS (5)   seconds of warm-up and of measurement per round
 //   BENCH_MAX_FOREIGN_CPU (0.1)           a round is noisy above this share of CPU used by others
 //   BENCH_SOAK_SECONDS (15), BENCH_SOAK_CONNECTIONS (32), BENCH_SOAK_ALL (1: add variant C)
 //   BENCH_ONLY (throughput,coalescing,soak)
@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { runCoalescing, type CoalescingRow } from './coalescing.ts';
 import { pinLoadGenerator, startService } from './lib/processes.ts';
 import { int, table } from './lib/table.ts';
-import { simBytesPerQuotedSymbol } from './sim-memory.ts';
+import { simMemory } from './sim-memory.ts';
 import { mib, runSoak, type SoakResult, type SoakVariant } from './soak.ts';
 import { runThroughput, type ThroughputResult, type ThroughputScenario } from './throughput.ts';
 
@@ -38,7 +38,7 @@ async function throughput(): Promise<ThroughputResult[]> {
     for (const scenario of SCENARIOS) {
       log(`\n${scenario.name}: GET ${scenario.path}`);
       results.push(await runThroughput(service, scenario, {
-        pairs: env('BENCH_PAIRS', 3), maxForeignCpu: env('BENCH_MAX_FOREIGN_CPU', 0.1), warmupSeconds: env('BENCH_WARMUP', 2), seconds: env('BENCH_SECONDS', 8), log,
+        pairs: env('BENCH_PAIRS', 5), maxForeignCpu: env('BENCH_MAX_FOREIGN_CPU', 0.1), warmupSeconds: env('BENCH_WARMUP', 1), seconds: env('BENCH_SECONDS', 5), log,
       }));
     }
   } finally {
@@ -50,11 +50,12 @@ async function throughput(): Promise<ThroughputResult[]> {
 function throughputTable(results: ThroughputResult[]): string {
   const ms = (r: { p50: number; p99: number }) => `${r.p50} / ${r.p99}`;
   return table(
-    ['scenario', 'body', 'service req/s', 'bare req/s', 'ratio (median)', 'per-pair ratios', 'target', 'result', 'service p50/p99 ms', 'bare p50/p99 ms', 'hit share'],
+    ['scenario', 'body', 'service req/s', 'bare req/s', 'ratio (median)', 'per-pair ratios', 'target', 'result', 'ratio per server CPU', 'autocannon-bound rounds', 'service p50/p99 ms', 'bare p50/p99 ms', 'hit share'],
     results.map((r) => [
       r.scenario.name, `${int(r.bodyBytes)} B`, int(r.service.reqPerSec), int(r.bare.reqPerSec), r.ratio.toFixed(3),
       r.rounds.map((p) => `${p.ratio.toFixed(3)}${p.quiet ? '' : '*'}`).join(', '), `≥ ${r.scenario.target.toFixed(2)}`,
-      `${r.ratio >= r.scenario.target ? 'PASS' : 'FAIL'}${r.noisy ? ' (noisy)' : ''}`, ms(r.service), ms(r.bare),
+      `${r.ratio >= r.scenario.target ? 'PASS' : 'FAIL'}${r.noisy ? ' (noisy)' : ''}`, r.cpuRatio.toFixed(3),
+      `${r.generatorBound} / ${2 * r.rounds.filter((p) => p.quiet || r.noisy).length}`, ms(r.service), ms(r.bare),
       `${((100 * r.hits) / Math.max(1, r.hits + r.misses)).toFixed(3)} %`,
     ]),
   );
@@ -66,12 +67,12 @@ function coalescingTable(rows: CoalescingRow[]): string {
 }
 
 const MIB = 1048576;
-// A is the soak as specified. B isolates the service: the sim adapter's per-symbol memo is
-// filled before the baseline. C (BENCH_SOAK_ALL=1) repeats B with smaller bounds.
+// A is the soak as specified (npm start's server). B isolates the service: the sim adapter's own
+// memos are filled before it listens (bench/soak-server.ts). C (BENCH_SOAK_ALL=1): B, 4 MiB bounds.
 const SOAK_VARIANTS: SoakVariant[] = [
-  { name: 'A: 5000 symbols, cold sim', universe: 5000, cacheBytes: 16 * MIB },
-  { name: 'B: 500 symbols, sim memos primed', universe: 500, cacheBytes: 16 * MIB, primeSeconds: 4 },
-  ...(process.env.BENCH_SOAK_ALL === '1' ? [{ name: 'C: as B, 4 MiB bounds', universe: 500, cacheBytes: 4 * MIB, primeSeconds: 4 }] : []),
+  { name: 'A: 5000 symbols, src/server.ts', universe: 5000, cacheBytes: 16 * MIB },
+  { name: 'B: 500 symbols, sim memos filled first', universe: 500, cacheBytes: 16 * MIB, primedSim: true },
+  ...(process.env.BENCH_SOAK_ALL === '1' ? [{ name: 'C: as B, 4 MiB bounds', universe: 500, cacheBytes: 4 * MIB, primedSim: true }] : []),
 ];
 
 /** Retained growth after a full GC (heap + external) must fit the configured bounds. */
@@ -79,12 +80,14 @@ const retainedGrowth = (s: SoakResult) => s.end.heapUsed + s.end.external - s.ba
 const flat = (s: SoakResult) => s.secondHalfMax <= s.firstHalfMax * 1.1;
 
 function soakTable(results: SoakResult[]): string {
+  const grow = (s: SoakResult, key: 'heapUsed' | 'external' | 'dataCacheBytes' | 'responseCacheBytes') => mib(s.end[key] - s.baseline[key]);
   return table(
-    ['variant', 'cache bounds', 'req/s', 'statuses', 'baseline RSS', 'max RSS', 'max − baseline − bounds', 'RSS max 1st / 2nd half', 'peak heapUsed', 'retained growth after GC', 'cache bytes growth', 'retained ≤ bounds', 'RSS flat'],
+    ['variant', 'cache bounds', 'req/s', 'statuses (process lifetime)', 'baseline RSS', 'max RSS', 'max − baseline − bounds', 'RSS max 1st / 2nd half', 'peak heapUsed', 'retained growth after GC: heap + external', 'accounted cache growth: data + response', 'retained ≤ bounds', 'RSS flat'],
     results.map((s) => [
       s.variant.name, `2 × ${mib(s.variant.cacheBytes)}`, s.load.reqPerSec.toFixed(1), s.statuses, mib(s.baseline.rss), mib(s.maxRss),
       mib(s.maxRss - s.baseline.rss - 2 * s.variant.cacheBytes), `${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)}`, mib(s.maxHeapUsed),
-      mib(retainedGrowth(s)), mib(s.end.cacheBytes - s.baseline.cacheBytes),
+      `${mib(retainedGrowth(s))} = ${grow(s, 'heapUsed')} + ${grow(s, 'external')}`,
+      `${mib(s.end.cacheBytes - s.baseline.cacheBytes)} = ${grow(s, 'dataCacheBytes')} + ${grow(s, 'responseCacheBytes')}`,
       retainedGrowth(s) <= 2 * s.variant.cacheBytes ? 'PASS' : 'FAIL', flat(s) ? 'PASS' : 'FAIL',
     ]),
   );
@@ -99,7 +102,7 @@ async function main(): Promise<void> {
   if (only.has('throughput')) {
     const results = await throughput();
     out.throughput = results;
-    sections.push(`Cache-hit throughput (autocannon -c 100 -p 10, ${env('BENCH_WARMUP', 2)} s warm-up + ${env('BENCH_SECONDS', 8)} s measured per round, bare/service alternating; * = noisy pair, other processes used > ${100 * env('BENCH_MAX_FOREIGN_CPU', 0.1)} % of the CPU, left out of the median):\n${throughputTable(results)}`);
+    sections.push(`Cache-hit throughput (autocannon -c 100 -p 10, ${env('BENCH_WARMUP', 1)} s warm-up + ${env('BENCH_SECONDS', 5)} s measured per round, bare/service in ABBA order; * = noisy pair, other processes used > ${100 * env('BENCH_MAX_FOREIGN_CPU', 0.1)} % of the CPU, left out of the median):\n${throughputTable(results)}`);
   }
   if (only.has('coalescing')) {
     log('\ncoalescing and batching (in-process buildApp, sim latency 200 ms, counted at the adapter):');
@@ -114,9 +117,9 @@ async function main(): Promise<void> {
       log(`\nrandom-key soak ${variant.name}, cache bounds 2 × ${mib(variant.cacheBytes)}:`);
       results.push(await runSoak(variant, { seconds, connections: env('BENCH_SOAK_CONNECTIONS', 32), log }));
     }
-    const perSymbol = await simBytesPerQuotedSymbol();
-    out.soak = { results, simBytesPerQuotedSymbol: perSymbol };
-    sections.push(`Random-key soak (${seconds} s each, ${env('BENCH_SOAK_CONNECTIONS', 32)} connections, RSS from /proc/<pid>/status; retained = heap + external after a forced full GC, end minus baseline):\n${soakTable(results)}\n\nThe sim adapter alone retains ${(perSymbol / 1024).toFixed(1)} KiB per symbol it has quoted (its tail memo is an LRU of up to 20,000 entries), so in A memory grows with the distinct symbols touched.`);
+    const sim = await simMemory();
+    out.soak = { results, sim };
+    sections.push(`Random-key soak (${seconds} s each, ${env('BENCH_SOAK_CONNECTIONS', 32)} connections, RSS from /proc/<pid>/status; retained = heap + external after a forced full GC, end minus baseline):\n${soakTable(results)}\n\nThe sim adapter runs inside the service process. Measured in-process, it retains ${mib(sim.first200)} after quoting 200 fresh symbols (its 64-history LRU) and ${(sim.perSymbol / 1024).toFixed(1)} KiB per further symbol (tails, up to 20,000); in A that lands on top of the service's caches.`);
   }
 
   log(`\n${'='.repeat(40)} results\n`);

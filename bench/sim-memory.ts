@@ -1,7 +1,7 @@
-// Diagnostic for the soak: what the sim adapter itself retains per symbol it has quoted. Its
-// memo of recent tails is an LRU bounded by entry count (adapters/sim/market.ts), so a soak over
-// many distinct symbols grows with the number of symbols touched, whatever the service's caches do.
-// Measured in-process: heap after a full GC before and after quoting `symbols` fresh symbols.
+// Diagnostic for the soak: what the sim adapter itself retains, in-process, heap after a full GC.
+// Its memos are bounded by entry count (adapters/sim/market.ts): 64 full daily histories, 512 days
+// of 1m bars and up to 20,000 per-symbol tails. A soak over many symbols fills them on top of
+// whatever the service's caches hold, because the sim runs inside the service process.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createSimAdapter } from '../adapters/sim/index.ts';
@@ -16,16 +16,24 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-/** Bytes the sim retains per freshly quoted symbol (mean over `symbols` symbols). */
-export async function simBytesPerQuotedSymbol(symbols = 200): Promise<number> {
+export interface SimMemory {
+  /** Retained after quoting the first 200 fresh symbols (fills the 64-history LRU). */
+  first200: number;
+  /** Retained per further quoted symbol (the per-symbol tail), mean over 1000 symbols. */
+  perSymbol: number;
+}
+
+export async function simMemory(): Promise<SimMemory> {
   const sim = createSimAdapter({ syntheticUniverse: 5000 }, { now: Date.now });
   const ref = (n: number) => parseSymbol(`SIM${String(n).padStart(4, '0')}.US`)!;
-  // The first call builds shared tables (calendars, midnights); keep them out of the figure.
+  // The first call builds shared tables (calendars, midnights); keep them out of the figures.
   await sim.getQuotes([ref(5000)]);
-  const before = heapAfterGc();
-  for (let n = 1; n <= symbols; n++) await sim.getQuotes([ref(n)]);
-  const retained = heapAfterGc() - before;
-  // Keeps the adapter (and its memo) reachable until after the measurement.
+  const start = heapAfterGc();
+  for (let n = 1; n <= 200; n++) await sim.getQuotes([ref(n)]);
+  const after200 = heapAfterGc();
+  for (let n = 201; n <= 1200; n++) await sim.getQuotes([ref(n)]);
+  const after1200 = heapAfterGc();
+  // Keeps the adapter (and its memos) reachable until after the last measurement.
   if (sim.id !== 'sim') throw new Error('unexpected adapter');
-  return retained / symbols;
+  return { first200: after200 - start, perSymbol: (after1200 - after200) / 1000 };
 }

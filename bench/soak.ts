@@ -14,10 +14,10 @@ export interface SoakVariant {
   /** Bytes for each of cache.dataMaxBytes and cache.responseMaxBytes. */
   cacheBytes: number;
   /**
-   * Before the baseline, touch every symbol once (quotes) and run random traffic for this many
-   * seconds, so the sim adapter's own per-symbol memos are full and only the service grows.
+   * Run bench/soak-server.ts instead of src/server.ts: the same service, with the sim adapter's own
+   * memos filled before it listens, so only the service can grow during the soak.
    */
-  primeSeconds?: number;
+  primedSim?: boolean;
 }
 
 export interface SoakOptions {
@@ -33,6 +33,8 @@ interface Retained {
   external: number;
   /** Bytes the two caches account for (their own size estimates, from /metrics). */
   cacheBytes: number;
+  dataCacheBytes: number;
+  responseCacheBytes: number;
 }
 
 export interface SoakResult {
@@ -72,8 +74,8 @@ export function randomPath(universe: number, now = Date.now()): string {
   return path;
 }
 
-function cacheBytesOf(metrics: Samples): number {
-  return sample(metrics, 'mdqs_cache_bytes', { layer: 'data' }) + sample(metrics, 'mdqs_cache_bytes', { layer: 'response' });
+function cacheBytesOf(metrics: Samples): { data: number; response: number } {
+  return { data: sample(metrics, 'mdqs_cache_bytes', { layer: 'data' }), response: sample(metrics, 'mdqs_cache_bytes', { layer: 'response' }) };
 }
 
 /** Wait until the service has answered everything it accepted (autocannon stops mid-flight). */
@@ -94,27 +96,12 @@ async function settle(service: ServiceChild): Promise<void> {
 
 async function retained(service: ServiceChild): Promise<Retained> {
   await settle(service);
-  const cacheBytes = cacheBytesOf(await scrape(service.url));
+  const cache = cacheBytesOf(await scrape(service.url));
   const usage = await service.memory(true);
-  return { rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, external: usage.external, cacheBytes };
-}
-
-async function prime(service: ServiceChild, variant: SoakVariant, connections: number): Promise<void> {
-  const headers = { 'x-api-key': BENCH_KEY };
-  const lists: string[] = [];
-  for (let n = 1; n <= variant.universe; n += 100) {
-    lists.push(Array.from({ length: Math.min(100, variant.universe - n + 1) }, (_, i) => name(n + i)).join(','));
-  }
-  for (let i = 0; i < lists.length; i += 8) {
-    await Promise.all(lists.slice(i, i + 8).map(async (list) => {
-      const response = await fetch(`${service.url}/v1/quotes?symbols=${list}`, { headers });
-      await response.arrayBuffer();
-    }));
-  }
-  await measure({
-    url: service.url, path: '/', headers, warmupSeconds: 0, seconds: variant.primeSeconds ?? 0, connections, pipelining: 1,
-    setupRequest: (request) => ({ ...request, path: randomPath(variant.universe) }),
-  });
+  return {
+    rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, external: usage.external,
+    cacheBytes: cache.data + cache.response, dataCacheBytes: cache.data, responseCacheBytes: cache.response,
+  };
 }
 
 export async function runSoak(variant: SoakVariant, options: SoakOptions): Promise<SoakResult> {
@@ -125,12 +112,12 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       MDQS__adapters__sim__syntheticUniverse: String(variant.universe),
     },
     probe: true,
+    entry: variant.primedSim === true ? 'bench/soak-server.ts' : undefined,
   });
   try {
     const headers = { 'x-api-key': BENCH_KEY };
     // JIT the hot path and let the heap reach its working size before the baseline.
     await measure({ url: service.url, path: '/v1/quotes?symbols=600519.SH', headers, warmupSeconds: 0, seconds: 3 });
-    if (variant.primeSeconds !== undefined) await prime(service, variant, options.connections);
     const baseline = await retained(service);
     options.log(`  baseline: RSS ${mib(baseline.rss)}, after GC heap ${mib(baseline.heapUsed)} + external ${mib(baseline.external)}, caches hold ${mib(baseline.cacheBytes)}; soaking ${options.seconds} s`);
 

@@ -1,6 +1,6 @@
 // Scenarios 1 and 2: cache-hit throughput of the real service next to a bare node:http server that
-// sends the identical bytes. Rounds alternate bare, service, bare, service … on the same machine
-// in the same run; the reported ratio is the median of the per-pair ratios.
+// sends the identical bytes. Rounds alternate between the two (bare, service, service, bare, …)
+// on the same machine in the same run; the reported ratio is the median of the per-pair ratios.
 import { captureHit, header } from './lib/capture.ts';
 import { measure, type LoadResult } from './lib/load.ts';
 import { responseHitShare, scrape } from './lib/metrics.ts';
@@ -27,9 +27,16 @@ export interface ThroughputOptions {
 export interface ThroughputResult {
   scenario: ThroughputScenario;
   bodyBytes: number;
-  rounds: Array<{ bare: LoadResult; service: LoadResult; ratio: number; quiet: boolean }>;
+  rounds: Array<{ bare: LoadResult; service: LoadResult; ratio: number; cpuRatio: number; quiet: boolean }>;
   /** Median over the quiet pairs, or over every pair when fewer than 2 were quiet (`noisy`). */
   ratio: number;
+  /**
+   * The same per server CPU second: (service req/s ÷ its cores) ÷ (bare req/s ÷ its cores). When
+   * autocannon saturates its core the req/s ratio drifts to 1 whatever the servers cost; this not.
+   */
+  cpuRatio: number;
+  /** Rounds in which autocannon, not the server, was the bottleneck (it used ≥ 0.95 core). */
+  generatorBound: number;
   noisy: boolean;
   service: LoadResult;
   bare: LoadResult;
@@ -60,18 +67,25 @@ export async function runThroughput(service: Child, scenario: ThroughputScenario
   try {
     const load = { path: scenario.path, headers, warmupSeconds: options.warmupSeconds, seconds: options.seconds, pids: [service.pid, bare.pid] };
     // A fresh process is slower for its first seconds (JIT, socket buffers): warm both once, longer.
-    await measure({ ...load, url: bare.url, warmupSeconds: 0, seconds: 2 * options.warmupSeconds });
-    await measure({ ...load, url: service.url, warmupSeconds: 0, seconds: 2 * options.warmupSeconds });
+    await measure({ ...load, url: bare.url, warmupSeconds: 0, seconds: Math.max(4, 2 * options.warmupSeconds) });
+    await measure({ ...load, url: service.url, warmupSeconds: 0, seconds: Math.max(4, 2 * options.warmupSeconds) });
     for (let attempt = 1; attempt <= 2 * options.pairs && rounds.filter((r) => r.quiet).length < options.pairs; attempt++) {
-      const bareResult = await measure({ ...load, url: bare.url });
+      // ABBA order (bare first, then service first, …) so a drift over the run cancels out.
+      const bareFirst = attempt % 2 === 1;
+      const first = await measure({ ...load, url: bareFirst ? bare.url : service.url });
+      const second = await measure({ ...load, url: bareFirst ? service.url : bare.url });
+      const [bareResult, serviceResult] = bareFirst ? [first, second] : [second, first];
       check('bare', bareResult);
-      const serviceResult = await measure({ ...load, url: service.url });
       check('service', serviceResult);
       const ratio = serviceResult.reqPerSec / bareResult.reqPerSec;
       const quiet = Math.max(bareResult.foreignCpu, serviceResult.foreignCpu) <= options.maxForeignCpu;
-      rounds.push({ bare: bareResult, service: serviceResult, ratio, quiet });
+      const perCore = (r: LoadResult, server: number) => r.reqPerSec / Math.max(0.01, r.serverCores[server]);
+      const cpuRatio = perCore(serviceResult, 0) / perCore(bareResult, 1);
+      rounds.push({ bare: bareResult, service: serviceResult, ratio, cpuRatio, quiet });
       if (attempt === 1) options.log(`  bytes per response (headers + body, from autocannon): bare ${bareResult.bytesPerResponse}, service ${serviceResult.bytesPerResponse}`);
-      options.log(`  pair ${attempt}: bare ${Math.round(bareResult.reqPerSec)} req/s, service ${Math.round(serviceResult.reqPerSec)} req/s, ratio ${ratio.toFixed(3)}; other processes used ${pct(bareResult.foreignCpu)} / ${pct(serviceResult.foreignCpu)} of the CPU${quiet ? '' : ' (noisy, repeated)'}`);
+      // pids are [service, bare]: each round reports the cores its own server and autocannon used.
+      const cores = (r: LoadResult, server: number) => `${r.serverCores[server].toFixed(2)} server + ${r.generatorCores.toFixed(2)} autocannon cores`;
+      options.log(`  pair ${attempt} (${bareFirst ? 'bare first' : 'service first'}): bare ${Math.round(bareResult.reqPerSec)} req/s (${cores(bareResult, 1)}), service ${Math.round(serviceResult.reqPerSec)} req/s (${cores(serviceResult, 0)}), ratio ${ratio.toFixed(3)}, per server CPU ${cpuRatio.toFixed(3)}; other processes used ${pct(bareResult.foreignCpu)} / ${pct(serviceResult.foreignCpu)} of the CPU${quiet ? '' : ' (noisy, repeated)'}`);
     }
   } finally {
     await bare.stop();
@@ -81,10 +95,12 @@ export async function runThroughput(service: Child, scenario: ThroughputScenario
   const noisy = quietRounds.length < 2;
   const counted = noisy ? rounds : quietRounds;
   const ratio = median(counted.map((r) => r.ratio));
+  const cpuRatio = median(counted.map((r) => r.cpuRatio));
+  const generatorBound = counted.flatMap((r) => [r.bare, r.service]).filter((r) => r.generatorCores >= 0.95).length;
   // The pair whose ratio is the median (the upper one for an even count) supplies the raw figures.
   const representative = [...counted].sort((a, b) => a.ratio - b.ratio)[Math.floor(counted.length / 2)];
   return {
-    scenario, bodyBytes: captured.body.length, rounds, ratio, noisy,
+    scenario, bodyBytes: captured.body.length, rounds, ratio, cpuRatio, generatorBound, noisy,
     service: representative.service, bare: representative.bare, hits, misses,
   };
 }

@@ -9,7 +9,14 @@ interface Snapshot {
   total: number;
   /** Jiffies of the processes that belong to the benchmark. */
   ours: number;
+  /** Jiffies of this process (autocannon) and of each pid given. */
+  self: number;
+  each: number[];
+  at: number;
 }
+
+// USER_HZ: /proc reports times in 1/100 s on Linux.
+const TICKS_PER_SECOND = 100;
 
 function machine(): { busy: number; total: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -31,7 +38,16 @@ function processJiffies(pid: number | 'self'): number {
 
 export function snapshot(pids: number[]): Snapshot {
   const { busy, total } = machine();
-  return { busy, total, ours: processJiffies('self') + pids.reduce((sum, pid) => sum + processJiffies(pid), 0) };
+  const self = processJiffies('self');
+  const each = pids.map((pid) => processJiffies(pid));
+  return { busy, total, ours: self + each.reduce((a, b) => a + b, 0), self, each, at: performance.now() };
+}
+
+/** Cores used (1 = one core busy all the time) by this process and by each pid, between snapshots. */
+export function coresUsed(before: Snapshot, after: Snapshot): { self: number; each: number[] } {
+  const seconds = (after.at - before.at) / 1000;
+  const cores = (jiffies: number) => (seconds > 0 ? jiffies / TICKS_PER_SECOND / seconds : 0);
+  return { self: cores(after.self - before.self), each: after.each.map((j, i) => cores(j - before.each[i])) };
 }
 
 /** Share of the whole machine (all cores) used by processes outside the benchmark, 0..1. */

@@ -1,7 +1,7 @@
 // autocannon, the way fastify/benchmarks runs it: `-c 100 -p 10`, a warm-up round, then a measured
 // round. Only the measured round is reported.
 import autocannon from 'autocannon';
-import { foreignShare, snapshot } from './cpu.ts';
+import { coresUsed, foreignShare, snapshot } from './cpu.ts';
 
 export interface LoadOptions {
   url: string;
@@ -28,6 +28,9 @@ export interface LoadResult {
   bytesPerResponse: number;
   /** Share of the machine used by other processes during the measured round, 0..1. */
   foreignCpu: number;
+  /** Cores used during the measured round by autocannon (this process) and by each of `pids`. */
+  generatorCores: number;
+  serverCores: number[];
 }
 
 function once(options: LoadOptions, seconds: number): Promise<autocannon.Result> {
@@ -46,7 +49,9 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSeconds > 0) await once(options, options.warmupSeconds);
   const before = snapshot(options.pids ?? []);
   const result = await once(options, options.seconds);
-  const foreignCpu = foreignShare(before, snapshot(options.pids ?? []));
+  const after = snapshot(options.pids ?? []);
+  const foreignCpu = foreignShare(before, after);
+  const cores = coresUsed(before, after);
   const total = result.requests.total;
   return {
     reqPerSec: result.requests.average,
@@ -57,5 +62,7 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors,
     bytesPerResponse: total > 0 ? Math.round(result.throughput.total / total) : 0,
     foreignCpu,
+    generatorCores: cores.self,
+    serverCores: cores.each,
   };
 }

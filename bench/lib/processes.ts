@@ -58,7 +58,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitForHttp(url: string, child: ChildProcess, stderr: () => string, timeoutMs = 20_000): Promise<void> {
+async function waitForHttp(url: string, child: ChildProcess, stderr: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`child exited with ${child.exitCode} before listening:\n${stderr()}`);
@@ -115,6 +115,8 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   /** Preload bench/lib/probe.ts (and --expose-gc) so memory() works. */
   probe?: boolean;
+  /** Entry script relative to the project root; default src/server.ts (what `npm start` runs). */
+  entry?: string;
 }
 
 /** Start `node src/server.ts` exactly as `npm start` does, on a free loopback port, log level warn. */
@@ -124,7 +126,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let stderr = '';
   let probeCalls = 0;
   const probeArgs = options.probe === true ? ['--expose-gc', '--import', PROBE] : [];
-  const child = spawn(...pinned(1, [process.execPath, ...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, 'src/server.ts')]), {
+  const child = spawn(...pinned(1, [process.execPath, ...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, options.entry ?? 'src/server.ts')]), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -31,12 +31,21 @@ export interface ResponseCacheOptions {
   metrics?: Metrics;
 }
 
+function unpooled(buffer: Buffer): Buffer {
+  if (buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length) return buffer;
+  const copy = Buffer.allocUnsafeSlow(buffer.length);
+  buffer.copy(copy);
+  return copy;
+}
+
 function build(produced: Produced, gzipMinBytes: number, now: number, dataAgeMs: number, xCache: CachedResponse['xCache']): CachedResponse {
-  const body = Buffer.from(JSON.stringify(produced.body));
+  // Exact-size, unpooled copies: a small pooled Buffer would pin its whole 64 KiB pool slab in
+  // the cache and the byte bound would undercount it.
+  const body = unpooled(Buffer.from(JSON.stringify(produced.body)));
   const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
   return {
     body,
-    gzip: body.length > gzipMinBytes ? gzipSync(body, { level: 6 }) : undefined,
+    gzip: body.length > gzipMinBytes ? unpooled(gzipSync(body, { level: 6 })) : undefined,
     etag,
     upstream: [...new Set(produced.upstreams)].join(','),
     missing: missingHeader(produced.missing),
