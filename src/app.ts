@@ -122,15 +122,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  // While draining, answer with Connection: close so keep-alive clients let go of their sockets.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
-
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', String(request.id));
-    if (closing) throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', { retryAfterSeconds: 1 });
+    if (closing) {
+      // Keep-alive clients must let go of the socket; in-flight ones are closed idle by server.ts.
+      throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', {
+        retryAfterSeconds: 1,
+        headers: { connection: 'close' },
+      });
+    }
     if (request.routeOptions.config?.public === true || request.is404 || request.url.startsWith('/docs')) return;
     request.keyEntry = authenticate(request, options.keys);
   });

@@ -131,10 +131,6 @@ export function toCandles(bars: Bar[]): Candles {
   return candles;
 }
 
-export function emptyCandles(): Candles {
-  return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
-}
-
 /** P_prev of an ex-date: the close of the last bar stamped before `t` (bars ascending). */
 export function lastCloseBefore(bars: Bar[], t: number): number | undefined {
   let lo = 0;

@@ -2,6 +2,7 @@
 // the candle windows the adapter serves. Histories are memoised per symbol in a bounded LRU; the
 // clock only decides what is visible, never what a date's bar looks like.
 
+import { emptyCandles } from '../../src/candles/window.ts';
 import { LRUCache } from 'lru-cache';
 import type { Candles } from '../../src/domain.ts';
 import {
@@ -80,10 +81,6 @@ export function minuteBarsToCandles(minutes: MinuteBars, prevClose: number): Can
     close: minutes.close.slice(), volume: minutes.volume.slice(), amount: minutes.amount.slice(),
     prev_close: minutes.close.map((_, k) => (k === 0 ? prevClose : minutes.close[k - 1])),
   };
-}
-
-function emptyCandles(): Candles {
-  return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };
 }
 
 function lastSessionEnd(inst: SimInstrument, date: string): number {
@@ -193,7 +190,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     const h = history(inst, now);
     const today = latestStartedSessionDay(inst.region, now);
     const last = lastIndexOnOrBefore(h, today);
-    const out = emptyCandles();
+    const out = emptyCandles(true);
     const start = query.start ?? -Infinity;
     const end = query.end ?? Infinity;
     let from = 0;
@@ -227,7 +224,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     // after now, and is still the newest bar of an open-ended window.
     const end = query.end ?? Infinity;
     const limit = query.count ?? MAX_MINUTE_BARS;
-    const out = emptyCandles();
+    const out = emptyCandles(true);
     if (end < start || limit <= 0) return out;
     const today = latestStartedSessionDay(inst.region, now);
     const endDate = end < now ? localDate(inst.region, end) : today;

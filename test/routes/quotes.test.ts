@@ -1,5 +1,6 @@
 // GET/POST /v1/quotes on the sim adapter: symbols, pools (aliases, several pools), order,
 // normalisation, X-Missing-Symbols, X-Upstream.
+import type { Quote } from '../../src/domain.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
@@ -12,20 +13,6 @@ afterAll(async () => {
   await app.close();
 });
 
-interface Quote {
-  symbol: string;
-  region: string;
-  last_price: number;
-  open: number;
-  high: number;
-  low: number;
-  prev_close: number;
-  volume: number;
-  amount: number;
-  timestamp: number;
-  session?: string;
-  ext: { type: string; name: string; amplitude: number; change_amount: number; change_pct: number; turnover_rate: number | null };
-}
 
 const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': KEYS.demo } });
 const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, headers: { 'x-api-key': KEYS.demo }, payload: payload as object });
