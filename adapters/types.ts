@@ -12,6 +12,12 @@ export type Resource = 'quotes' | 'depth' | 'candles' | 'intraday' | 'exFactors'
 export interface AdapterCapabilities {
   resources: Record<Resource, boolean>;
   markets: Region[];
+  /**
+   * Where a resource covers fewer markets than `markets` (e.g. eastmoney's dividend table is
+   * A-shares only: `{ exFactors: ['CN'] }`). The router never calls an adapter for a
+   * resource × market it does not declare.
+   */
+  resourceMarkets?: Partial<Record<Resource, Region[]>>;
   /** Base periods served natively; the service aggregates everything else. */
   periods: Record<BasePeriod, boolean>;
   /** Most symbols one native batch call accepts (quotes, depth, instruments). */
@@ -69,6 +75,21 @@ export interface AdapterDeps {
   now: () => number;
   /** The vendor's HTTP layer (src/upstream/), built by the registry from the vendor's config. */
   http?: UpstreamHttp;
+  /**
+   * Rows a vendor sent that fail validation (DESIGN.md 4.2) are dropped at the boundary and
+   * reported here (the service logs at warn and counts `mdqs_upstream_invalid_rows_total`).
+   */
+  onInvalidRows?: (event: InvalidRowsEvent) => void;
+}
+
+export interface InvalidRowsEvent {
+  adapter: string;
+  resource: Resource;
+  symbol?: string;
+  /** Rows dropped. */
+  dropped: number;
+  /** Short constant reason, e.g. 'negative_price', 'duplicate_timestamp'. */
+  reason: string;
 }
 
 export type AdapterFactory<Options> = (options: Options, deps: AdapterDeps) => Adapter;

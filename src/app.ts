@@ -1,18 +1,16 @@
 // buildApp: registers plugins and routes. Never reads the environment, never listens.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
-import { authenticate } from './access/guard.ts';
+import { registerAccess } from './access/plugin.ts';
 import type { KeyStore } from './access/keys.ts';
 import { AppError } from './errors.ts';
 import { sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
+import { loggerOptions, requestId } from './http/logging.ts';
+import { API_VERSION, registerDocs } from './http/docs.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { createByteCache } from './cache/byte-cache.ts';
@@ -32,9 +30,12 @@ import klinesRoutes from './routes/klines.ts';
 import opsRoutes from './routes/ops.ts';
 import quotesRoutes from './routes/quotes.ts';
 import universeRoutes from './routes/universes.ts';
-import type { RouteContext } from './routes/context.ts';
+import referenceRoutes from './routes/reference.ts';
+import explorerRoutes from './routes/explorer.ts';
+import streamRoutes from './stream/index.ts';
+import type { AppContext } from './routes/context.ts';
 
-export const API_VERSION = '1.0.0';
+export { API_VERSION };
 
 export interface AppOptions {
   config: Config;
@@ -55,23 +56,12 @@ export interface AppOptions {
   redis?: Redis;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const now = options.now ?? Date.now;
   const app = Fastify({
-    logger: options.logger ?? {
-      level: config.log.level,
-      serializers: {
-        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
-      },
-      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'api_key', '*.api_key'], censor: '[redacted]' },
-    },
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    logger: options.logger ?? loggerOptions(config),
+    genReqId: requestId,
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
     return503OnClosing: false,
@@ -110,7 +100,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     responder = options.responder ?? createCachingResponder({ cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics });
   }
   const service = new MarketDataService(source, now);
-  const ctx: RouteContext = { service, responder };
+  const ctx: AppContext = { service, responder, config, keys: options.keys, metrics, now, redis: options.redis };
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
@@ -131,8 +121,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         headers: { connection: 'close' },
       });
     }
-    if (request.routeOptions.config?.public === true || request.is404 || request.url.startsWith('/docs')) return;
-    request.keyEntry = authenticate(request, options.keys);
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -143,20 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendError(request, reply, new AppError('NOT_FOUND', `no route ${request.method} ${redactUrl(request.url).split('?')[0]}`));
   });
 
-  await app.register(rateLimit, {
-    global: true,
-    hook: 'preParsing',
-    ...(options.redis ? { redis: options.redis, nameSpace: 'mdqs:rl:', skipOnError: true } : {}),
-    keyGenerator: (request) => (request.keyEntry ? `key:${request.keyEntry.id}` : `ip:${request.ip}`),
-    max: (request) => request.keyEntry?.plan.rateLimit.max ?? 60,
-    timeWindow: (request) => request.keyEntry?.plan.rateLimit.windowMs ?? 60_000,
-    errorResponseBuilder: (_request, context) => {
-      metrics.rateLimited.inc();
-      return new AppError('RATE_LIMITED', `rate limit of ${context.max} requests exceeded; retry in ${context.after}`, {
-        retryAfterSeconds: context.ttl / 1000,
-      });
-    },
-  });
+  await registerAccess(app, { keys: options.keys, metrics, redis: options.redis, now });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';
@@ -164,25 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics.httpRequestDuration.observe({ route }, reply.elapsedTime / 1000);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Market Data Query Service',
-        version: API_VERSION,
-        description: 'One stable /v1 API for China A-share, Hong Kong and US market data. Send the key in X-API-Key (or api_key). Errors: {code, message, error, request_id, details?}.',
-      },
-      components: {
-        securitySchemes: {
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
-        },
-      },
-      security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? json.title ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  await registerDocs(app, { keys: options.keys });
 
   await app.register(async (scope) => {
     await quotesRoutes(scope, ctx);
@@ -192,6 +149,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await instrumentRoutes(scope, ctx);
     await depthRoutes(scope, ctx);
     await universeRoutes(scope, ctx);
+    await referenceRoutes(scope, ctx);
+    await streamRoutes(scope, ctx);
+    await explorerRoutes(scope, ctx);
   });
   await app.register(async (scope) => opsRoutes(scope, {
     router, now, keys: options.keys, config, metrics, guard,

@@ -1,10 +1,10 @@
 // The one entry point: load config → keys → adapters → buildApp → listen; signals; graceful close.
-import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { createAdapters, productionDeps } from '../adapters/registry.ts';
 import { createMetrics, upstreamSink } from './metrics.ts';
 import { KeyStore } from './access/keys.ts';
 import { buildApp } from './app.ts';
+import { createRedisClient } from './redis.ts';
 
 async function main(): Promise<void> {
   let loaded;
@@ -20,11 +20,7 @@ async function main(): Promise<void> {
   const now = () => Date.now();
   const metrics = createMetrics({ processMetrics: true });
   const adapters = createAdapters(config.routing, config.adapters, productionDeps(now, upstreamSink(metrics)));
-  // ioredis defaults queue commands while disconnected, which would stall every request; fail fast.
-  const redis = config.redis.url
-    ? new Redis(config.redis.url, { enableOfflineQueue: false, connectTimeout: 500, maxRetriesPerRequest: 1 })
-    : undefined;
-  redis?.on('error', () => undefined);
+  const redis = config.redis.url ? createRedisClient(config.redis.url) : undefined;
   const app = await buildApp({ config, keys, adapters, now, redis, metrics });
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
