@@ -1,12 +1,14 @@
 // Adapter id → factory. Only adapters named by the routing config are built, each from its
 // `adapters.<id>` options block. HTTP vendors get their own HTTP layer (src/upstream/http.ts: an
-// undici Agent, deadline, one retry, breaker, outbound budget) from the block's `http` settings.
-import type { Adapter, AdapterDeps } from './types.ts';
+// undici Agent, one retry, the outbound budget) from the block's `http` settings; the same
+// block's timeoutMs and breaker are the adapter's resilience layer's (resilienceSettings below).
+import type { Adapter, AdapterDeps, InvalidRowsEvent } from './types.ts';
+import type { ResilienceSettings } from '../src/upstream/resilience.ts';
 import { createSimAdapter, type SimOptions } from './sim/index.ts';
 import { createTickflowAdapter, type TickflowOptions } from './tickflow/index.ts';
 import { createEastmoneyAdapter, type EastmoneyOptions } from './eastmoney/index.ts';
 import { createYahooAdapter, type YahooOptions } from './yahoo/index.ts';
-import { createUpstreamHttp, type UpstreamHttpOptions, type UpstreamMetricsSink } from '../src/upstream/http.ts';
+import { createUpstreamHttp, type UpstreamClient, type UpstreamHttpOptions, type UpstreamMetricsSink } from '../src/upstream/http.ts';
 
 export type AdapterBuilder = (options: Record<string, unknown>, deps: AdapterDeps) => Adapter;
 
@@ -34,7 +36,6 @@ export function vendorHttpOptions(id: string, settings: VendorHttpSettings = {},
     timeoutMs: settings.timeoutMs ?? base.timeoutMs,
     connections: settings.connections ?? base.connections,
     retry: { maxRetries: settings.retry?.maxRetries ?? 1, baseDelayMs: settings.retry?.baseDelayMs ?? 100 },
-    breaker: { failureThreshold: settings.breaker?.failureThreshold ?? 5, openMs: settings.breaker?.openMs ?? 30_000 },
     budget: { max: settings.budget?.max ?? base.budget.max, windowMs: settings.budget?.windowMs ?? base.budget.windowMs },
     now: extra.now,
     metrics: extra.metrics,
@@ -90,11 +91,48 @@ export function createAdapters(
   return adapters;
 }
 
-/** Deps for production: the clock, plus an HTTP layer per HTTP vendor. */
-export function productionDeps(now: () => number, metrics?: UpstreamMetricsSink): (id: string, options: Record<string, unknown>) => AdapterDeps {
-  return (id, options) => {
-    const type = String(options.type ?? id);
-    if (!HTTP_ADAPTERS.has(type)) return { now };
-    return { now, http: createUpstreamHttp(vendorHttpOptions(type, options.http as VendorHttpSettings | undefined, { now, metrics })) };
+/**
+ * The adapter's one resilience layer: its deadline is the vendor block's `http.timeoutMs` (the
+ * vendor default for HTTP vendors), else `upstream.deadlineMs`; its breaker the block's
+ * `http.breaker`, else `upstream.breaker`.
+ */
+export function resilienceSettings(
+  id: string, options: Record<string, unknown> | undefined, upstream: { deadlineMs: number; concurrency: number; breaker: { failureThreshold: number; openMs: number } },
+): ResilienceSettings {
+  const type = String(options?.type ?? id);
+  const http = (options?.http ?? {}) as VendorHttpSettings;
+  const vendorDefault = HTTP_ADAPTERS.has(type) ? HTTP_DEFAULTS[type]?.timeoutMs : undefined;
+  return {
+    deadlineMs: http.timeoutMs ?? vendorDefault ?? upstream.deadlineMs,
+    concurrency: upstream.concurrency,
+    maxQueue: Math.max(64, upstream.concurrency * 64),
+    breaker: {
+      failureThreshold: http.breaker?.failureThreshold ?? upstream.breaker.failureThreshold,
+      openMs: http.breaker?.openMs ?? upstream.breaker.openMs,
+    },
   };
+}
+
+/** True for adapters whose data is simulated (the embedded sim, under any id). */
+export function isSimAdapter(id: string, options: Record<string, unknown> | undefined): boolean {
+  return String(options?.type ?? id) === 'sim';
+}
+
+export interface ProductionDeps {
+  (id: string, options: Record<string, unknown>): AdapterDeps;
+  /** The HTTP layer of each HTTP vendor, for /readyz budgets and closing sockets on shutdown. */
+  readonly clients: Map<string, UpstreamClient>;
+}
+
+/** Deps for production: the clock, plus an HTTP layer per HTTP vendor. */
+export function productionDeps(now: () => number, metrics?: UpstreamMetricsSink, onInvalidRows?: (event: InvalidRowsEvent) => void): ProductionDeps {
+  const clients = new Map<string, UpstreamClient>();
+  const deps = (id: string, options: Record<string, unknown>): AdapterDeps => {
+    const type = String(options.type ?? id);
+    if (!HTTP_ADAPTERS.has(type)) return { now, onInvalidRows };
+    const http = createUpstreamHttp(vendorHttpOptions(type, options.http as VendorHttpSettings | undefined, { now, metrics }));
+    clients.set(id, http);
+    return { now, http, onInvalidRows };
+  };
+  return Object.assign(deps, { clients });
 }

@@ -95,12 +95,13 @@ export interface InvalidRowsEvent {
 export type AdapterFactory<Options> = (options: Options, deps: AdapterDeps) => Adapter;
 
 /**
- * The HTTP layer a vendor adapter calls (implemented in src/upstream/, one per vendor): an undici 7
- * Agent as the dispatcher of global fetch, a deadline per call, at most one retry with jitter on
- * network errors/502/503/504 inside the deadline, no inline retry of a vendor 429, a circuit
- * breaker and an outbound request budget. Failures arrive as AppError (src/errors.ts):
- * UPSTREAM_TIMEOUT (504), UPSTREAM_ERROR (502), UPSTREAM_UNAVAILABLE (503, vendor 429 / breaker
- * open / budget spent, with retryAfterSeconds), UPSTREAM_BAD_RESPONSE (502, unparseable JSON).
+ * The HTTP layer a vendor adapter calls (implemented in src/upstream/http.ts, one per vendor): an
+ * undici 7 Agent as the dispatcher of global fetch, the caller's deadline (ctx.signal), at most one
+ * retry with jitter on network errors/502/503/504 inside it, no inline retry of a vendor 429, and
+ * the vendor's outbound request budget. The breaker is the resilience layer's, around the whole
+ * adapter call. Failures arrive as AppError (src/errors.ts): UPSTREAM_TIMEOUT (504),
+ * UPSTREAM_ERROR (502), UPSTREAM_UNAVAILABLE (503, vendor 429 / budget spent, with
+ * retryAfterSeconds).
  */
 export interface UpstreamRequest {
   /** Absolute URL including the query string. */
@@ -127,8 +128,6 @@ export interface UpstreamResponse {
 }
 
 export interface UpstreamHttp {
-  /** Raw text response (for vendors that answer JSONP or CSV-like text). */
+  /** The response text; the adapter's parse.ts reads it (JSON, JSONP, CSV-like). */
   request(req: UpstreamRequest): Promise<UpstreamResponse>;
-  /** JSON body parsed; non-JSON → AppError UPSTREAM_BAD_RESPONSE. */
-  json(req: UpstreamRequest): Promise<{ status: number; headers: Headers; body: unknown }>;
 }

@@ -14,14 +14,20 @@ import { API_VERSION, registerDocs } from './http/docs.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { createByteCache } from './cache/byte-cache.ts';
+import { createMemoryTier } from './cache/memory-tier.ts';
 import { policyFromConfig } from './cache/policy-from-config.ts';
+import type { Tier } from './cache/tier.ts';
+import { Loader, type DataEntry } from './data/loader.ts';
+import { createResources, directCandles, type CandleFetch } from './data/resources.ts';
 import { createCachingResponder, type CachedResponse } from './http/response-cache.ts';
 import { createMetrics, upstreamSink, type Metrics } from './metrics.ts';
-import { CachedDataSource, type DataEntry } from './service/cached-source.ts';
-import { DirectDataSource, type DataSource } from './service/data-source.ts';
-import { AdapterGuard } from './upstream/adapter-guard.ts';
 import { MarketDataService } from './service/market-data.ts';
-import { AdapterRouter } from './service/router.ts';
+import type { UpstreamClient } from './upstream/http.ts';
+import { createResilience, type Resilience } from './upstream/resilience.ts';
+import { AdapterRouter } from './upstream/router.ts';
+import { checkRouting } from './upstream/routing-check.ts';
+import { isSimAdapter, resilienceSettings } from '../adapters/registry.ts';
+import type { Region } from './domain.ts';
 import exFactorRoutes from './routes/ex-factors.ts';
 import depthRoutes from './routes/depth.ts';
 import instrumentRoutes from './routes/instruments.ts';
@@ -54,7 +60,16 @@ export interface AppOptions {
    * the same bucket. Without it each instance counts on its own.
    */
   redis?: Redis;
+  /** The HTTP layers of HTTP vendors (registry productionDeps().clients): budgets and shutdown. */
+  upstreamClients?: ReadonlyMap<string, UpstreamClient>;
+  /** Extra data tiers after the in-process one (e.g. Redis), in order. */
+  dataTiers?: Tier<DataEntry>[];
+  /** How the candles resource reaches an adapter (the history store plugs in here). */
+  candleFetch?: CandleFetch;
 }
+
+/** The routing is refused at boot (sim after a real vendor, or a gap under routing.strict). */
+export class RoutingError extends Error {}
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
@@ -78,28 +93,54 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const metrics = options.metrics ?? createMetrics();
-  const guard = new AdapterGuard({
-    deadlineMs: config.upstream.deadlineMs,
-    concurrency: config.upstream.concurrency,
-    breaker: config.upstream.breaker,
-    now,
-    metrics: upstreamSink(metrics),
-    onBreakerStateChange: (adapter, state) => app.log.warn({ adapter, state }, 'circuit breaker state changed'),
-  });
-  const router = new AdapterRouter(options.adapters, config.routing, guard);
-  for (const id of options.adapters.keys()) metrics.trackCircuit(id, () => guard.breakerState(id));
-  const direct = new DirectDataSource(router);
-  let source: DataSource = direct;
+  const simulated = new Set([...options.adapters.keys()].filter((id) => isSimAdapter(id, config.adapters[id])));
+  const routingReport = checkRouting(config.routing, options.adapters, simulated);
+  if (routingReport.errors.length > 0) throw new RoutingError(routingReport.errors.join('\n'));
+  for (const warning of routingReport.warnings) app.log.warn(warning);
+
+  const resilience = new Map<string, Resilience>();
+  for (const id of options.adapters.keys()) {
+    const client = options.upstreamClients?.get(id);
+    resilience.set(id, createResilience(id, resilienceSettings(id, config.adapters[id], config.upstream), {
+      now,
+      metrics: upstreamSink(metrics),
+      budgetRemaining: client ? () => client.budgetRemaining() : undefined,
+      // Logged once per state change, not per failed request.
+      onBreakerStateChange: (adapter, state) => app.log.warn({ adapter, state }, 'circuit breaker state changed'),
+    }));
+    metrics.trackCircuit(id, () => resilience.get(id)?.health().circuit ?? 'closed');
+  }
+  const router = new AdapterRouter(options.adapters, config.routing, resilience);
+  const hasRealVendor = [...options.adapters.keys()].some((id) => !simulated.has(id));
+  const simWarnedAt = new Map<Region, number>();
   let responder: Responder = options.responder ?? directResponder;
+  const tiers: Tier<DataEntry>[] = [];
   if (options.cache !== false) {
-    const dataCache = createByteCache<DataEntry>({ maxSize: config.cache.dataMaxBytes, now });
+    const memory = createMemoryTier<DataEntry>({ maxBytes: config.cache.dataMaxBytes, now });
     const responseCache = createByteCache<CachedResponse>({ maxSize: config.cache.responseMaxBytes, now });
-    metrics.trackCacheBytes('data', () => dataCache.calculatedSize);
+    metrics.trackCacheBytes('data', () => memory.bytes);
     metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
-    source = new CachedDataSource({ router, direct, cache: dataCache, policy: policyFromConfig(config.cache), now, metrics });
+    tiers.push(memory, ...(options.dataTiers ?? []));
     responder = options.responder ?? createCachingResponder({ cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics });
   }
-  const service = new MarketDataService(source, now);
+  const resources = createResources(policyFromConfig(config.cache), options.candleFetch ?? directCandles);
+  const loader = new Loader({
+    router,
+    tiers,
+    now,
+    deadlineMs: config.upstream.deadlineMs,
+    isSimulated: (id) => simulated.has(id),
+    onLookup: (resource, result) => metrics.cacheLookups.inc({ layer: 'data', resource, result }),
+    onJoin: (resource, joined) => metrics.singleflightWaiters.inc({ resource }, joined),
+    onFetched: (adapter, region) => {
+      if (!hasRealVendor || !simulated.has(adapter)) return;
+      const last = simWarnedAt.get(region) ?? Number.NEGATIVE_INFINITY;
+      if (now() - last < 60_000) return;
+      simWarnedAt.set(region, now());
+      app.log.warn({ adapter, market: region }, 'SIMULATED DATA served: the real vendors of this market failed and the sim fallback answered');
+    },
+  });
+  const service = new MarketDataService(loader, resources, now);
   const ctx: AppContext = { service, responder, config, keys: options.keys, metrics, now, redis: options.redis };
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -154,16 +195,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await explorerRoutes(scope, ctx);
   });
   await app.register(async (scope) => opsRoutes(scope, {
-    router, now, keys: options.keys, config, metrics, guard,
-    readinessChecks: options.redis ? [async () => {
-      try {
-        const pong = await options.redis?.ping();
-        return { redis: pong === 'PONG' ? 'ok' : 'unreachable', ready: pong === 'PONG' };
-      } catch {
-        return { redis: 'unreachable', ready: false };
-      }
+    router, now, config, metrics, simulated,
+    isClosing: () => closing,
+    readinessChecks: options.redis ? [{
+      name: 'redis',
+      run: async () => {
+        try {
+          const pong = await options.redis?.ping();
+          return { ready: pong === 'PONG', detail: pong === 'PONG' ? 'ok' : 'unreachable' };
+        } catch {
+          return { ready: false, detail: 'unreachable' };
+        }
+      },
     }] : [],
   }));
+  app.addHook('onClose', async () => {
+    for (const client of options.upstreamClients?.values() ?? []) await client.close();
+  });
 
   return app;
 }

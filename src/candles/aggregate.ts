@@ -64,7 +64,7 @@ export function aggregateBy(candles: Candles, keyOf: (ts: number) => number, sta
 
 export type LongPeriod = '1w' | '1M' | '1Q' | '1Y';
 
-const DAY_MS = 86_400_000;
+import { DAY_MS } from '../markets/time.ts';
 
 /**
  * keyOf for daily → 1w/1M/1Q/1Y, given the exchange-local date of a daily bar ('YYYY-MM-DD').

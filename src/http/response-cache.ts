@@ -1,27 +1,27 @@
 // The response cache (DESIGN.md 5): finished bytes per canonical request (route + normalised
 // parameters, never the key), with an ETag and a gzip variant above `gzipMinBytes`, so a hit costs
 // one lookup and one write: no serialisation, no compression. Access has already been checked by
-// the route. An entry lives as long as the freshest-expiring data in it (cache-report.ts), and a
-// response built from stale data is never stored. Concurrent identical misses build it once.
+// the route. An entry lives as long as the earliest-expiring data in it (the result's DataStatus);
+// a response built from stale data, or with any symbol that failed upstream, is never stored.
+// Concurrent identical misses build it once.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createSingleFlight } from '../cache/batch-loader.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
+import { cacheOutcome, type CacheOutcome } from '../data/status.ts';
 import type { Metrics } from '../metrics.ts';
-import { cacheHeader, newReport, withReport } from '../service/cache-report.ts';
-import { missingHeader, type Produced, type Responder, type ResponseSpec } from './respond.ts';
+import { applyOutcomeHeaders, outcomeHeaders, type OutcomeHeaders, type Produced, type Responder, type ResponseSpec } from './respond.ts';
 
 export interface CachedResponse {
   body: Buffer;
   gzip: Buffer | undefined;
   etag: string;
-  upstream: string;
-  missing: string | undefined;
+  headers: OutcomeHeaders;
   /** Age of the oldest data inside when it was built, ms. */
   dataAgeMs: number;
   storedAt: number;
-  xCache: 'HIT' | 'MISS' | 'STALE';
+  xCache: CacheOutcome;
 }
 
 export interface ResponseCacheOptions {
@@ -38,7 +38,7 @@ function unpooled(buffer: Buffer): Buffer {
   return copy;
 }
 
-function build(produced: Produced, gzipMinBytes: number, now: number, dataAgeMs: number, xCache: CachedResponse['xCache']): CachedResponse {
+function build(produced: Produced, gzipMinBytes: number, now: number): CachedResponse {
   // Exact-size, unpooled copies: a small pooled Buffer would pin its whole 64 KiB pool slab in
   // the cache and the byte bound would undercount it.
   const body = unpooled(Buffer.from(JSON.stringify(produced.body)));
@@ -47,11 +47,10 @@ function build(produced: Produced, gzipMinBytes: number, now: number, dataAgeMs:
     body,
     gzip: body.length > gzipMinBytes ? unpooled(gzipSync(body, { level: 6 })) : undefined,
     etag,
-    upstream: [...new Set(produced.upstreams)].join(','),
-    missing: missingHeader(produced.missing),
-    dataAgeMs,
+    headers: outcomeHeaders(produced),
+    dataAgeMs: produced.status.maxAgeMs,
     storedAt: now,
-    xCache,
+    xCache: cacheOutcome(produced.status),
   };
 }
 
@@ -72,13 +71,13 @@ function etagMatches(header: string, etag: string): boolean {
   return false;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, ageSeconds: number): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, tier: string | undefined, ageSeconds: number): FastifyReply {
+  applyOutcomeHeaders(reply, entry.headers);
   reply
-    .header('x-upstream', entry.upstream)
     .header('x-cache', xCache)
     .header('age', String(ageSeconds))
     .header('vary', 'accept-encoding');
-  if (entry.missing !== undefined) reply.header('x-missing-symbols', entry.missing);
+  if (tier !== undefined) reply.header('x-cache-tier', tier);
   // The gzip variant is another representation, so it carries its own validator.
   const gzip = entry.gzip !== undefined && acceptsGzip(request);
   const etag = gzip ? `${entry.etag.slice(0, -1)}-gz"` : entry.etag;
@@ -101,22 +100,21 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
       if (hit !== undefined && hit.state === 'fresh') {
         options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'hit' });
         const entry = hit.value;
-        return send(request, reply, entry, 'HIT', Math.floor((hit.age + entry.dataAgeMs) / 1000));
+        return send(request, reply, entry, 'HIT', 'memory', Math.floor((hit.age + entry.dataAgeMs) / 1000));
       }
       options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'miss' });
       const entry = await flight.run(spec.key, async () => {
-        const report = newReport();
-        const produced = await withReport(report, produce);
+        const produced = await produce();
         const builtAt = options.now();
-        const xCache = cacheHeader(report);
-        const built = build(produced, options.gzipMinBytes, builtAt, report.maxAgeMs, xCache);
-        const ttlMs = report.freshUntil - builtAt;
-        if (!report.stale && !report.failed && ttlMs >= 1 && Number.isFinite(ttlMs)) {
+        const built = build(produced, options.gzipMinBytes, builtAt);
+        const ttlMs = produced.status.freshUntil - builtAt;
+        const partial = (produced.failed?.length ?? 0) > 0;
+        if (!produced.status.stale && !partial && ttlMs >= 1 && Number.isFinite(ttlMs)) {
           options.cache.set(spec.key, built, { ttlMs, size: built.body.length + (built.gzip?.length ?? 0) + 256 }, builtAt);
         }
         return built;
       });
-      return send(request, reply, entry, entry.xCache, Math.floor(entry.dataAgeMs / 1000));
+      return send(request, reply, entry, entry.xCache, entry.headers.tier, Math.floor(entry.dataAgeMs / 1000));
     },
   };
 }

@@ -39,7 +39,7 @@ const PROFILES: Record<Region, Profile> = {
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
+import { DAY_MS } from './time.ts';
 const MEMO_LIMIT = 20_000;
 // Label arrays are large (390 numbers for US 1m); requests mostly touch recent days.
 const LABEL_MEMO_LIMIT = 1_024;

@@ -23,7 +23,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
       const result = await ctx.service.depth([ref]);
       const depth = result.items.get(ref.symbol);
       if (depth === undefined) throw notFound(ref);
-      return { body: { data: depth }, upstreams: result.upstreams };
+      return { body: { data: depth }, status: result.status };
     });
   });
 
@@ -44,7 +44,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
         const depth = result.items.get(ref.symbol);
         if (depth !== undefined) data[ref.symbol] = depth;
       }
-      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+      return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
     });
   });
 }

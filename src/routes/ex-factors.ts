@@ -28,7 +28,7 @@ export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteCon
         const events = result.items.get(ref.symbol);
         if (events !== undefined) data[ref.symbol] = events;
       }
-      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+      return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
     });
   });
 }

@@ -16,7 +16,7 @@ export default async function instrumentRoutes(app: FastifyInstance, ctx: RouteC
         const item = result.items.get(r.symbol);
         return item === undefined ? [] : [item];
       });
-      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+      return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
     });
   };
   const response = { 200: dataOf(Type.Array(refs.Instrument)), ...ERROR_RESPONSES };

@@ -6,7 +6,7 @@ import { IntradayBatchQuery, IntradayQuery, dataOf, refs } from '../schemas.ts';
 import { oneSymbol, requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
-import { notFound, perSymbol } from './klines.ts';
+import { batchBody, notFound } from './klines.ts';
 
 interface IntradayInput {
   period?: MinutePeriod;
@@ -32,7 +32,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
     return ctx.responder.respond(request, reply, { key: `intraday|${ref.symbol}|${period}|${count ?? ''}`, resource: 'intraday' }, async () => {
       const result = await ctx.service.intraday(ref, period, count);
       if (result === undefined) throw notFound(ref);
-      return { body: { data: result.candles }, upstreams: [result.adapter] };
+      return { body: { data: result.candles }, status: result.status };
     });
   });
 
@@ -50,7 +50,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
     const count = request.query.count;
     requireAccess(request, { features: ['intraday', 'batch'], symbols, explicitCount: symbols.length });
     const key = `intraday-batch|${symbols.map((r) => r.symbol).join(',')}|${period}|${count ?? ''}`;
-    return ctx.responder.respond(request, reply, { key, resource: 'intraday' }, () =>
-      perSymbol(symbols, (ref) => ctx.service.intraday(ref, period, count)));
+    return ctx.responder.respond(request, reply, { key, resource: 'intraday' }, async () =>
+      batchBody(await ctx.service.perSymbol(symbols, (ref) => ctx.service.intraday(ref, period, count))));
   });
 }

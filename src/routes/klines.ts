@@ -1,11 +1,11 @@
 // GET /v1/klines and /v1/klines/batch: historical candles, columnar, any period and adjustment.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AdjustType, Period, SymbolRef } from '../domain.ts';
+import type { AdjustType, Candles, Period, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
-import { recordFailure } from '../service/cache-report.ts';
 import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
-import type { CandleParams } from '../service/market-data.ts';
+import type { BatchResult, CandleParams } from '../service/market-data.ts';
+import type { Produced } from '../http/respond.ts';
 import { oneSymbol, periodFeature, requireAccess, symbolList, timeRange } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
@@ -49,14 +49,14 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     return ctx.responder.respond(request, reply, { key: `klines|${ref.symbol}|${paramsKey(params)}`, resource: 'candles' }, async () => {
       const result = await ctx.service.candles(ref, params);
       if (result === undefined) throw notFound(ref);
-      return { body: { data: result.candles }, upstreams: [result.adapter] };
+      return { body: { data: result.candles }, status: result.status };
     });
   });
 
   app.get<{ Querystring: KlinesInput & { symbols: string } }>('/v1/klines/batch', {
     schema: {
       summary: 'Historical candles for several symbols',
-      description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols.',
+      description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504.',
       tags: ['klines'],
       querystring: KlinesBatchQuery,
       response: { 200: dataOf(Type.Record(Type.String(), refs.Candles)), ...ERROR_RESPONSES },
@@ -66,8 +66,8 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     const params = candleParams(request.query);
     requireAccess(request, { features: [periodFeature(params.period), 'batch'], symbols, explicitCount: symbols.length });
     const key = `klines-batch|${symbols.map((r) => r.symbol).join(',')}|${paramsKey(params)}`;
-    return ctx.responder.respond(request, reply, { key, resource: 'candles' }, () =>
-      perSymbol(symbols, (ref) => ctx.service.candles(ref, params)));
+    return ctx.responder.respond(request, reply, { key, resource: 'candles' }, async () =>
+      batchBody(await ctx.service.perSymbol(symbols, (ref) => ctx.service.candles(ref, params))));
   });
 }
 
@@ -75,36 +75,9 @@ export function notFound(ref: SymbolRef): AppError {
   return new AppError('SYMBOL_NOT_FOUND', `symbol ${ref.symbol} not found`, { details: { symbol: ref.symbol } });
 }
 
-/**
- * Run a single-symbol loader for each symbol: unknown or failed symbols go to X-Missing-Symbols;
- * if every symbol failed upstream the upstream error answers (never an empty 200).
- */
-export async function perSymbol<T>(
-  symbols: readonly SymbolRef[],
-  load: (ref: SymbolRef) => Promise<{ candles: T; adapter: string } | undefined>,
-) {
-  const settled = await Promise.allSettled(symbols.map(load));
-  const data: Record<string, T> = {};
-  const missing: string[] = [];
-  const upstreams = new Set<string>();
-  let failures = 0;
-  let lastError: unknown;
-  settled.forEach((outcome, index) => {
-    const symbol = symbols[index].symbol;
-    if (outcome.status === 'rejected') {
-      const error = outcome.reason;
-      if (error instanceof AppError && error.status < 500) throw error;
-      failures += 1;
-      lastError = error;
-      recordFailure();
-      missing.push(symbol);
-    } else if (outcome.value === undefined) {
-      missing.push(symbol);
-    } else {
-      data[symbol] = outcome.value.candles;
-      upstreams.add(outcome.value.adapter);
-    }
-  });
-  if (failures > 0 && failures === symbols.length) throw lastError;
-  return { body: { data }, missing, upstreams };
+/** A candle batch as a response: data keyed by symbol, unknown and failed symbols in headers. */
+export function batchBody(result: BatchResult<Candles>): Produced {
+  const data: Record<string, Candles> = {};
+  for (const [symbol, candles] of result.items) data[symbol] = candles;
+  return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
 }

@@ -1,21 +1,34 @@
-// Operational routes (no key): liveness, readiness, the OpenAPI document and service metadata.
+// Operational routes (no key): liveness, readiness, metrics, the OpenAPI document and metadata.
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.ts';
-import type { KeyStore } from '../access/keys.ts';
+import type { Resource } from '../../adapters/types.ts';
 import type { Metrics } from '../metrics.ts';
-import type { AdapterRouter } from '../service/router.ts';
-import type { AdapterGuard } from '../upstream/adapter-guard.ts';
+import type { Region } from '../domain.ts';
+import type { AdapterRouter } from '../upstream/router.ts';
+
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+export interface ReadinessCheck {
+  /** Merged into the /readyz body. */
+  name: string;
+  /** ready false: the instance cannot serve (e.g. a required Redis is down). */
+  run(): Promise<{ ready: boolean; detail: unknown }>;
+}
 
 export interface OpsContext {
   router: AdapterRouter;
   now: () => number;
-  keys: KeyStore;
   config: Config;
   metrics: Metrics;
-  guard: AdapterGuard;
-  /** Extra readiness checks (Redis, circuits), added by the caching layer. */
-  readinessChecks?: Array<() => Promise<Record<string, unknown>>>;
+  /** Adapter ids whose data is simulated. */
+  simulated: ReadonlySet<string>;
+  isClosing(): boolean;
+  readinessChecks?: ReadinessCheck[];
 }
+
+const MARKETS: Region[] = ['CN', 'HK', 'US'];
+const RESOURCES: Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
 
 export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): Promise<void> {
   const publicRoute = { public: true, rateLimit: false } as const;
@@ -23,27 +36,45 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
   app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
+  // 503 only for the instance's own faults, or a market left with no adapter whose circuit is
+  // closed: one vendor down while another serves keeps the instance in the load balancer.
   app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_request, reply) => {
-    const adapters: Record<string, { ready: boolean; circuit: string }> = {};
-    let ready = true;
+    const adapters: Record<string, Record<string, unknown>> = {};
+    const usable = new Set<string>();
     await Promise.all([...ctx.router.adapters.values()].map(async (adapter) => {
-      let ok = true;
+      let reachable = true;
       try {
-        ok = adapter.ready ? await adapter.ready() : true;
+        reachable = adapter.ready ? await adapter.ready() : true;
       } catch {
-        ok = false;
+        reachable = false;
       }
-      const circuit = ctx.guard.breakerState(adapter.id);
-      adapters[adapter.id] = { ready: ok && circuit === 'closed', circuit };
-      if (!ok || circuit !== 'closed') ready = false;
+      const health = ctx.router.resilience(adapter.id)?.health();
+      const circuit = health?.circuit ?? 'closed';
+      if (reachable && circuit !== 'open') usable.add(adapter.id);
+      adapters[adapter.id] = {
+        ready: reachable && circuit === 'closed',
+        circuit,
+        in_flight: health?.inFlight ?? 0,
+        queued: health?.queued ?? 0,
+        budget_remaining: health?.budgetRemaining ?? null,
+      };
     }));
+    const markets: Record<string, { ready: boolean; adapters: string[] }> = {};
+    let ready = !ctx.isClosing();
+    for (const market of MARKETS) {
+      const chain = ctx.router.configuredChain('quotes', market);
+      const serving = chain.filter((id) => usable.has(id));
+      markets[market] = { ready: serving.length > 0, adapters: serving };
+      if (serving.length === 0) ready = false;
+    }
     const extra: Record<string, unknown> = {};
     for (const check of ctx.readinessChecks ?? []) {
-      const result = await check();
-      Object.assign(extra, result);
-      if (result.ready === false) ready = false;
+      const result = await check.run();
+      extra[check.name] = result.detail;
+      if (!result.ready) ready = false;
     }
-    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send({ status: ready ? 'ready' : 'not_ready', adapters, ...extra });
+    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
+      .send({ status: ready ? 'ready' : 'not_ready', markets, adapters, ...extra });
   });
 
   app.get('/metrics', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
@@ -55,18 +86,28 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
   app.get('/v1/meta', {
     config: publicRoute,
     schema: {
-      summary: 'Service metadata: version, adapters per market, whether the data is simulated',
+      summary: 'Service metadata: version, adapters per market, which may serve simulated data',
       tags: ['ops'],
       security: [],
     },
   }, async () => {
     const routing = ctx.config.routing.markets;
     const adapters = [...ctx.router.adapters.values()].map((a) => ({ id: a.id, label: a.label, markets: a.capabilities.markets }));
+    // Per market: the adapters of any resource's chain that serve simulated data.
+    const simulatedBy: Record<string, string[]> = {};
+    for (const market of MARKETS) {
+      const ids = new Set<string>();
+      for (const resource of RESOURCES) {
+        for (const id of ctx.router.configuredChain(resource, market)) if (ctx.simulated.has(id)) ids.add(id);
+      }
+      simulatedBy[market] = [...ids];
+    }
     return {
       data: {
         service: 'market-data-query-service',
-        version: '1.0.0',
-        simulated: Object.values(routing).some((chain) => chain[0] === 'sim'),
+        version: VERSION,
+        simulated: Object.values(simulatedBy).some((ids) => ids.length > 0),
+        simulated_by_market: simulatedBy,
         routing,
         adapters,
         server_time: ctx.now(),

@@ -73,7 +73,7 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
         const quote = result.items.get(r.symbol);
         return quote === undefined ? [] : [quote];
       });
-      return { body: { data }, missing: result.missing, upstreams: result.upstreams };
+      return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
     });
   };
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { POOL_IDS, type PoolDetail } from '../domain.ts';
 import { AppError } from '../errors.ts';
+import { emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
 import { POOL_REGION, resolvePoolId } from '../markets/pools.ts';
 import { parseList } from '../markets/symbols.ts';
 import { UniverseParams, UniversesBatchBody, dataOf, refs } from '../schemas.ts';
@@ -12,12 +13,13 @@ import { ERROR_RESPONSES, POST_ERROR_RESPONSES } from './errors-doc.ts';
 
 export default async function universeRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   /** The pool's detail under the id the client asked for (TickFlow aliases are echoed back). */
-  const detail = async (askedId: string): Promise<{ detail: PoolDetail; adapter: string } | undefined> => {
+  const detail = async (askedId: string, status: DataStatus): Promise<PoolDetail | undefined> => {
     const id = resolvePoolId(askedId);
     if (id === undefined) return undefined;
-    const { value, adapter } = await ctx.service.pool(id, POOL_REGION[id]);
-    if (value === undefined) return undefined;
-    return { detail: { ...value, id: askedId as PoolDetail['id'] }, adapter: adapter.id };
+    const pool = await ctx.service.pool(id, POOL_REGION[id]);
+    mergeStatus(status, pool.status);
+    if (pool.value === undefined) return undefined;
+    return { ...pool.value, id: askedId as PoolDetail['id'] };
   };
 
   app.get('/v1/universes', {
@@ -27,15 +29,14 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
       response: { 200: dataOf(Type.Array(refs.PoolSummary)), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => ctx.responder.respond(request, reply, { key: 'universes', resource: 'pools' }, async () => {
-    const found = await Promise.all(POOL_IDS.map((id) => detail(id)));
-    const upstreams = new Set<string>();
+    const status = emptyStatus();
+    const found = await Promise.all(POOL_IDS.map((id) => detail(id, status)));
     const data = found.flatMap((item) => {
       if (item === undefined) return [];
-      upstreams.add(item.adapter);
-      const { symbols: _members, ...summary } = item.detail;
+      const { symbols: _members, ...summary } = item;
       return [summary];
     });
-    return { body: { data }, upstreams };
+    return { body: { data }, status };
   }));
 
   app.get<{ Params: { id: string } }>('/v1/universes/:id', {
@@ -52,9 +53,10 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
       throw new AppError('NOT_FOUND', `unknown universe '${askedId.slice(0, 40)}'`, { details: { id: askedId.slice(0, 40) } });
     }
     return ctx.responder.respond(request, reply, { key: `universe|${askedId}`, resource: 'pools' }, async () => {
-      const found = await detail(askedId);
+      const status = emptyStatus();
+      const found = await detail(askedId, status);
       if (found === undefined) throw new AppError('NOT_FOUND', `unknown universe '${askedId}'`);
-      return { body: { data: found.detail }, upstreams: [found.adapter] };
+      return { body: { data: found }, status };
     });
   });
 
@@ -70,15 +72,13 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
     const ids = parseList(request.body.ids);
     if (ids.length === 0) throw new AppError('INVALID_PARAMETER', 'ids is empty: give at least one universe id');
     return ctx.responder.respond(request, reply, { key: `universes-batch|${ids.join(',')}`, resource: 'pools' }, async () => {
-      const found = await Promise.all(ids.map((id) => detail(id)));
+      const status = emptyStatus();
+      const found = await Promise.all(ids.map((id) => detail(id, status)));
       const data: Record<string, PoolDetail> = {};
-      const upstreams = new Set<string>();
       found.forEach((item, index) => {
-        if (item === undefined) return;
-        data[ids[index]] = item.detail;
-        upstreams.add(item.adapter);
+        if (item !== undefined) data[ids[index]] = item;
       });
-      return { body: { data }, upstreams };
+      return { body: { data }, status };
     });
   });
 }

@@ -1,26 +1,34 @@
-// The market-data service: the seam between routes and adapters. Per resource it routes to the
-// adapter chain of each market, batches by region, runs the candle engine, and reports which
-// symbols are missing. Caching and single-flight wrap the adapter calls (see data-source.ts).
-import type { Adapter, CandleQuery } from '../../adapters/types.ts';
+// The market-data service: what routes call. Per resource it asks the loader (src/data/loader.ts)
+// and applies the one partial-failure policy (settle below) and the candle engine.
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { CandleQuery } from '../../adapters/types.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
 import { lowerBound } from '../candles/window.ts';
+import type { Loader, LoadResult } from '../data/loader.ts';
+import { totalFailure } from '../data/loader.ts';
+import { bucketCount, type Resources } from '../data/resources.ts';
+import { combineStatus, emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
 import type {
   AdjustType, Candles, Depth, ExFactor, Instrument, MinutePeriod, Period, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
+import { DAY_MS } from '../markets/time.ts';
 import { aggregationFor, baseFetchFor, tradeDateStartFn } from './candle-plan.ts';
-import type { DataSource } from './data-source.ts';
-import { recordFailure } from './cache-report.ts';
 
 export interface BatchResult<T> {
   /** Found items by normalised symbol. */
   items: Map<string, T>;
-  /** Unknown symbols and symbols that failed upstream, in request order. */
+  /** Symbols the vendor does not know (an answer: cached), request order. */
+  unknown: string[];
+  /** Symbols whose upstream failed (never cached, never "unknown"), request order. */
+  failed: string[];
+  /** unknown then failed: what is absent from `items`. */
   missing: string[];
   /** Adapter ids that answered. */
   upstreams: Set<string>;
+  status: DataStatus;
 }
 
 export interface CandleParams {
@@ -31,113 +39,117 @@ export interface CandleParams {
   adjust: AdjustType;
 }
 
-function groupByRegion(refs: readonly SymbolRef[]): Map<Region, SymbolRef[]> {
-  const groups = new Map<Region, SymbolRef[]>();
-  for (const ref of refs) {
-    const group = groups.get(ref.region);
-    if (group) group.push(ref);
-    else groups.set(ref.region, [ref]);
-  }
-  return groups;
+export interface Sourced<T> {
+  candles: T;
+  adapter: string;
+  status: DataStatus;
+}
+
+/**
+ * The partial-failure policy, in one place (DESIGN.md 4.1): unknown symbols are answers; failed
+ * symbols are listed apart; when every requested symbol failed upstream, the upstream error
+ * answers (502/503/504), never an empty 200.
+ */
+export function settle<T>(refs: readonly SymbolRef[], result: LoadResult<T>): BatchResult<T> {
+  if (refs.length > 0 && result.failed.size === refs.length) throw totalFailure(result.failed);
+  const failed = refs.filter((ref) => result.failed.has(ref.symbol)).map((ref) => ref.symbol);
+  return {
+    items: result.items,
+    unknown: result.unknown,
+    failed,
+    missing: [...result.unknown, ...failed],
+    upstreams: new Set(result.status.adapters),
+    status: result.status,
+  };
 }
 
 export class MarketDataService {
-  readonly source: DataSource;
+  readonly #loader: Loader;
+  readonly #resources: Resources;
   readonly now: () => number;
 
-  constructor(source: DataSource, now: () => number) {
-    this.source = source;
+  constructor(loader: Loader, resources: Resources, now: () => number) {
+    this.#loader = loader;
+    this.#resources = resources;
     this.now = now;
   }
 
-  /**
-   * A batch over symbols of any markets: one call per market chain. Symbols of a market whose
-   * chain failed are missing; if every symbol failed upstream, the upstream error is thrown
-   * (DESIGN.md 4.1: never an empty 200 for a total failure).
-   */
-  async #batch<T>(
-    refs: readonly SymbolRef[],
-    fetchGroup: (region: Region, group: SymbolRef[]) => Promise<{ items: Map<string, T>; adapter: string }>,
-  ): Promise<BatchResult<T>> {
-    const items = new Map<string, T>();
-    const upstreams = new Set<string>();
-    const failed = new Set<string>();
-    let lastError: unknown;
-    await Promise.all([...groupByRegion(refs)].map(async ([region, group]) => {
-      try {
-        const result = await fetchGroup(region, group);
-        upstreams.add(result.adapter);
-        for (const [symbol, item] of result.items) items.set(symbol, item);
-      } catch (error) {
-        if (isAppError(error) && error.status < 500) throw error;
-        lastError = error;
-        recordFailure();
-        for (const ref of group) failed.add(ref.symbol);
-      }
-    }));
-    if (refs.length > 0 && failed.size === refs.length) throw lastError;
-    const missing = refs.filter((ref) => !items.has(ref.symbol)).map((ref) => ref.symbol);
-    return { items, missing, upstreams };
+  async quotes(refs: readonly SymbolRef[]): Promise<BatchResult<Quote>> {
+    return settle(refs, await this.#loader.load(this.#resources.quotes, refs));
   }
 
-  quotes(refs: readonly SymbolRef[]): Promise<BatchResult<Quote>> {
-    return this.#batch(refs, (region, group) => this.source.batch('quotes', region, group));
+  async depth(refs: readonly SymbolRef[]): Promise<BatchResult<Depth>> {
+    return settle(refs, await this.#loader.load(this.#resources.depth, refs));
   }
 
-  depth(refs: readonly SymbolRef[]): Promise<BatchResult<Depth>> {
-    return this.#batch(refs, (region, group) => this.source.batch('depth', region, group));
-  }
-
-  instruments(refs: readonly SymbolRef[]): Promise<BatchResult<Instrument>> {
-    return this.#batch(refs, (region, group) => this.source.batch('instruments', region, group));
+  async instruments(refs: readonly SymbolRef[]): Promise<BatchResult<Instrument>> {
+    return settle(refs, await this.#loader.load(this.#resources.instruments, refs));
   }
 
   async exFactors(refs: readonly SymbolRef[], start?: number, end?: number): Promise<BatchResult<ExFactor[]>> {
-    const result = await this.#batch(refs, (region, group) => this.source.batch('exFactors', region, group));
+    const result = settle(refs, await this.#loader.load(this.#resources.exFactors, refs));
     if (start !== undefined || end !== undefined) {
       const lo = start ?? Number.NEGATIVE_INFINITY;
       const hi = end ?? Number.POSITIVE_INFINITY;
-      for (const [symbol, events] of result.items) {
-        result.items.set(symbol, events.filter((e) => e.timestamp >= lo && e.timestamp <= hi));
-      }
+      const items = new Map<string, ExFactor[]>();
+      for (const [symbol, events] of result.items) items.set(symbol, events.filter((e) => e.timestamp >= lo && e.timestamp <= hi));
+      return { ...result, items };
     }
     return result;
   }
 
-  pool(id: PoolId, region: Region): Promise<{ value: PoolDetail | undefined; adapter: Adapter }> {
-    return this.source.pool(id, region);
+  async pool(id: PoolId, region: Region): Promise<{ value: PoolDetail | undefined; adapter: string; status: DataStatus }> {
+    const { value, status } = await this.#loader.loadOne(this.#resources.pools, { id, region });
+    return { value, adapter: status.adapters[0] ?? 'none', status };
   }
 
-  /** Candles for one symbol; `undefined` when the symbol is unknown. */
-  async candles(ref: SymbolRef, params: CandleParams): Promise<{ candles: Candles; adapter: string } | undefined> {
+  /** Raw base-period candles through the loader; newest-N requests share a bucketed fetch. */
+  async #raw(query: CandleQuery): Promise<{ value: Candles | undefined; status: DataStatus }> {
+    const bucketed = query.start === undefined && query.end === undefined && query.count !== undefined;
+    const fetchQuery: CandleQuery = bucketed ? { ...query, count: bucketCount(query.count as number) } : query;
+    const { value, status } = await this.#loader.loadOne(this.#resources.candles, fetchQuery);
+    return { value: value !== undefined && bucketed ? newestCount(value, query.count as number) : value, status };
+  }
+
+  /** Candles for one symbol; `undefined` when the symbol is unknown; throws when the upstream failed. */
+  async candles(ref: SymbolRef, params: CandleParams): Promise<Sourced<Candles> | undefined> {
     const fetch = baseFetchFor(params.period, params);
-    const query: CandleQuery = { symbol: ref, period: fetch.period, start: fetch.start, end: fetch.end, count: fetch.count };
-    const raw = await this.source.candles(query);
+    const raw = await this.#raw({ symbol: ref, period: fetch.period, start: fetch.start, end: fetch.end, count: fetch.count });
     if (raw.value === undefined) return undefined;
-    const events = params.adjust === 'none' ? [] : await this.#adjustEvents(ref, params.adjust);
+    const adjust = params.adjust === 'none' ? { events: [], status: emptyStatus() } : await this.#adjustEvents(ref, params.adjust);
+    // Building a long series is CPU work: let other requests (and /healthz) in between symbols.
+    await yieldToLoop();
     const candles = buildCandles({
       raw: raw.value,
-      events,
+      events: adjust.events,
       adjust: params.adjust,
       tradeDateStart: fetch.period === '1m' ? tradeDateStartFn(ref.region) : undefined,
       aggregate: aggregationFor(params.period, ref.region),
       window: { start: params.start, end: params.end, count: params.count },
     });
-    return { candles, adapter: raw.adapter };
+    const status = combineStatus(raw.status, adjust.status);
+    return { candles, adapter: raw.status.adapters[0] ?? 'none', status };
   }
 
   /** The latest session's bars (DESIGN.md 4.3), aggregated to `period`, newest `count`. */
-  async intraday(ref: SymbolRef, period: MinutePeriod, count: number | undefined): Promise<{ candles: Candles; adapter: string } | undefined> {
-    const raw = await this.source.intraday(ref);
+  async intraday(ref: SymbolRef, period: MinutePeriod, count: number | undefined): Promise<Sourced<Candles> | undefined> {
+    const raw = await this.#loader.loadOne(this.#resources.intraday, ref);
     if (raw.value === undefined) return undefined;
     const bars = raw.value;
+    const status = combineStatus(raw.status);
     let firstPrev: number | undefined;
     if (bars.timestamp.length > 0) {
       // The first bar's predecessor is the previous trading day's last bar, i.e. its daily close.
+      // Without it the engine falls back to the first bar's open: the bars are never dropped.
       const day = localDate(ref.region, bars.timestamp[0]);
       const prevDay = localMidnight(ref.region, prevTradingDay(ref.region, day));
-      const daily = await this.source.candles({ symbol: ref, period: '1d', start: prevDay, end: prevDay, count: 1 });
-      firstPrev = daily.value?.close.at(-1);
+      try {
+        const daily = await this.#raw({ symbol: ref, period: '1d', start: prevDay, end: prevDay, count: 1 });
+        firstPrev = daily.value?.close.at(-1);
+        mergeStatus(status, daily.status);
+      } catch (error) {
+        if (isAppError(error) && error.status < 500) throw error;
+      }
     }
     const withLead: Candles = firstPrev === undefined ? bars : { ...bars, prev_close: bars.close.map((_, k) => (k === 0 ? firstPrev : NaN)) };
     const candles = buildCandles({
@@ -147,25 +159,49 @@ export class MarketDataService {
       aggregate: aggregationFor(period, ref.region),
       window: count === undefined ? undefined : { count },
     });
-    return { candles, adapter: raw.adapter };
+    return { candles, adapter: raw.status.adapters[0] ?? 'none', status };
+  }
+
+  /** Per-symbol candle loads for the batch routes, under the same partial-failure policy. */
+  async perSymbol(refs: readonly SymbolRef[], load: (ref: SymbolRef) => Promise<Sourced<Candles> | undefined>): Promise<BatchResult<Candles>> {
+    const settled = await Promise.allSettled(refs.map(load));
+    const items = new Map<string, Candles>();
+    const unknown: string[] = [];
+    const failed = new Map<string, unknown>();
+    const status = emptyStatus();
+    settled.forEach((outcome, index) => {
+      const symbol = refs[index].symbol;
+      if (outcome.status === 'rejected') {
+        if (isAppError(outcome.reason) && outcome.reason.status < 500) throw outcome.reason;
+        failed.set(symbol, outcome.reason);
+      } else if (outcome.value === undefined) {
+        unknown.push(symbol);
+      } else {
+        items.set(symbol, outcome.value.candles);
+        mergeStatus(status, outcome.value.status);
+      }
+    });
+    return settle(refs, { items, unknown, failed, status });
   }
 
   /**
    * The symbol's events with P_prev for each: the additive methods need the raw close before
    * every event, even when it lies outside the requested window.
    */
-  async #adjustEvents(ref: SymbolRef, adjust: AdjustType): Promise<AdjustEvent[]> {
-    const result = await this.source.batch('exFactors', ref.region, [ref]);
-    const factors = result.items.get(ref.symbol) ?? [];
-    if (factors.length === 0) return [];
+  async #adjustEvents(ref: SymbolRef, adjust: AdjustType): Promise<{ events: AdjustEvent[]; status: DataStatus }> {
+    const loaded = await this.#loader.load(this.#resources.exFactors, [ref]);
+    const error = loaded.failed.get(ref.symbol);
+    if (error !== undefined) throw error;
+    const factors = loaded.items.get(ref.symbol) ?? [];
+    if (factors.length === 0) return { events: [], status: loaded.status };
     if (adjust !== 'forward_additive' && adjust !== 'backward_additive') {
-      return factors.map((f) => ({ timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: Number.NaN }));
+      return { events: factors.map((f) => ({ timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: Number.NaN })), status: loaded.status };
     }
     const first = factors[0].timestamp;
     const last = factors[factors.length - 1].timestamp;
-    const daily = await this.source.candles({ symbol: ref, period: '1d', start: first - 30 * 86_400_000, end: last - 1 });
+    const daily = await this.#raw({ symbol: ref, period: '1d', start: first - 30 * DAY_MS, end: last - 1 });
     const bars = daily.value;
-    return factors.map((f) => {
+    const events = factors.map((f) => {
       // The last raw daily close stamped before the ex-date.
       const index = bars === undefined ? -1 : lowerBound(bars.timestamp, f.timestamp) - 1;
       if (bars === undefined || index < 0) {
@@ -175,5 +211,23 @@ export class MarketDataService {
       }
       return { timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: bars.close[index] };
     });
+    return { events, status: combineStatus(loaded.status, daily.status) };
   }
+}
+
+function newestCount(candles: Candles, count: number): Candles {
+  const n = candles.timestamp.length;
+  if (n <= count) return candles;
+  const from = n - count;
+  const out: Candles = {
+    timestamp: candles.timestamp.slice(from),
+    open: candles.open.slice(from),
+    high: candles.high.slice(from),
+    low: candles.low.slice(from),
+    close: candles.close.slice(from),
+    volume: candles.volume.slice(from),
+    amount: candles.amount.slice(from),
+  };
+  if (candles.prev_close) out.prev_close = candles.prev_close.slice(from);
+  return out;
 }

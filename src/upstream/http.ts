@@ -1,38 +1,31 @@
 // The HTTP layer of one vendor: implements `UpstreamHttp` (adapters/types.ts).
 //
 //   createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
-//   client.request(req) / client.json(req)   see UpstreamHttp
-//   client.breakerState(): 'closed' | 'open' | 'half_open'
-//   client.close(): Promise<void>            closes the keep-alive sockets
+//   client.request(req)            see UpstreamHttp
+//   client.budgetRemaining()       requests the outbound budget still allows in its window
+//   client.close(): Promise<void>  closes the keep-alive sockets (on shutdown)
 //
-// One call, in order:
-//   1. breaker admission: open → UPSTREAM_UNAVAILABLE (retryAfterSeconds until half-open), no I/O;
-//   2. outbound budget: spent → UPSTREAM_UNAVAILABLE (retryAfterSeconds until a slot frees), no I/O;
-//   3. one deadline for the whole call (req.deadlineMs ?? timeoutMs), merged with req.signal,
-//      covering connect, headers, body and any backoff; expiry → UPSTREAM_TIMEOUT;
-//   4. at most `retry.maxRetries` (0|1) retry, on network errors and 502/503/504 only, after a
-//      jittered backoff of baseDelayMs × [0.5, 1.5), and only if the backoff fits in what is left
-//      of the deadline, the circuit did not open meanwhile, and the budget has a slot;
-//   5. a vendor 429 is never retried: → UPSTREAM_UNAVAILABLE with the vendor's Retry-After (or 1 s),
+// The deadline and the circuit breaker are the adapter's resilience layer's (resilience.ts): the
+// deadline arrives as req.signal; this layer owns what only HTTP knows:
+//   1. outbound budget: spent → UPSTREAM_UNAVAILABLE (retryAfterSeconds until a slot frees), no I/O;
+//   2. the signal (the caller's deadline) bounds connect, headers, body and any backoff; the
+//      Agent's own timeouts (timeoutMs) are only a backstop for a caller without a signal;
+//   3. at most `retry.maxRetries` (0|1) retry, on network errors and 502/503/504 only, after a
+//      jittered backoff of baseDelayMs × [0.5, 1.5), only if the backoff fits in what is left of
+//      the deadline and the budget has a slot;
+//   4. a vendor 429 is never retried: → UPSTREAM_UNAVAILABLE with the vendor's Retry-After (or 1 s),
 //      and the whole budget pauses for that long (capped at RETRY_AFTER_CAP_S), so the following
 //      calls fail fast instead of hammering a vendor that asked us to wait;
-//   6. other non-2xx not in acceptStatus → UPSTREAM_ERROR { details: { adapter, status } }; the
-//      vendor's text is never put in a message;
-//   7. json(): an unparseable body → UPSTREAM_BAD_RESPONSE. An accepted non-2xx (e.g. 404) with an
-//      empty body gives `body: undefined`.
+//   5. other non-2xx not in acceptStatus → UPSTREAM_ERROR { details: { adapter, status } } (5xx
+//      retryable); the vendor's text is never put in a message.
 //
-// Breaker verdicts and metrics are per ATTEMPT (a retry is a second upstream request): timeouts,
-// network errors, 5xx and unparseable bodies are failures; any other answer (2xx, accepted or not,
-// 4xx) is a success; a 429 or the caller's own abort gives no verdict. Each attempt, and each
-// fail-fast rejection, reports one event to `metrics.upstream()`.
-//
+// Each attempt, and each fail-fast rejection, reports one event to `metrics.upstream()`.
 // The global fetch is resolved at call time, so msw (which patches globalThis.fetch) intercepts it;
 // the undici 7 Agent goes in as `dispatcher` (Node 24's fetch accepts undici 7 Agents).
 
 import { Agent } from 'undici';
 import type { Resource, UpstreamHttp, UpstreamRequest, UpstreamResponse } from '../../adapters/types.ts';
 import { AppError } from '../errors.ts';
-import { createBreaker, type BreakerOptions, type BreakerState, type BreakerTicket } from './breaker.ts';
 import { createBudget } from './budget.ts';
 
 export type UpstreamOutcome =
@@ -52,27 +45,24 @@ export interface UpstreamMetricsSink {
 
 export interface UpstreamHttpOptions {
   adapterId: string;
-  /** Default deadline per call, ms (covers headers, body and a retry). */
+  /** Deadline per call when the caller passes no signal, ms; also the Agent's socket timeouts. */
   timeoutMs: number;
-  /** Upper bound for a per-call `deadlineMs` override; also the Agent's socket timeouts. Default timeoutMs. */
+  /** Upper bound for a per-call `deadlineMs` override. Default timeoutMs. */
   maxDeadlineMs?: number;
   /** Keep-alive sockets per origin. */
   connections: number;
   /** Keep below the vendor's idle-socket timeout (undici default 4000). */
   keepAliveTimeoutMs?: number;
   retry: { maxRetries: 0 | 1; baseDelayMs: number };
-  breaker: BreakerOptions;
   budget: { max: number; windowMs: number };
   now?: () => number;
   fetch?: typeof fetch;
   metrics?: UpstreamMetricsSink;
   random?: () => number;
-  /** Called on every circuit transition, e.g. to log it. */
-  onBreakerStateChange?: (state: BreakerState) => void;
 }
 
 export interface UpstreamClient extends UpstreamHttp {
-  breakerState(): BreakerState;
+  budgetRemaining(): number;
   close(): Promise<void>;
 }
 
@@ -82,15 +72,11 @@ export const RETRY_AFTER_CAP_S = 300;
 const UNDICI_TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
-type Verdict = 'success' | 'failure' | 'none';
-
 interface Attempt {
   outcome: UpstreamOutcome;
-  verdict: Verdict;
   retryable: boolean;
   error?: AppError;
   response?: UpstreamResponse;
-  body?: unknown;
 }
 
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient {
@@ -98,7 +84,6 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const maxDeadlineMs = Math.max(options.timeoutMs, options.maxDeadlineMs ?? options.timeoutMs);
-  const breaker = createBreaker(options.breaker, { adapterId: adapter, now, onStateChange: options.onBreakerStateChange });
   const budget = createBudget(options.budget, now);
   const agent = new Agent({
     connections: options.connections,
@@ -113,52 +98,36 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     options.metrics?.upstream({ adapter, resource, outcome, ms });
   };
 
-  async function call(req: UpstreamRequest, parseJson: boolean): Promise<Attempt> {
+  async function call(req: UpstreamRequest): Promise<UpstreamResponse> {
     const started = now();
     if (req.signal?.aborted) throw callerAbort(req.signal);
-
-    let ticket: BreakerTicket;
-    try {
-      ticket = breaker.admit();
-    } catch (error) {
-      report(req.resource, 'circuit_open', 0);
-      throw error;
+    if (!budget.tryTake()) {
+      report(req.resource, 'budget_exhausted', 0);
+      throw budgetError();
     }
-    try {
-      if (!budget.tryTake()) {
-        report(req.resource, 'budget_exhausted', 0);
-        throw budgetError();
-      }
-      const deadlineMs = Math.min(req.deadlineMs ?? options.timeoutMs, maxDeadlineMs);
-      const deadline = AbortSignal.timeout(deadlineMs);
-      const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
+    const deadlineMs = Math.min(req.deadlineMs ?? options.timeoutMs, maxDeadlineMs);
+    const deadline = AbortSignal.timeout(deadlineMs);
+    const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
 
-      for (let retries = 0; ; retries++) {
-        const attemptStarted = now();
-        const result = await attempt(req, signal, deadline, parseJson);
-        report(req.resource, result.outcome, now() - attemptStarted);
-        if (result.verdict === 'success') ticket.success();
-        else if (result.verdict === 'failure') ticket.failure();
-        if (!result.error) return result;
+    for (let retries = 0; ; retries++) {
+      const attemptStarted = now();
+      const result = await attempt(req, signal, deadline);
+      report(req.resource, result.outcome, now() - attemptStarted);
+      if (!result.error) return result.response as UpstreamResponse;
 
-        if (!result.retryable || retries >= options.retry.maxRetries) throw result.error;
-        const backoffMs = Math.round(options.retry.baseDelayMs * (0.5 + random()));
-        const leftMs = deadlineMs - (now() - started);
-        if (leftMs <= backoffMs || breaker.state() === 'open' || !budget.tryTake()) throw result.error;
-        try {
-          await sleep(backoffMs, signal);
-        } catch {
-          throw abortError(req, deadline);
-        }
+      if (!result.retryable || retries >= options.retry.maxRetries) throw result.error;
+      const backoffMs = Math.round(options.retry.baseDelayMs * (0.5 + random()));
+      const leftMs = deadlineMs - (now() - started);
+      if (leftMs <= backoffMs || !budget.tryTake()) throw result.error;
+      try {
+        await sleep(backoffMs, signal);
+      } catch {
+        throw abortError(req, deadline);
       }
-    } finally {
-      ticket.release();
     }
   }
 
-  async function attempt(
-    req: UpstreamRequest, signal: AbortSignal, deadline: AbortSignal, parseJson: boolean,
-  ): Promise<Attempt> {
+  async function attempt(req: UpstreamRequest, signal: AbortSignal, deadline: AbortSignal): Promise<Attempt> {
     let res: Response;
     try {
       const fetchImpl = options.fetch ?? globalThis.fetch;
@@ -179,7 +148,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
       const retryAfterSeconds = parseRetryAfter(res.headers.get('retry-after'), now());
       budget.pauseFor(Math.min(retryAfterSeconds, RETRY_AFTER_CAP_S) * 1000);
       return {
-        outcome: 'rate_limited', verdict: 'none', retryable: false,
+        outcome: 'rate_limited', retryable: false,
         error: new AppError('UPSTREAM_UNAVAILABLE', 'The upstream data source is rate-limiting this service', {
           details: { adapter, status }, retryAfterSeconds,
         }),
@@ -189,7 +158,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     if (!accepted) {
       discard(res);
       return {
-        outcome: 'error', verdict: status >= 500 ? 'failure' : 'success', retryable: RETRYABLE_STATUS.has(status),
+        outcome: 'error', retryable: RETRYABLE_STATUS.has(status),
         error: new AppError('UPSTREAM_ERROR', 'The upstream data source answered with an error', {
           details: { adapter, status },
         }),
@@ -202,33 +171,19 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     } catch (cause) {
       return transportFailure(req, signal, deadline, cause);
     }
-    const response: UpstreamResponse = { status, headers: res.headers, text };
-    if (!parseJson) return { outcome: 'ok', verdict: 'success', retryable: false, response };
-    if (text === '' && !res.ok) return { outcome: 'ok', verdict: 'success', retryable: false, response, body: undefined };
-    try {
-      return { outcome: 'ok', verdict: 'success', retryable: false, response, body: JSON.parse(text) };
-    } catch (cause) {
-      return {
-        outcome: 'bad_response', verdict: 'failure', retryable: false,
-        error: new AppError('UPSTREAM_BAD_RESPONSE', 'The upstream data source sent an unreadable response', {
-          details: { adapter, status }, cause,
-        }),
-      };
-    }
+    return { outcome: 'ok', retryable: false, response: { status, headers: res.headers, text } };
   }
 
   function transportFailure(req: UpstreamRequest, signal: AbortSignal, deadline: AbortSignal, cause: unknown): Attempt {
     if (signal.aborted) {
       const error = abortError(req, deadline);
-      // The caller giving up says nothing about the vendor's health.
-      const ours = deadline.aborted;
-      return { outcome: 'timeout', verdict: ours ? 'failure' : 'none', retryable: false, error };
+      return { outcome: 'timeout', retryable: false, error };
     }
     if (isUndiciTimeout(cause)) {
-      return { outcome: 'timeout', verdict: 'failure', retryable: false, error: timeoutError(cause) };
+      return { outcome: 'timeout', retryable: false, error: timeoutError(cause) };
     }
     return {
-      outcome: 'error', verdict: 'failure', retryable: true,
+      outcome: 'error', retryable: true,
       error: new AppError('UPSTREAM_ERROR', 'The upstream data source could not be reached', {
         details: { adapter }, cause,
       }),
@@ -259,16 +214,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
   }
 
   return {
-    async request(req) {
-      const result = await call(req, false);
-      return result.response as UpstreamResponse;
-    },
-    async json(req) {
-      const result = await call(req, true);
-      const response = result.response as UpstreamResponse;
-      return { status: response.status, headers: response.headers, body: result.body };
-    },
-    breakerState: () => breaker.state(),
+    request: call,
+    budgetRemaining: () => budget.remaining(),
     close: () => agent.close(),
   };
 }

@@ -82,7 +82,6 @@ export function createStandInVendor(overrides: Partial<UpstreamHttpOptions> = {}
     timeoutMs: 300,
     connections: 4,
     retry: { maxRetries: 1, baseDelayMs: 5 },
-    breaker: { failureThreshold: 100, openMs: 10_000 },
     budget: { max: 1_000, windowMs: 60_000 },
     random: () => 0.5,
     ...overrides,
@@ -96,7 +95,7 @@ export function createStandInVendor(overrides: Partial<UpstreamHttpOptions> = {}
     capabilities: STAND_IN_CAPABILITIES,
     async getQuotes(symbols, ctx) {
       const url = `${STAND_IN_URL}?symbols=${encodeURIComponent(symbols.map((s) => s.symbol).join(','))}`;
-      const { body } = await client.json({ url, resource: 'quotes', signal: ctx?.signal });
+      const { body } = await json(client, { url, resource: 'quotes', signal: ctx?.signal });
       const out = new Map<string, Quote>();
       for (const q of parseQuotes(body)) out.set(q.code, toQuote(q));
       return out;
@@ -115,4 +114,10 @@ export function createStandInVendor(overrides: Partial<UpstreamHttpOptions> = {}
 /** A vendor quote row for msw handlers. */
 export function vendorQuote(code: string, price: number, time: number): VendorQuote {
   return { code, name: `name of ${code}`, price, open: price - 1, high: price + 2, low: price - 2, prev_close: price - 0.5, volume: 12_300, amount: 12_300 * price, time };
+}
+
+/** The response body parsed as JSON (the adapters' parse.ts does this in the service). */
+async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
+  const res = await c.request(req);
+  return { status: res.status, headers: res.headers, body: res.text === '' ? undefined : JSON.parse(res.text) };
 }

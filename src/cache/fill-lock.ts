@@ -1,0 +1,111 @@
+// Cross-instance single-flight (DESIGN.md 5): a short Redis lock per cache key, so N instances that
+// miss the same key make one upstream call.
+//
+//   createFillLock({ redis, subscriber, prefix, lockTtlMs, now, health?, pollMs? }): FillLock
+//   lock.run<T>(key, { deadlineAt }, fill, readFilled): Promise<T>
+//   lock.close()
+//
+// run: SET <prefix>lock:<key> <token> NX PX lockTtlMs.
+//   Won → readFilled() once more (another holder may have just finished), else fill(); then
+//         PUBLISH <prefix>filled <key> and release the lock (only if still ours). `fill` must have
+//         written the shared tier (awaited) before it resolves: waiters read it from there.
+//   Lost → wait for that publish (or `pollMs`, whichever first), then readFilled(); a value: done.
+//         None (the holder failed, or died and its lock expired): try to take the lock again.
+//   A waiter never waits past `deadlineAt` (clock `now`): then it fills itself. Redis failing or
+//   known down: fill() directly, as a single instance would.
+// The lock's TTL bounds a dead holder's hold; keep it ≥ the upstream deadline so a slow, live
+// holder is not joined by a second filler.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { softly, type RedisHealth } from '../redis.ts';
+
+export interface FillLockOptions {
+  redis: Redis;
+  /** A connection of its own for SUBSCRIBE (redis.ts createSubscriber). */
+  subscriber: Redis;
+  /** e.g. 'mdqs:fill:' */
+  prefix: string;
+  lockTtlMs: number;
+  now: () => number;
+  health?: RedisHealth;
+  /** Longest wait between checks when no publish arrives, ms (default 100). */
+  pollMs?: number;
+  /** Ceiling of one Redis command, ms (default 250). */
+  timeoutMs?: number;
+}
+
+export interface FillLock {
+  run<T>(key: string, options: { deadlineAt: number }, fill: () => Promise<T>, readFilled: () => Promise<T | undefined>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export function createFillLock(options: FillLockOptions): FillLock {
+  const { redis, subscriber, prefix, lockTtlMs, now, health } = options;
+  const pollMs = options.pollMs ?? 100;
+  const timeoutMs = options.timeoutMs ?? 250;
+  const channel = `${prefix}filled`;
+  const waiters = new Map<string, Set<() => void>>();
+
+  const onMessage = (from: string, key: string) => {
+    if (from !== channel) return;
+    const set = waiters.get(key);
+    if (set === undefined) return;
+    waiters.delete(key);
+    for (const wake of set) wake();
+  };
+  subscriber.on('message', onMessage);
+  // Waiters also poll, so a subscription that is not up yet only costs latency, never correctness.
+  void subscriber.subscribe(channel).catch(() => undefined);
+
+  const signal = (key: string, ms: number) => new Promise<void>((resolve) => {
+    let set = waiters.get(key);
+    if (set === undefined) {
+      set = new Set();
+      waiters.set(key, set);
+    }
+    const wake = () => {
+      clearTimeout(timer);
+      set.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, Math.max(1, ms));
+    set.add(wake);
+  });
+
+  const lockKey = (key: string) => `${prefix}lock:${key}`;
+
+  const hold = async <T>(key: string, token: string, fill: () => Promise<T>, readFilled: () => Promise<T | undefined>): Promise<T> => {
+    try {
+      const already = await readFilled();
+      return already !== undefined ? already : await fill();
+    } finally {
+      await softly(health, timeoutMs, () => redis.publish(channel, key));
+      await softly(health, timeoutMs, () => redis.eval(RELEASE, 1, lockKey(key), token));
+    }
+  };
+
+  return {
+    async run(key, { deadlineAt }, fill, readFilled) {
+      const token = randomBytes(12).toString('base64url');
+      for (;;) {
+        const left = deadlineAt - now();
+        if (left <= 0) return fill();
+        const won = await softly(health, Math.min(timeoutMs, left), () => redis.set(lockKey(key), token, 'PX', lockTtlMs, 'NX'));
+        if (won === undefined) return fill();
+        if (won === 'OK') return hold(key, token, fill, readFilled);
+        await signal(key, Math.min(pollMs, deadlineAt - now()));
+        if (deadlineAt - now() <= 0) return fill();
+        const filled = await readFilled();
+        if (filled !== undefined) return filled;
+      }
+    },
+    async close() {
+      subscriber.off('message', onMessage);
+      for (const set of waiters.values()) for (const wake of set) wake();
+      waiters.clear();
+      await subscriber.unsubscribe(channel).catch(() => undefined);
+    },
+  };
+}

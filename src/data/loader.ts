@@ -1,0 +1,276 @@
+// The one data loader (DESIGN.md 5): a resource is described as data (resources.ts) and every
+// request for it goes the same way:
+//
+//   tiers in order (memory, then Redis when configured)  → fresh: served
+//                                                         → stale (SWR): served, refreshed in the background
+//                                                         → expired (SIE) or absent: fetched; an expired
+//                                                           entry answers only if the fetch fails upstream
+//   single-flight and batching (here, once)              → concurrent requests for one key share one
+//                                                           fetch; misses are grouped into the adapter's
+//                                                           native batch calls (maxBatch)
+//   router → resilience → one adapter call
+//
+// The result is a value: found items, unknown keys (answers: cached negatively), failed keys
+// (the upstream failed and nothing stale could answer: never cached) and a DataStatus. A 4xx
+// from the upstream is the client's answer and is thrown as is. No client abort signal reaches a
+// shared fetch: the deadline (from the moment the data is first needed) bounds it instead.
+import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
+import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
+import type { MemoryTier } from '../cache/memory-tier.ts';
+import { estimateBytes } from '../cache/estimate-bytes.ts';
+import type { Region } from '../domain.ts';
+import { AppError, isAppError } from '../errors.ts';
+import type { AdapterRouter, Need } from '../upstream/router.ts';
+import { emptyStatus, recordHit, recordMiss, recordStale, type DataStatus } from './status.ts';
+
+/** What every tier stores for one key. `value` undefined: the vendor does not know it. */
+export interface DataEntry {
+  value: unknown;
+  adapter: string;
+  freshUntil: number;
+}
+
+/** A resource, as data: how to key it, fetch it and how long to keep it. */
+export interface ResourceSpec<Q, T> {
+  resource: Resource;
+  /** The per-item part of the cache key (a symbol, a candle window…). */
+  key(query: Q): string;
+  region(query: Q): Region;
+  /** Capabilities this query needs beyond resource × market. */
+  need?(query: Q): Need;
+  /** True: one adapter call takes up to maxBatch queries; false: one call per query. */
+  batch: boolean;
+  /** One adapter call for `queries`; the result is keyed by key(q); absent keys are unknown. */
+  fetch(adapter: Adapter, queries: Q[], ctx: CallContext): Promise<Map<string, T>>;
+  /** The TTL policy: windows for a value (undefined: unknown) fetched at `now`. */
+  windows(value: T | undefined, query: Q, now: number): TierWindows;
+  /** Bytes of a value for the byte-bounded tiers. */
+  size(value: T | undefined): number;
+}
+
+export interface LoadResult<T> {
+  items: Map<string, T>;
+  /** Keys the vendor does not know, in request order. */
+  unknown: string[];
+  /** Keys whose upstream failed with nothing stale to serve, with the error. */
+  failed: Map<string, unknown>;
+  status: DataStatus;
+}
+
+export interface LoaderOptions {
+  router: AdapterRouter;
+  /** In order; the first is the in-process tier. Empty: no caching at all. */
+  tiers: Tier<DataEntry>[];
+  now: () => number;
+  /** Default deadline for a fetch, ms, when the caller gives none. */
+  deadlineMs: number;
+  isSimulated(adapterId: string): boolean;
+  onLookup?(resource: Resource, result: 'hit' | 'miss' | 'stale' | 'expired'): void;
+  onJoin?(resource: Resource, joined: number): void;
+  /** An adapter answered a fetch for `region` (the app warns when that adapter is simulated). */
+  onFetched?(adapter: string, region: Region): void;
+}
+
+interface Found {
+  hit: TierHit<DataEntry>;
+  tier: string;
+}
+
+export class Loader {
+  readonly #o: LoaderOptions;
+  readonly #inFlight = new Map<string, Promise<DataEntry>>();
+
+  constructor(options: LoaderOptions) {
+    this.#o = options;
+  }
+
+  #chainId(resource: Resource, region: Region): string {
+    return this.#o.router.configuredChain(resource, region).join('>') || 'none';
+  }
+
+  cacheKey<Q>(spec: ResourceSpec<Q, unknown>, query: Q): string {
+    return `${spec.resource}|${this.#chainId(spec.resource, spec.region(query))}|${spec.key(query)}`;
+  }
+
+  async #lookup(key: string): Promise<Found | undefined> {
+    const [first, ...rest] = this.#o.tiers;
+    if (first === undefined) return undefined;
+    const peek = (first as Partial<MemoryTier<DataEntry>>).peek;
+    const memory = peek !== undefined ? peek(key) : await first.get(key);
+    if (memory !== undefined && memory.state === 'fresh') return { hit: memory, tier: first.name };
+    for (const tier of rest) {
+      const hit = await tier.get(key);
+      if (hit === undefined) continue;
+      // Fill the tiers above with the original windows and age.
+      void first.set(key, hit.value, { ...hit.windows, size: estimateBytes(hit.value.value) + 64, storedAt: hit.storedAt });
+      if (hit.state === 'fresh' || memory === undefined) return { hit, tier: tier.name };
+    }
+    return memory === undefined ? undefined : { hit: memory, tier: first.name };
+  }
+
+  /** Load `queries` of one resource (any markets): see the header. */
+  async load<Q, T>(spec: ResourceSpec<Q, T>, queries: readonly Q[], options: { deadlineAt?: number } = {}): Promise<LoadResult<T>> {
+    const status = emptyStatus();
+    const items = new Map<string, T>();
+    const unknown: string[] = [];
+    const failed = new Map<string, unknown>();
+    const order: string[] = [];
+    const toFetch: Array<{ id: string; key: string; query: Q; fallback?: Found }> = [];
+    const toRefresh: Array<{ id: string; key: string; query: Q }> = [];
+    const seen = new Set<string>();
+
+    const take = (id: string, entry: DataEntry) => {
+      if (entry.value === undefined) unknown.push(id);
+      else items.set(id, entry.value as T);
+    };
+
+    for (const query of queries) {
+      const id = spec.key(query);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      order.push(id);
+      const key = this.cacheKey(spec, query);
+      const found = await this.#lookup(key);
+      const state = found?.hit.state;
+      this.#o.onLookup?.(spec.resource, state === undefined ? 'miss' : state === 'fresh' ? 'hit' : state);
+      if (found !== undefined && (state === 'fresh' || state === 'stale')) {
+        const entry = found.hit.value;
+        const simulated = this.#o.isSimulated(entry.adapter);
+        if (state === 'fresh') recordHit(status, found.tier, found.hit.age, entry.freshUntil, entry.adapter, simulated);
+        else {
+          recordStale(status, found.tier, found.hit.age, entry.adapter, simulated);
+          toRefresh.push({ id, key, query });
+        }
+        take(id, entry);
+        continue;
+      }
+      toFetch.push({ id, key, query, fallback: found });
+    }
+
+    if (toRefresh.length > 0) {
+      const refreshing = this.#fetchMany(spec, toRefresh, this.#o.now() + this.#o.deadlineMs);
+      for (const promise of refreshing.values()) promise.catch(() => undefined);
+    }
+    if (toFetch.length > 0) {
+      const deadlineAt = options.deadlineAt ?? this.#o.now() + this.#o.deadlineMs;
+      const pending = this.#fetchMany(spec, toFetch, deadlineAt);
+      const settled = await Promise.allSettled(toFetch.map((item) => pending.get(item.key) as Promise<DataEntry>));
+      settled.forEach((outcome, index) => {
+        const item = toFetch[index];
+        if (outcome.status === 'fulfilled') {
+          recordMiss(status, outcome.value.freshUntil, outcome.value.adapter, this.#o.isSimulated(outcome.value.adapter));
+          take(item.id, outcome.value);
+          return;
+        }
+        const error = outcome.reason;
+        if (isAppError(error) && error.status < 500) throw error;
+        if (item.fallback !== undefined) {
+          const entry = item.fallback.hit.value;
+          recordStale(status, item.fallback.tier, item.fallback.hit.age, entry.adapter, this.#o.isSimulated(entry.adapter));
+          take(item.id, entry);
+          return;
+        }
+        failed.set(item.id, error);
+      });
+    }
+    // Keep request order for unknown keys (the route lists them in X-Missing-Symbols).
+    const unknownSet = new Set(unknown);
+    return { items, unknown: order.filter((id) => unknownSet.has(id)), failed, status };
+  }
+
+  /** One key's value, or throws its upstream error (single-key resources: candles, intraday, pools). */
+  async loadOne<Q, T>(spec: ResourceSpec<Q, T>, query: Q, options: { deadlineAt?: number } = {}): Promise<{ value: T | undefined; status: DataStatus }> {
+    const result = await this.load(spec, [query], options);
+    const id = spec.key(query);
+    const error = result.failed.get(id);
+    if (error !== undefined) throw error;
+    return { value: result.items.get(id), status: result.status };
+  }
+
+  /**
+   * Start (or join) fetches for `wanted`: keys already in flight are joined; the rest are grouped
+   * per market into chunks of the chain's smallest maxBatch, one adapter call each.
+   */
+  #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, deadlineAt: number): Map<string, Promise<DataEntry>> {
+    const out = new Map<string, Promise<DataEntry>>();
+    const missing = new Map<Region, Array<{ key: string; query: Q }>>();
+    let joined = 0;
+    for (const item of wanted) {
+      if (out.has(item.key)) continue;
+      const shared = this.#inFlight.get(item.key);
+      if (shared !== undefined) {
+        out.set(item.key, shared);
+        joined += 1;
+        continue;
+      }
+      const region = spec.region(item.query);
+      const group = missing.get(region);
+      if (group) group.push(item);
+      else missing.set(region, [item]);
+      out.set(item.key, undefined as unknown as Promise<DataEntry>);
+    }
+    if (joined > 0) this.#o.onJoin?.(spec.resource, joined);
+
+    for (const [region, group] of missing) {
+      const size = spec.batch ? this.#batchSize(spec, region, group[0].query) : 1;
+      for (let i = 0; i < group.length; i += size) {
+        const chunk = group.slice(i, i + size);
+        const loaded = this.#fetchChunk(spec, region, chunk, deadlineAt);
+        for (const item of chunk) {
+          const entry = loaded.then((entries) => entries.get(item.key) as DataEntry);
+          const settle = () => {
+            if (this.#inFlight.get(item.key) === entry) this.#inFlight.delete(item.key);
+          };
+          entry.then(settle, settle);
+          this.#inFlight.set(item.key, entry);
+          out.set(item.key, entry);
+        }
+      }
+    }
+    return out;
+  }
+
+  #batchSize<Q>(spec: ResourceSpec<Q, unknown>, region: Region, sample: Q): number {
+    const chain = this.#o.router.chain(spec.resource, region, spec.need?.(sample));
+    let size = Number.POSITIVE_INFINITY;
+    for (const adapter of chain) size = Math.min(size, adapter.capabilities.maxBatch);
+    return Number.isFinite(size) ? Math.max(1, size) : 1;
+  }
+
+  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, deadlineAt: number): Promise<Map<string, DataEntry>> {
+    const queries = chunk.map((item) => item.query);
+    const { value: found, adapter } = await this.#o.router.run(
+      spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need: spec.need?.(queries[0]), deadlineAt },
+    );
+    this.#o.onFetched?.(adapter.id, region);
+    const now = this.#o.now();
+    const entries = new Map<string, DataEntry>();
+    for (const item of chunk) {
+      const value = found.get(spec.key(item.query));
+      const windows = spec.windows(value, item.query, now);
+      const entry: DataEntry = { value, adapter: adapter.id, freshUntil: now + windows.ttlMs };
+      entries.set(item.key, entry);
+      // Written before the in-flight entry settles, so no gap where a key is neither.
+      if (windows.ttlMs > 0) {
+        const size = spec.size(value) + 64;
+        for (const tier of this.#o.tiers) void tier.set(item.key, entry, { ...windows, size, storedAt: now });
+      }
+    }
+    return entries;
+  }
+
+  /** Forget one resource's cached keys (operators: after a vendor correction). */
+  async forget(keys: string[]): Promise<void> {
+    for (const key of keys) for (const tier of this.#o.tiers) await tier.delete(key);
+  }
+}
+
+/** Every key failed upstream: the most telling of their errors answers (DESIGN.md 4.1). */
+export function totalFailure(failed: Map<string, unknown>): AppError {
+  let chosen: unknown;
+  for (const error of failed.values()) {
+    chosen = error;
+    if (isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE') break;
+  }
+  return isAppError(chosen) ? chosen : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: chosen });
+}

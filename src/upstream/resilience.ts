@@ -1,0 +1,136 @@
+// One resilience layer per adapter (DESIGN.md 5), whatever the adapter (sim included):
+//   - one deadline: it starts when a request first needs the data (the caller passes `deadlineAt`),
+//     so waiting for a concurrency slot counts; the adapter gets it as ctx.signal and the call is
+//     raced against it in case an adapter ignores the signal;
+//   - one circuit breaker: verdicts per logical call; an answer (found, unknown, empty) is a
+//     success, a 4xx from the vendor is an answer, only timeouts / 5xx / network / unreadable
+//     bodies are failures, and a vendor 429 or a spent budget gives no verdict;
+//   - one concurrency cap (p-limit) with a bounded queue;
+//   - HTTP vendors add the outbound budget and the one retry in src/upstream/http.ts, under this
+//     same deadline (their `http.timeoutMs` is this layer's deadline: registry.ts).
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
+import { AppError, isAppError } from '../errors.ts';
+import { createBreaker, type BreakerState, type CircuitBreaker } from './breaker.ts';
+import type { UpstreamMetricsSink, UpstreamOutcome } from './http.ts';
+
+export interface ResilienceSettings {
+  /** Deadline of one logical call, ms, from the moment the data is needed. */
+  deadlineMs: number;
+  concurrency: number;
+  /** Calls waiting for a slot beyond which new calls fail fast (UPSTREAM_UNAVAILABLE). */
+  maxQueue: number;
+  breaker: { failureThreshold: number; openMs: number };
+}
+
+export interface AdapterHealth {
+  circuit: BreakerState;
+  inFlight: number;
+  queued: number;
+  /** Requests the vendor's outbound budget still allows in its window; null when unbudgeted. */
+  budgetRemaining: number | null;
+}
+
+export interface Resilience {
+  readonly adapterId: string;
+  readonly deadlineMs: number;
+  /** One logical adapter call; `deadlineAt` (epoch ms) defaults to now + deadlineMs. */
+  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, deadlineAt?: number): Promise<T>;
+  health(): AdapterHealth;
+}
+
+function outcomeOf(error: unknown): UpstreamOutcome {
+  if (!isAppError(error)) return 'error';
+  switch (error.reason) {
+    case 'UPSTREAM_TIMEOUT': return 'timeout';
+    case 'UPSTREAM_BAD_RESPONSE': return 'bad_response';
+    case 'UPSTREAM_UNAVAILABLE': return 'rate_limited';
+    default: return 'error';
+  }
+}
+
+export interface ResilienceDeps {
+  now: () => number;
+  metrics?: UpstreamMetricsSink;
+  onBreakerStateChange?: (adapter: string, state: BreakerState) => void;
+  /** The vendor's outbound budget, when it has one (http.ts). */
+  budgetRemaining?: () => number;
+}
+
+export function createResilience(adapterId: string, settings: ResilienceSettings, deps: ResilienceDeps): Resilience {
+  const breaker: CircuitBreaker = createBreaker(settings.breaker, {
+    adapterId,
+    now: deps.now,
+    onStateChange: (state) => deps.onBreakerStateChange?.(adapterId, state),
+  });
+  const limit: LimitFunction = pLimit(Math.max(1, settings.concurrency));
+
+  const timeoutError = (adapter: Adapter, resource: Resource) => new AppError(
+    'UPSTREAM_TIMEOUT', `${adapter.label} did not answer within ${settings.deadlineMs} ms`, { details: { adapter: adapter.id, resource } },
+  );
+
+  async function admitted<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, deadlineAt: number): Promise<T> {
+    const left = deadlineAt - deps.now();
+    if (left <= 0) throw timeoutError(adapter, resource);
+    let ticket;
+    try {
+      ticket = breaker.admit();
+    } catch (error) {
+      deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'circuit_open', ms: 0 });
+      throw error;
+    }
+    const started = performance.now();
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = timeoutError(adapter, resource);
+        controller.abort(error);
+        reject(error);
+      }, left);
+    });
+    try {
+      const value = await Promise.race([fn({ signal: controller.signal }), deadline]);
+      ticket.success();
+      deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
+      return value;
+    } catch (error) {
+      if (isAppError(error) && error.status < 500) ticket.success();
+      else if (!(isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE')) ticket.failure();
+      deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: outcomeOf(error), ms: performance.now() - started });
+      if (isAppError(error)) throw error;
+      throw new AppError('UPSTREAM_ERROR', `${adapter.label} failed`, { cause: error, details: { adapter: adapter.id, resource } });
+    } finally {
+      clearTimeout(timer);
+      ticket.release();
+    }
+  }
+
+  return {
+    adapterId,
+    deadlineMs: settings.deadlineMs,
+    call(adapter, resource, fn, deadlineAt = deps.now() + settings.deadlineMs) {
+      // Fail fast while open, before queueing behind the concurrency cap.
+      if (breaker.state() === 'open') {
+        try {
+          breaker.admit().release();
+        } catch (error) {
+          deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'circuit_open', ms: 0 });
+          return Promise.reject(error);
+        }
+      }
+      if (limit.pendingCount >= settings.maxQueue) {
+        return Promise.reject(new AppError('UPSTREAM_UNAVAILABLE', `too many calls to ${adapter.label} are queued`, {
+          retryAfterSeconds: 1, details: { adapter: adapter.id, resource },
+        }));
+      }
+      return limit(() => admitted(adapter, resource, fn, deadlineAt));
+    },
+    health: () => ({
+      circuit: breaker.state(),
+      inFlight: limit.activeCount,
+      queued: limit.pendingCount,
+      budgetRemaining: deps.budgetRemaining ? deps.budgetRemaining() : null,
+    }),
+  };
+}
