@@ -210,6 +210,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }] : [],
   }));
   app.addHook('onClose', async () => {
+    await service.close();
     for (const client of options.upstreamClients?.values() ?? []) await client.close();
   });
 

@@ -9,6 +9,8 @@ export const REASONS = {
   INVALID_COUNT: 400,
   INVALID_TIME_RANGE: 400,
   TOO_MANY_SYMBOLS: 400,
+  // bars × symbols over the plan's per-request budget (plans: max_bars).
+  REQUEST_TOO_LARGE: 400,
   INVALID_UNIVERSE: 400,
   MISSING_API_KEY: 401,
   INVALID_API_KEY: 401,
@@ -19,6 +21,13 @@ export const REASONS = {
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  // WebSocket routes: a plain GET without the upgrade; too many open streams for one key.
+  UPGRADE_REQUIRED: 426,
+  TOO_MANY_CONNECTIONS: 429,
+  // Malformed HTTP answered before routing (src/http/error-handler.ts clientErrorHandler).
+  REQUEST_TIMEOUT: 408,
+  EXPECTATION_FAILED: 417,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   UPSTREAM_ERROR: 502,
   UPSTREAM_BAD_RESPONSE: 502,

@@ -7,7 +7,7 @@ import type { Feature, KeyEntry } from '../access/keys.ts';
 import type { Period, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import { parseList, parseSymbol, parseSymbolList } from '../markets/symbols.ts';
-import { isMinutePeriod } from '../service/candle-plan.ts';
+import { baseFetchFor, isMinutePeriod } from '../service/candle-plan.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,6 +26,20 @@ export function keyOf(request: FastifyRequest): KeyEntry {
 
 export function requireAccess(request: FastifyRequest, needs: AccessNeeds): void {
   authorize(keyOf(request), needs);
+}
+
+/**
+ * Work per request is bounded (issue 14): the base bars a candle request makes the service fetch
+ * and build (symbols × base bars per symbol) must fit the plan's `max_bars`.
+ */
+export function requireBarBudget(request: FastifyRequest, symbols: number, period: Period, window: { start?: number; end?: number; count: number }): void {
+  const plan = keyOf(request).plan;
+  const perSymbol = baseFetchFor(period, window).count;
+  const bars = perSymbol * symbols;
+  if (bars <= plan.maxBars) return;
+  throw new AppError('REQUEST_TOO_LARGE', `this request needs ${bars} base bars (${symbols} symbols × ${perSymbol}); the plan allows ${plan.maxBars} per request: ask for fewer symbols, a smaller count or a longer period`, {
+    details: { bars, max_bars: plan.maxBars, symbols, bars_per_symbol: perSymbol },
+  });
 }
 
 export function oneSymbol(raw: string): SymbolRef {

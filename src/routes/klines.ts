@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
 import type { BatchResult, CandleParams } from '../service/market-data.ts';
 import type { Produced } from '../http/respond.ts';
-import { oneSymbol, periodFeature, requireAccess, symbolList, timeRange } from './common.ts';
+import { oneSymbol, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -46,6 +46,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     const ref = oneSymbol(request.query.symbol);
     const params = candleParams(request.query);
     requireAccess(request, { features: [periodFeature(params.period)], symbols: [ref] });
+    requireBarBudget(request, 1, params.period, params);
     return ctx.responder.respond(request, reply, { key: `klines|${ref.symbol}|${paramsKey(params)}`, resource: 'candles' }, async () => {
       const result = await ctx.service.candles(ref, params);
       if (result === undefined) throw notFound(ref);
@@ -65,6 +66,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     const symbols = symbolList(request.query.symbols);
     const params = candleParams(request.query);
     requireAccess(request, { features: [periodFeature(params.period), 'batch'], symbols, explicitCount: symbols.length });
+    requireBarBudget(request, symbols.length, params.period, params);
     const key = `klines-batch|${symbols.map((r) => r.symbol).join(',')}|${paramsKey(params)}`;
     return ctx.responder.respond(request, reply, { key, resource: 'candles' }, async () =>
       batchBody(await ctx.service.perSymbol(symbols, (ref) => ctx.service.candles(ref, params))));

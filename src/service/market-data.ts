@@ -15,7 +15,8 @@ import type {
 import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
 import { DAY_MS } from '../markets/time.ts';
-import { aggregationFor, baseFetchFor, tradeDateStartFn } from './candle-plan.ts';
+import { aggregationFor, baseFetchFor } from './candle-plan.ts';
+import { createCandleBuilder, type CandleBuilder } from './candle-build.ts';
 
 export interface BatchResult<T> {
   /** Found items by normalised symbol. */
@@ -66,12 +67,18 @@ export function settle<T>(refs: readonly SymbolRef[], result: LoadResult<T>): Ba
 export class MarketDataService {
   readonly #loader: Loader;
   readonly #resources: Resources;
+  readonly #builder: CandleBuilder;
   readonly now: () => number;
 
-  constructor(loader: Loader, resources: Resources, now: () => number) {
+  constructor(loader: Loader, resources: Resources, now: () => number, builder: CandleBuilder = createCandleBuilder({ inlineMaxBars: 20_000 })) {
     this.#loader = loader;
     this.#resources = resources;
+    this.#builder = builder;
     this.now = now;
+  }
+
+  close(): Promise<void> {
+    return this.#builder.close();
   }
 
   async quotes(refs: readonly SymbolRef[]): Promise<BatchResult<Quote>> {
@@ -117,14 +124,15 @@ export class MarketDataService {
     const raw = await this.#raw({ symbol: ref, period: fetch.period, start: fetch.start, end: fetch.end, count: fetch.count });
     if (raw.value === undefined) return undefined;
     const adjust = params.adjust === 'none' ? { events: [], status: emptyStatus() } : await this.#adjustEvents(ref, params.adjust);
-    // Building a long series is CPU work: let other requests (and /healthz) in between symbols.
+    // Let other requests (and /healthz) in between symbols; long series build off the loop.
     await yieldToLoop();
-    const candles = buildCandles({
+    const candles = await this.#builder.build({
       raw: raw.value,
       events: adjust.events,
       adjust: params.adjust,
-      tradeDateStart: fetch.period === '1m' ? tradeDateStartFn(ref.region) : undefined,
-      aggregate: aggregationFor(params.period, ref.region),
+      period: params.period,
+      region: ref.region,
+      minuteBase: fetch.period === '1m',
       window: { start: params.start, end: params.end, count: params.count },
     });
     const status = combineStatus(raw.status, adjust.status);

@@ -248,7 +248,9 @@ describe('partial upstream failures', () => {
     adapter.failingSymbols.add('601318.SH');
     const during = await get(url);
     expect(during.statusCode).toBe(200);
-    expect(during.headers['x-missing-symbols']).toBe('601318.SH');
+    // Issue 8: failed upstream, not unknown: X-Failed-Symbols, never X-Missing-Symbols.
+    expect(during.headers['x-failed-symbols']).toBe('601318.SH');
+    expect(during.headers['x-missing-symbols']).toBeUndefined();
     expect(Object.keys(during.json().data)).toEqual(['600519.SH']);
 
     adapter.failingSymbols.clear();

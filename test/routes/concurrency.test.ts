@@ -52,7 +52,8 @@ describe('single-flight', () => {
     expect(responses.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
     expect(responses.map((r) => r.json().data.timestamp.length)).toEqual(counts);
     expect(adapter.calls.getCandles).toBe(1);
-    const waiters = await metricValue(app, 'mdqs_singleflight_waiters_total', { resource: 'single' });
+    // Issue 8: one single-flight for every resource, so waiters are labelled with the real resource.
+    const waiters = await metricValue(app, 'mdqs_singleflight_waiters_total', { resource: 'candles' });
     expect(waiters).toBe(49);
   });
 });

@@ -120,7 +120,12 @@ describe('circuit breaker', () => {
 
     const notReady = await app.inject({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);
-    expect(notReady.json()).toEqual({ status: 'not_ready', adapters: { sim: { ready: false, circuit: 'open' } } });
+    // Every market's only adapter has an open circuit: the instance cannot serve (issue 8 item 7).
+    expect(notReady.json()).toEqual({
+      status: 'not_ready',
+      markets: { CN: { ready: false, adapters: [] }, HK: { ready: false, adapters: [] }, US: { ready: false, adapters: [] } },
+      adapters: { sim: { ready: false, circuit: 'open', in_flight: 0, queued: 0, budget_remaining: null } },
+    });
     expect(await metricValue(app, 'mdqs_circuit_state', { adapter: 'sim' })).toBe(2);
     expect(await metricValue(app, 'mdqs_upstream_requests_total', { adapter: 'sim', resource: 'quotes', outcome: 'circuit_open' })).toBe(1);
     expect(await metricValue(app, 'mdqs_upstream_requests_total', { adapter: 'sim', resource: 'quotes', outcome: 'error' })).toBe(3);

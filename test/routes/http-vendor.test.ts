@@ -144,12 +144,14 @@ describe('quotes through an HTTP vendor (msw)', () => {
     expect(body.message).not.toContain('maintenance');
   });
 
-  it('a failing CN vendor leaves the HK part of a batch intact (X-Missing-Symbols names the CN symbol)', async () => {
+  it('a failing CN vendor leaves the HK part of a batch intact (X-Failed-Symbols names the CN symbol)', async () => {
     vendorSequence(() => new HttpResponse(null, { status: 500 }));
     const app = await setup();
     const res = await get(app, '/v1/quotes?symbols=600519.SH,00700.HK');
     expect(res.statusCode).toBe(200);
-    expect(res.headers['x-missing-symbols']).toBe('600519.SH');
+    // Issue 8: a vendor failure is never reported as an unknown symbol.
+    expect(res.headers['x-failed-symbols']).toBe('600519.SH');
+    expect(res.headers['x-missing-symbols']).toBeUndefined();
     expect(res.json().data.map((q: { symbol: string }) => q.symbol)).toEqual(['00700.HK']);
   });
 
@@ -158,11 +160,13 @@ describe('quotes through an HTTP vendor (msw)', () => {
     const urls = vendorSequence(fail, quotesFor);
     const app = await setup();
     const during = await get(app, '/v1/quotes?symbols=600519.SH,00700.HK');
-    expect(during.headers['x-missing-symbols']).toBe('600519.SH');
+    expect(during.headers['x-failed-symbols']).toBe('600519.SH');
+    expect(during.headers['x-missing-symbols']).toBeUndefined();
     expect(urls).toHaveLength(1);
     const after = await get(app, '/v1/quotes?symbols=600519.SH,00700.HK');
     expect(after.statusCode).toBe(200);
     expect(after.headers['x-missing-symbols']).toBeUndefined();
+    expect(after.headers['x-failed-symbols']).toBeUndefined();
     expect(after.json().data.map((q: { symbol: string }) => q.symbol)).toEqual(['600519.SH', '00700.HK']);
     expect(urls).toHaveLength(2);
   });

@@ -25,6 +25,8 @@ beforeAll(async () => {
   const config = loadDefaultConfig();
   config.routing.markets = { CN: ['tickflow', 'sim'], HK: ['tickflow', 'sim'], US: ['yahoo', 'sim'] };
   config.routing.overrides = { depth: { US: ['yahoo', 'sim'] } };
+  // Issue 8: sim may follow a real vendor only when the config says so.
+  config.routing.allowSimFallback = true;
   config.adapters = {
     sim: {},
     tickflow: { baseUrl: TICKFLOW_TEST_BASE, apiKey: 'vendor-secret', http: { retry: { maxRetries: 0 } } },
@@ -32,8 +34,9 @@ beforeAll(async () => {
   };
   const metrics = createMetrics();
   const now = () => NOW;
-  const adapters = createAdapters(config.routing, config.adapters, productionDeps(now, upstreamSink(metrics)));
-  ({ app } = await buildTestApp({ now, adapters, metrics, configure: (c) => Object.assign(c, { routing: config.routing, adapters: config.adapters }) }));
+  const deps = productionDeps(now, upstreamSink(metrics));
+  const adapters = createAdapters(config.routing, config.adapters, deps);
+  ({ app } = await buildTestApp({ now, adapters, metrics, upstreamClients: deps.clients, configure: (c) => Object.assign(c, { routing: config.routing, adapters: config.adapters }) }));
 });
 afterEach(() => {
   server.resetHandlers();
@@ -81,7 +84,12 @@ describe('routing per market', () => {
     await get('/v1/quotes?symbols=00700.HK');
     const ready = (await app.inject({ url: '/readyz' })).json();
     expect(Object.keys(ready.adapters).sort()).toEqual(['sim', 'tickflow', 'yahoo']);
-    expect(ready.adapters.tickflow).toEqual({ ready: true, circuit: 'closed' });
+    // Issue 8: breaker and budget state per adapter (tickflow's budget is 600 a minute; this file spent some).
+    expect(ready.adapters.tickflow).toEqual({ ready: true, circuit: 'closed', in_flight: 0, queued: 0, budget_remaining: expect.any(Number) });
+    expect(ready.adapters.tickflow.budget_remaining).toBeLessThan(600);
+    expect(ready.adapters.tickflow.budget_remaining).toBeGreaterThan(590);
+    expect(ready.adapters.sim.budget_remaining).toBeNull();
+    expect(ready.markets.CN).toEqual({ ready: true, adapters: ['tickflow', 'sim'] });
     const metrics = (await app.inject({ url: '/metrics' })).body;
     expect(metrics).toMatch(/mdqs_upstream_requests_total\{adapter="tickflow",resource="quotes",outcome="ok"\} \d+/);
     expect(metrics).toMatch(/mdqs_circuit_state\{adapter="yahoo"\} 0/);

@@ -1,0 +1,13 @@
+// The worker thread of candle-build.ts: builds one series per message.
+import { parentPort } from 'node:worker_threads';
+import { buildFromSpec, pack, unpack, type BuildSpec } from './candle-build.ts';
+
+parentPort?.on('message', (message: { id: number; spec: Omit<BuildSpec, 'raw'> & { raw: Parameters<typeof unpack>[0] } }) => {
+  try {
+    const candles = buildFromSpec({ ...message.spec, raw: unpack(message.spec.raw) });
+    const { packed, transfer } = pack(candles);
+    parentPort?.postMessage({ id: message.id, packed }, transfer);
+  } catch (error) {
+    parentPort?.postMessage({ id: message.id, error: (error as Error).message });
+  }
+});
