@@ -1,5 +1,9 @@
 // buildApp: registers plugins and routes. Never reads the environment, never listens.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { createServer } from 'node:http';
+import type { KeyEntry } from './access/keys.ts';
+import type { LimitDecision } from './access/rate-limit.ts';
+import { createFastPath, type FastPath } from './http/fast-path.ts';
 import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
@@ -66,6 +70,8 @@ export interface AppOptions {
   dataTiers?: Tier<DataEntry>[];
   /** How the candles resource reaches an adapter (the history store plugs in here). */
   candleFetch?: CandleFetch;
+  /** The cache-hit fast path (http/fast-path.ts); default on. */
+  fastPath?: boolean;
 }
 
 /** The routing is refused at boot (sim after a real vendor, or a gap under routing.strict). */
@@ -74,7 +80,20 @@ export class RoutingError extends Error {}
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const now = options.now ?? Date.now;
+  // The cache-hit fast path answers before Fastify routes a request (http/fast-path.ts); it is
+  // created once the caches and the limiter exist, and passes everything it cannot answer on.
+  let fastPath: FastPath | undefined;
   const app = Fastify({
+    serverFactory: (handler, serverOptions) => {
+      const opts = serverOptions as FastifyServerOptions & { http?: object };
+      const server = createServer(opts.http ?? {}, (req, res) => {
+        if (fastPath === undefined || !fastPath.handle(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = opts.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = opts.requestTimeout ?? 0;
+      server.setTimeout(opts.connectionTimeout ?? 0);
+      return server;
+    },
     logger: options.logger ?? loggerOptions(config),
     genReqId: requestId,
     bodyLimit: config.server.bodyLimitBytes,
@@ -115,13 +134,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const simWarnedAt = new Map<Region, number>();
   let responder: Responder = options.responder ?? directResponder;
   const tiers: Tier<DataEntry>[] = [];
+  let fastPathCache: ReturnType<typeof createByteCache<CachedResponse>> | undefined;
   if (options.cache !== false) {
     const memory = createMemoryTier<DataEntry>({ maxBytes: config.cache.dataMaxBytes, now });
     const responseCache = createByteCache<CachedResponse>({ maxSize: config.cache.responseMaxBytes, now });
     metrics.trackCacheBytes('data', () => memory.bytes);
     metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
     tiers.push(memory, ...(options.dataTiers ?? []));
-    responder = options.responder ?? createCachingResponder({ cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics });
+    responder = options.responder ?? createCachingResponder({
+      cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics,
+      onStored: (request, key) => {
+        if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
+        fastPath?.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });
+      },
+    });
+    fastPathCache = responseCache;
   }
   const resources = createResources(policyFromConfig(config.cache), options.candleFetch ?? directCandles);
   const loader = new Loader({
@@ -172,7 +199,36 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendError(request, reply, new AppError('NOT_FOUND', `no route ${request.method} ${redactUrl(request.url).split('?')[0]}`));
   });
 
-  await registerAccess(app, { keys: options.keys, metrics, redis: options.redis, now });
+  const access = await registerAccess(app, { keys: options.keys, metrics, redis: options.redis, now, config });
+  if (fastPathCache !== undefined && options.fastPath !== false) {
+    const limitSync = (access as { limitSync?: (entry: KeyEntry) => LimitDecision | undefined } | undefined)?.limitSync;
+    const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
+    const served = new Map<string, { count: () => void; observe: (s: number) => void }>();
+    fastPath = createFastPath({
+      keys: options.keys,
+      cache: fastPathCache,
+      gzipMinBytes: config.cache.gzipMinBytes,
+      now,
+      limit: (entry) => limitSync?.(entry),
+      isClosing: () => closing,
+      requestId: (req) => {
+        const incoming = req.headers['x-request-id'];
+        return typeof incoming === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(incoming) ? incoming : `${requestCounter.prefix}-${++requestCounter.n}`;
+      },
+      onServed: (route, status, _entry, startedAt) => {
+        const id = `${route}|${status}`;
+        let bound = served.get(id);
+        if (bound === undefined) {
+          const counter = metrics.httpRequests.labels(route, String(status));
+          const histogram = metrics.httpRequestDuration.labels(route);
+          bound = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+          served.set(id, bound);
+        }
+        bound.count();
+        bound.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
+      },
+    });
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';

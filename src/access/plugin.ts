@@ -1,39 +1,128 @@
-// Access for every /v1 request: authenticate (key from header or query) on onRequest, then the
-// per-key rate limit, before any cache is consulted.
-import type { FastifyInstance } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+// Access for every /v1 request, in one onRequest hook before any cache is consulted:
+// authenticate (key from header or query) → failed-authentication budget per address → the
+// per-key rate limit (rate-limit.ts: sliding window, shared through Redis when configured and up).
+//
+// Every authenticated answer carries X-RateLimit-Limit / -Remaining / -Reset (seconds to the next
+// free slot, rounded up); a refusal is 429 RATE_LIMITED with Retry-After (seconds, rounded up) and
+// retry_after_ms in the body. Header and query key share one bucket, `key:<id>`. Routes with
+// `config.public` (or `rateLimit: false`), unknown routes and /docs are neither authenticated nor
+// limited.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Config } from '../../config/schema.ts';
 import { AppError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
+import { commandTimeoutOf, registerRedisMetric, trackRedisHealth } from '../redis.ts';
+import { createAuthFailures } from './auth-failures.ts';
 import { authenticate } from './guard.ts';
-import type { KeyStore } from './keys.ts';
+import type { KeyEntry, KeyStore } from './keys.ts';
+import { createLocalLimiter, createRedisLimiter, createSharedLimiter, type LimitDecision } from './rate-limit.ts';
 
 export interface AccessOptions {
   keys: KeyStore;
   metrics: Metrics;
   redis?: Redis;
   now: () => number;
+  /** redis.instances, redis.commandTimeoutMs and auth.failuresPerMinute; defaults without it. */
+  config?: Pick<Config, 'redis'> & Partial<Pick<Config, 'auth'>>;
 }
 
-/** Registers the auth hook; `isPublic` says which requests need no key. */
-export async function registerAccess(app: FastifyInstance, options: AccessOptions): Promise<void> {
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public === true || request.is404 || request.url.startsWith('/docs')) return;
-    request.keyEntry = authenticate(request, options.keys);
-  });
+export const RATE_LIMIT_PREFIX = 'mdqs:rl:';
+export const AUTH_FAILURE_PREFIX = 'mdqs:af:';
+const AUTH_FAILURE_WINDOW_MS = 60_000;
 
-  await app.register(rateLimit, {
-    global: true,
-    hook: 'preParsing',
-    ...(options.redis ? { redis: options.redis, nameSpace: 'mdqs:rl:', skipOnError: true } : {}),
-    keyGenerator: (request) => (request.keyEntry ? `key:${request.keyEntry.id}` : `ip:${request.ip}`),
-    max: (request) => request.keyEntry?.plan.rateLimit.max ?? 60,
-    timeWindow: (request) => request.keyEntry?.plan.rateLimit.windowMs ?? 60_000,
-    errorResponseBuilder: (_request, context) => {
-      options.metrics.rateLimited.inc();
-      return new AppError('RATE_LIMITED', `rate limit of ${context.max} requests exceeded; retry in ${context.after}`, {
-        retryAfterSeconds: context.ttl / 1000,
-      });
-    },
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route is never rate-limited (operational routes). */
+    rateLimit?: boolean;
+  }
+}
+
+function limitHeaders(decision: LimitDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(Math.ceil(decision.resetMs / 1000)),
+  };
+}
+
+function tooMany(message: string, decision: LimitDecision, headers: Record<string, string>): AppError {
+  return new AppError('RATE_LIMITED', message, { retryAfterSeconds: decision.retryAfterMs / 1000, headers });
+}
+
+export interface Access {
+  /** The key's rate-limit decision without a promise (no Redis), for the cache-hit fast path. */
+  limitSync(entry: KeyEntry): LimitDecision | undefined;
+}
+
+/** Registers the access hook. */
+export async function registerAccess(app: FastifyInstance, options: AccessOptions): Promise<Access> {
+  const { keys, metrics, redis, now } = options;
+  const instances = options.config?.redis.instances ?? 1;
+  const timeoutMs = options.config?.redis.commandTimeoutMs ?? (redis ? commandTimeoutOf(redis) : undefined) ?? 250;
+  const failureBudget = options.config?.auth?.failuresPerMinute ?? 30;
+  const health = redis ? trackRedisHealth(redis, { now }) : undefined;
+  if (health !== undefined) {
+    registerRedisMetric(metrics.registry, health);
+    // The first requests should already share: wait (bounded) for the connection at boot.
+    app.addHook('onReady', async () => {
+      await health.settled(1000);
+    });
+    app.addHook('onClose', async () => health.stop());
+  }
+  const limiter = createSharedLimiter({
+    degraded: createLocalLimiter({ now, source: redis ? 'degraded' : 'local' }),
+    redis: redis ? createRedisLimiter({ redis, prefix: RATE_LIMIT_PREFIX, health, timeoutMs }) : undefined,
+    instances,
   });
+  const failureLimiter = createSharedLimiter({
+    degraded: createLocalLimiter({ now, source: redis ? 'degraded' : 'local' }),
+    redis: redis ? createRedisLimiter({ redis, prefix: AUTH_FAILURE_PREFIX, health, timeoutMs }) : undefined,
+    instances,
+  });
+  const failures = createAuthFailures({
+    limiter: failureLimiter, budget: failureBudget, windowMs: AUTH_FAILURE_WINDOW_MS, now, redis, health,
+    prefix: AUTH_FAILURE_PREFIX, timeoutMs,
+  });
+  const failureMessage = `too many failed authentications from this address (at most ${failureBudget} a minute)`;
+
+  const exempt = (request: FastifyRequest) => {
+    const config = request.routeOptions.config;
+    return config?.public === true || config?.rateLimit === false || request.is404 || request.url.startsWith('/docs');
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (exempt(request)) return;
+    let entry;
+    try {
+      entry = authenticate(request, keys);
+    } catch (error) {
+      if (error instanceof AppError && error.reason === 'INVALID_API_KEY') {
+        const blocked = await failures.refuse(request.ip);
+        if (blocked !== undefined) {
+          metrics.rateLimited.inc();
+          throw tooMany(failureMessage, blocked, {});
+        }
+      }
+      throw error;
+    }
+    const blocked = await failures.admit(request.ip, entry.id);
+    if (blocked !== undefined) {
+      metrics.rateLimited.inc();
+      throw tooMany(failureMessage, blocked, {});
+    }
+    request.keyEntry = entry;
+    const { max, windowMs } = entry.plan.rateLimit;
+    // Never undefined: the per-instance counter answers when Redis does not.
+    const decision = (await limiter.consume(`key:${entry.id}`, max, windowMs))!;
+    const headers = limitHeaders(decision);
+    if (!decision.allowed) {
+      metrics.rateLimited.inc();
+      throw tooMany(`rate limit of ${decision.limit} requests per ${windowMs / 1000} s exceeded; see retry_after_ms`, decision, headers);
+    }
+    reply.headers(headers);
+  });
+  return {
+    limitSync: (entry) => limiter.consumeSync?.(`key:${entry.id}`, entry.plan.rateLimit.max, entry.plan.rateLimit.windowMs),
+  };
 }

@@ -12,6 +12,10 @@ import { baseFetchFor, isMinutePeriod } from '../service/candle-plan.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     keyEntry?: KeyEntry;
+    /** What the route checked with requireAccess (merged), for the fast path. */
+    accessNeeds?: AccessNeeds;
+    /** Base bars a candle request needs (requireBarBudget). */
+    barsNeeded?: number;
   }
   interface FastifyContextConfig {
     /** Operational routes need no key. */
@@ -26,6 +30,14 @@ export function keyOf(request: FastifyRequest): KeyEntry {
 
 export function requireAccess(request: FastifyRequest, needs: AccessNeeds): void {
   authorize(keyOf(request), needs);
+  // Remembered for the cache-hit fast path, which must check the same needs (http/fast-path.ts).
+  const seen = request.accessNeeds;
+  request.accessNeeds = seen === undefined ? needs : {
+    features: [...new Set([...seen.features, ...needs.features])],
+    symbols: [...(seen.symbols ?? []), ...(needs.symbols ?? [])],
+    regions: [...(seen.regions ?? []), ...(needs.regions ?? [])],
+    explicitCount: Math.max(seen.explicitCount ?? 0, needs.explicitCount ?? 0) || undefined,
+  };
 }
 
 /**
@@ -36,6 +48,7 @@ export function requireBarBudget(request: FastifyRequest, symbols: number, perio
   const plan = keyOf(request).plan;
   const perSymbol = baseFetchFor(period, window).count;
   const bars = perSymbol * symbols;
+  request.barsNeeded = bars;
   if (bars <= plan.maxBars) return;
   throw new AppError('REQUEST_TOO_LARGE', `this request needs ${bars} base bars (${symbols} symbols × ${perSymbol}); the plan allows ${plan.maxBars} per request: ask for fewer symbols, a smaller count or a longer period`, {
     details: { bars, max_bars: plan.maxBars, symbols, bars_per_symbol: perSymbol },
