@@ -4,6 +4,8 @@ import { createServer } from 'node:http';
 import type { KeyEntry } from './access/keys.ts';
 import type { LimitDecision } from './access/rate-limit.ts';
 import { createFastPath, type FastPath } from './http/fast-path.ts';
+import { createHistoryTier, type HistoryTier } from './store/index.ts';
+import { historySettings } from './store/settings.ts';
 import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
@@ -72,6 +74,13 @@ export interface AppOptions {
   candleFetch?: CandleFetch;
   /** The cache-hit fast path (http/fast-path.ts); default on. */
   fastPath?: boolean;
+  /**
+   * The candle history store (src/store/). Default: opened from `config.history` when enabled;
+   * pass one to share it (tests), or set `config.history.enabled: false` for none.
+   */
+  history?: HistoryTier;
+  /** DATABASE_URL for `history.backend: postgres` (server.ts passes the environment's). */
+  databaseUrl?: string;
 }
 
 /** The routing is refused at boot (sim after a real vendor, or a gap under routing.strict). */
@@ -150,7 +159,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
     fastPathCache = responseCache;
   }
-  const resources = createResources(policyFromConfig(config.cache), options.candleFetch ?? directCandles);
+  // Candles reach their adapter through the history store (each closed bar fetched once, ever)
+  // unless it is off, or off for that adapter.
+  const historyConfig = historySettings(config, { DATABASE_URL: options.databaseUrl });
+  let history = options.history;
+  if (history === undefined && historyConfig.enabled) {
+    history = await createHistoryTier({
+      backend: historyConfig.backend, sqlitePath: historyConfig.sqlitePath, databaseUrl: historyConfig.databaseUrl, now,
+      revision: historyConfig.revision, retentionDays: historyConfig.retentionDays, registry: metrics.registry,
+      log: { warn: (fields, message) => app.log.warn(fields, message) },
+    });
+    const opened = history;
+    app.addHook('onClose', async () => opened.close());
+  }
+  const historyOff = new Set(historyConfig.disabledAdapters);
+  const store = history;
+  const candleFetch: CandleFetch = options.candleFetch ?? (store === undefined ? directCandles
+    : (adapter, query, ctx) => (historyOff.has(adapter.id)
+      ? adapter.getCandles(query, ctx)
+      : store.candles(adapter.id, query, (range) => adapter.getCandles(range, ctx))));
+  const resources = createResources(policyFromConfig(config.cache), candleFetch);
   const loader = new Loader({
     router,
     tiers,
@@ -253,7 +281,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => opsRoutes(scope, {
     router, now, config, metrics, simulated,
     isClosing: () => closing,
-    readinessChecks: options.redis ? [{
+    readinessChecks: [...(store === undefined ? [] : [{
+      // A store failing at run time degrades to the vendor: reported, never a reason to be unready.
+      name: 'history',
+      run: async () => ({ ready: true, detail: store.health() }),
+    }]), ...(options.redis ? [{
       name: 'redis',
       run: async () => {
         try {
@@ -263,7 +295,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           return { ready: false, detail: 'unreachable' };
         }
       },
-    }] : [],
+    }] : [])],
   }));
   app.addHook('onClose', async () => {
     await service.close();

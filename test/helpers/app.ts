@@ -61,6 +61,9 @@ export interface TestAppOptions extends Partial<AppOptions> {
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<{ app: FastifyInstance; adapters: Map<string, Adapter>; config: Config }> {
   const config = loadDefaultConfig();
+  // The candle history store is a file shared by every app that opens it: tests that want it
+  // turn it on with their own path (or pass `history`).
+  config.history = { ...config.history, enabled: false };
   options.configure?.(config);
   const now = options.now ?? (() => CN_MORNING);
   const adapters = (options.adapters as Map<string, Adapter> | undefined)

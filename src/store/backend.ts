@@ -1,0 +1,109 @@
+// What a storage backend does for the history tier. Both backends keep the same three tables
+// (series, bars, coverage; schema.ts) and compute coverage changes with coverage.ts inside their
+// fill transaction, so the two agree by construction.
+import type { BasePeriod, Candles } from '../domain.ts';
+import type { Segment } from './coverage.ts';
+
+export interface SeriesKey {
+  adapter: string;
+  symbol: string;
+  period: BasePeriod;
+}
+
+export interface DropFilter {
+  adapter?: string;
+  symbol?: string;
+  period?: BasePeriod;
+  /** Inclusive bounds on bar labels, epoch ms. */
+  from?: number;
+  to?: number;
+}
+
+export interface PeriodStats {
+  series: number;
+  bars: number;
+  ranges: number;
+}
+
+export interface HistoryStats {
+  backend: 'sqlite' | 'postgres';
+  /** File path, or the PostgreSQL schema. */
+  location: string;
+  symbols: number;
+  series: number;
+  bars: number;
+  ranges: number;
+  /** Bytes the store occupies (SQLite: used pages; PostgreSQL: the tables with their indexes). */
+  bytes: number;
+  byPeriod: Record<BasePeriod, PeriodStats>;
+  byAdapter: Record<string, number>;
+}
+
+export interface FillInput {
+  key: SeriesKey;
+  /** Validated closed bars, all inside `covers`. */
+  bars: Candles;
+  covers: Segment[];
+}
+
+/** Test seam: runs inside a fill transaction after the bars are written, before coverage and commit. */
+export type FillHook = () => void | Promise<void>;
+
+export interface Backend {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly location: string;
+  coverage(key: SeriesKey): Promise<Segment[]>;
+  /** Bars with labels in [lo, hi], ascending; only the newest `newest` when given. */
+  read(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<Candles>;
+  countBars(key: SeriesKey, lo: number, hi: number): Promise<number>;
+  /** One transaction: upsert the bars, overlay the coverage. */
+  fill(input: FillInput): Promise<void>;
+  /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */
+  drop(filter: DropFilter): Promise<number>;
+  /** Retention: bars (and coverage) of `period` labelled before `before`. */
+  prune(period: BasePeriod, before: number): Promise<number>;
+  stats(): Promise<HistoryStats>;
+  sizeBytes(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface BarRow {
+  ts: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+  amount: number;
+  prev_close: number | null;
+}
+
+/** Rows (ascending) → columns; prev_close only when every row has one. */
+export function rowsToCandles(rows: readonly BarRow[]): Candles {
+  const n = rows.length;
+  const c: Candles = {
+    timestamp: new Array<number>(n), open: new Array<number>(n), high: new Array<number>(n), low: new Array<number>(n),
+    close: new Array<number>(n), volume: new Array<number>(n), amount: new Array<number>(n),
+  };
+  const prev = new Array<number>(n);
+  let allPrev = true;
+  for (let i = 0; i < n; i++) {
+    const r = rows[i];
+    c.timestamp[i] = Number(r.ts);
+    c.open[i] = r.open;
+    c.high[i] = r.high;
+    c.low[i] = r.low;
+    c.close[i] = r.close;
+    c.volume[i] = Number(r.volume);
+    c.amount[i] = r.amount;
+    if (r.prev_close === null) allPrev = false;
+    else prev[i] = r.prev_close;
+  }
+  if (allPrev) c.prev_close = prev;
+  return c;
+}
+
+export function emptyStats(backend: 'sqlite' | 'postgres', location: string): HistoryStats {
+  const zero = (): PeriodStats => ({ series: 0, bars: 0, ranges: 0 });
+  return { backend, location, symbols: 0, series: 0, bars: 0, ranges: 0, bytes: 0, byPeriod: { '1m': zero(), '1d': zero() }, byAdapter: {} };
+}

@@ -1,0 +1,106 @@
+// The candle history store (issue 9, DESIGN.md 5): raw closed 1m and 1d bars per (adapter,
+// symbol, period) with the ranges known to be covered, so each closed bar is fetched from the
+// vendor once. The loader calls `candles()` behind its in-memory (and Redis) tiers; the store
+// never sees adjusted or derived periods (those are computed from raw base bars on top).
+//
+//   const history = await createHistoryTier({ backend: 'sqlite', sqlitePath, now, revision, retentionDays, registry, log });
+//   const raw = await history.candles(adapter.id, query, (q) => adapter.getCandles(q, ctx), { maxBarsPerCall });
+//
+// Decisions (README "Candle history store" has the operator's view):
+// - Coverage is a list of inclusive [lo, hi] label ranges per series, stored with the bars in the
+//   same transaction. Ranges known to hold no bars (holidays, suspensions, before listing) are
+//   covered like any other, so they are never asked for twice.
+// - A `count` query is mapped to a range with the trading calendar (the count-th newest possible
+//   label); when suspensions leave it short, the tier walks further back with count calls, and a
+//   short vendor answer means history ends there: [floor, …] is recorded as empty coverage.
+// - The newest `revision.dailyBars` / `revision.minuteBars` closed bars of a fill are
+//   provisional: re-fetched once at the first session close after the fill, then final.
+// - The forming bar is fetched fresh on every call and never stored.
+import type { Registry } from 'prom-client';
+import type { CandleQuery } from '../../adapters/types.ts';
+import type { BasePeriod, Candles } from '../domain.ts';
+import type { Backend, FillHook, HistoryStats } from './backend.ts';
+import { createHistoryMetrics } from './metrics.ts';
+import { openPostgresBackend } from './postgres.ts';
+import { openSqliteBackend } from './sqlite.ts';
+import { Tier } from './tier.ts';
+
+export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
+export { DEFAULT_MAX_BARS_PER_CALL } from './tier.ts';
+
+export interface HistoryTier {
+  /** Raw closed+open candles for `query` (base period 1m or 1d) from adapter `adapterId`. Covered
+   *  parts come from the store; only missing ranges go to `fetchRange` (merged into as few calls as
+   *  possible, each bounded by `maxBarsPerCall`); results are validated, closed bars stored with
+   *  their covered range in one transaction, the still-open bar returned but never stored.
+   *  `undefined` when the vendor does not know the symbol (never stored as coverage). */
+  candles(adapterId: string, query: CandleQuery, fetchRange: (q: CandleQuery) => Promise<Candles | undefined>, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
+  stats(): Promise<HistoryStats>;
+  drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
+  health(): { ok: boolean; backend: 'sqlite' | 'postgres'; error?: string };
+  close(): Promise<void>;
+}
+
+export interface HistoryTierOptions {
+  backend: 'sqlite' | 'postgres';
+  /** Default data/history.sqlite (its directory is created). */
+  sqlitePath?: string;
+  databaseUrl?: string;
+  now: () => number;
+  revision: { dailyBars: number; minuteBars: number };
+  /** Days kept per base period; 0 keeps forever. */
+  retentionDays: { '1m': number; '1d': number };
+  registry?: Registry;
+  log?: { warn(obj: object, msg: string): void };
+  /** PostgreSQL schema holding the tables (default mdqs_history); tests use one per run. */
+  postgresSchema?: string;
+  /** How often retention runs, ms (default hourly; it also runs at boot). */
+  pruneIntervalMs?: number;
+  /** Test seam: runs inside each fill transaction after the bars are written. */
+  fillHook?: FillHook;
+}
+
+export const DEFAULT_SQLITE_PATH = 'data/history.sqlite';
+
+export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook'>): Promise<Backend> {
+  if (options.backend === 'postgres') {
+    if (options.databaseUrl === undefined || options.databaseUrl === '') {
+      throw new Error('history.backend is postgres but DATABASE_URL is not set');
+    }
+    return openPostgresBackend(options.databaseUrl, options.postgresSchema, options.fillHook);
+  }
+  return openSqliteBackend(options.sqlitePath ?? DEFAULT_SQLITE_PATH, options.fillHook);
+}
+
+/** Opens (creating and migrating) the store; a store that cannot be opened throws naming it. */
+export async function createHistoryTier(options: HistoryTierOptions): Promise<HistoryTier> {
+  const backend = await openBackend(options);
+  const metrics = createHistoryMetrics(options.registry, backend.kind, () => backend.sizeBytes(), options.now);
+  const tier = new Tier({
+    backend,
+    now: options.now,
+    revision: { bars: { '1d': options.revision.dailyBars, '1m': options.revision.minuteBars } },
+    metrics,
+    log: options.log,
+  });
+  const prune = () => tier.prune(options.retentionDays).catch((error: unknown) => {
+    options.log?.warn({ err: error }, 'history store: retention pass failed');
+    return 0;
+  });
+  await prune();
+  const timer = setInterval(prune, options.pruneIntervalMs ?? 3_600_000);
+  timer.unref();
+  let closed = false;
+  return {
+    candles: (adapterId, query, fetchRange, opts) => tier.candles(adapterId, query, fetchRange, opts?.maxBarsPerCall),
+    stats: () => tier.stats(),
+    drop: (filter) => tier.drop(filter),
+    health: () => tier.health(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      await backend.close();
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// The trading calendar seen as a sequence of possible bar labels per (region, base period)
+// (DESIGN.md 4.3): 1d bars are labelled 00:00 local of each trading day, 1m bars by their end
+// minute inside the sessions. The store plans with these: a gap holding no possible label is not
+// fetched, a `count` maps to a time range, a fetch is split so no call asks for more bars than the
+// vendor's per-call limit. Suspensions and holidays missing from the tables look like trading
+// days here; the vendor's answer (no bars) is then recorded as covered, so they cost one call once.
+import type { BasePeriod, Region } from '../domain.ts';
+import {
+  isMarketOpen, isTradingDay, latestStartedSessionDay, latestTradingDay, localDate, localMidnight,
+  minuteBarLabelFor, minuteBarLabels, nextTradingDay, prevTradingDay, sessions,
+} from '../markets/calendar.ts';
+
+/** No store plans before this date: the oldest exchange in scope (SSE) opened in December 1990. */
+export const FLOOR_DATE = '1990-01-01';
+
+export function floorMs(region: Region): number {
+  return localMidnight(region, FLOOR_DATE);
+}
+
+function dayLabels(region: Region, period: BasePeriod, date: string): readonly number[] {
+  if (period === '1m') return minuteBarLabels(region, date, 1);
+  return isTradingDay(region, date) ? [localMidnight(region, date)] : [];
+}
+
+function closeOf(region: Region, date: string): number {
+  const windows = sessions(region, date);
+  return windows.length === 0 ? -Infinity : windows[windows.length - 1].end;
+}
+
+/** Newest label whose bar has closed at `now` (1m: every label ≤ now has closed). */
+export function closedEnd(region: Region, period: BasePeriod, now: number): number {
+  if (period === '1m') return now;
+  const day = latestTradingDay(region, now);
+  return localMidnight(region, now >= closeOf(region, day) ? day : prevTradingDay(region, day));
+}
+
+/** Label of the bar still forming at `now`, if a session is running. */
+export function openLabel(region: Region, period: BasePeriod, now: number): number | undefined {
+  if (period === '1m') return isMarketOpen(region, now) ? minuteBarLabelFor(region, now + 1, 1) : undefined;
+  const label = localMidnight(region, latestStartedSessionDay(region, now));
+  return label > closedEnd(region, period, now) ? label : undefined;
+}
+
+/** The end of the first session close strictly after `now` (when provisional bars are re-fetched). */
+export function nextClose(region: Region, now: number): number {
+  let day = localDate(region, now);
+  if (!isTradingDay(region, day)) day = nextTradingDay(region, day);
+  while (closeOf(region, day) <= now) day = nextTradingDay(region, day);
+  return closeOf(region, day);
+}
+
+/** Newest possible label ≤ t (undefined before the floor). */
+export function lastLabelAtOrBefore(region: Region, period: BasePeriod, t: number): number | undefined {
+  const floor = floorMs(region);
+  let day = localDate(region, t);
+  for (;;) {
+    const labels = dayLabels(region, period, day);
+    for (let i = labels.length - 1; i >= 0; i--) if (labels[i] <= t) return labels[i] >= floor ? labels[i] : undefined;
+    if (localMidnight(region, day) < floor) return undefined;
+    day = prevTradingDay(region, day);
+  }
+}
+
+/** Oldest possible label ≥ t (never undefined: calendars run forward forever). */
+export function firstLabelAtOrAfter(region: Region, period: BasePeriod, t: number): number {
+  let day = localDate(region, Math.max(t, floorMs(region)));
+  for (;;) {
+    for (const label of dayLabels(region, period, day)) if (label >= t) return label;
+    day = nextTradingDay(region, day);
+  }
+}
+
+/** Possible labels in [lo, hi], ascending, stopping after `cap` of them. */
+export function labelsIn(region: Region, period: BasePeriod, lo: number, hi: number, cap = Infinity): number[] {
+  const out: number[] = [];
+  if (hi < lo) return out;
+  let day = localDate(region, Math.max(lo, floorMs(region)));
+  const lastDay = localDate(region, hi);
+  while (day <= lastDay && out.length < cap) {
+    for (const label of dayLabels(region, period, day)) {
+      if (label >= lo && label <= hi) out.push(label);
+      if (out.length >= cap) break;
+    }
+    day = nextTradingDay(region, day);
+  }
+  return out;
+}
+
+/** The n-th newest possible label ≤ hi (n ≥ 1); undefined when fewer exist after the floor. */
+export function labelBack(region: Region, period: BasePeriod, hi: number, n: number): number | undefined {
+  let remaining = n;
+  let t = lastLabelAtOrBefore(region, period, hi);
+  if (t === undefined) return undefined;
+  const floor = floorMs(region);
+  let day = localDate(region, t);
+  for (;;) {
+    const labels = dayLabels(region, period, day);
+    // Labels of this day ≤ t, newest first.
+    for (let i = labels.length - 1; i >= 0; i--) {
+      if (labels[i] > t) continue;
+      remaining -= 1;
+      if (remaining === 0) return labels[i];
+    }
+    day = prevTradingDay(region, day);
+    if (localMidnight(region, day) < floor) return undefined;
+    t = Infinity;
+  }
+}
+
+/** [lo, hi] split so that no piece holds more than `max` possible labels; label-free → []. */
+export function splitByLabels(region: Region, period: BasePeriod, lo: number, hi: number, max: number): { lo: number; hi: number; labels: number }[] {
+  const out: { lo: number; hi: number; labels: number }[] = [];
+  const labels = labelsIn(region, period, lo, hi);
+  for (let i = 0; i < labels.length; i += max) {
+    const last = Math.min(labels.length, i + max) - 1;
+    // The first piece keeps the range's own start, the last its own end, so coverage has no holes.
+    out.push({ lo: i === 0 ? lo : labels[i], hi: last === labels.length - 1 ? hi : labels[last + 1] - 1, labels: last - i + 1 });
+  }
+  return out;
+}

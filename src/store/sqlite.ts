@@ -1,0 +1,286 @@
+// The embedded backend: one SQLite file through Node 24's built-in node:sqlite (no native build,
+// nothing downloaded at install). Synchronous calls are short (indexed range reads, one
+// transaction per fill); WAL lets the CLI read and warm while the server runs, busy_timeout makes
+// two writers wait for each other instead of failing.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { BasePeriod, Candles } from '../domain.ts';
+import { cut, overlayAll, type Segment } from './coverage.ts';
+import {
+  emptyStats, rowsToCandles, type Backend, type BarRow, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
+} from './backend.ts';
+import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
+
+const BUSY_TIMEOUT_MS = 10_000;
+const PRICE_SCALE = 1000;
+const AMOUNT_SCALE = 100;
+
+/** x × scale is an integer that divides back to exactly x (checked, never assumed). */
+function exact(x: number, scale: number): boolean {
+  const q = Math.round(x * scale);
+  return Number.isSafeInteger(q) && q / scale === x;
+}
+
+/** ts, open, high, low, close, volume, amount, prev_close, scaled */
+type Row = [number, number, number, number, number, number, number, number | null, number];
+
+function unscale(rows: readonly Row[]): BarRow[] {
+  return rows.map(([ts, open, high, low, close, volume, amount, prev, scaled]) => {
+    const px = (x: number) => ((scaled & 1) !== 0 ? x / PRICE_SCALE : x);
+    return {
+      ts, open: px(open), high: px(high), low: px(low), close: px(close), volume,
+      amount: (scaled & 2) !== 0 ? amount / AMOUNT_SCALE : amount, prev_close: prev === null ? null : px(prev),
+    };
+  });
+}
+
+function openDatabase(path: string): DatabaseSync {
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;');
+    return db;
+  } catch (error) {
+    throw new Error(`cannot open the history store ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function migrate(db: DatabaseSync, path: string): void {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec('CREATE TABLE IF NOT EXISTS history_schema (version INTEGER NOT NULL)');
+      const row = db.prepare('SELECT max(version) AS v FROM history_schema').get() as { v: number | null };
+      const found = row.v ?? 0;
+      if (found > SCHEMA_VERSION) throw new SchemaTooNewError(path, found);
+      for (let v = found + 1; v <= SCHEMA_VERSION; v++) for (const sql of SQLITE_STEPS[v - 1]) db.exec(sql);
+      if (found < SCHEMA_VERSION) {
+        db.exec('DELETE FROM history_schema');
+        db.prepare('INSERT INTO history_schema (version) VALUES (?)').run(SCHEMA_VERSION);
+      }
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+  } catch (error) {
+    if (error instanceof SchemaTooNewError) throw error;
+    throw new Error(`cannot open the history store ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export function openSqliteBackend(path: string, hook?: FillHook): Backend {
+  const db = openDatabase(path);
+  try {
+    migrate(db, path);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const ids = new Map<string, number>();
+  const stmts = new Map<string, StatementSync>();
+  const st = (sql: string): StatementSync => {
+    let s = stmts.get(sql);
+    if (s === undefined) {
+      s = db.prepare(sql);
+      stmts.set(sql, s);
+    }
+    return s;
+  };
+  // Row arrays instead of objects: reads of thousands of bars are the hot path.
+  const arrays = (sql: string): StatementSync => {
+    const key = `arrays:${sql}`;
+    let s = stmts.get(key);
+    if (s === undefined) {
+      s = db.prepare(sql);
+      s.setReturnArrays(true);
+      stmts.set(key, s);
+    }
+    return s;
+  };
+  const keyOf = (k: SeriesKey) => `${k.adapter}\u0000${k.symbol}\u0000${k.period}`;
+
+  const seriesId = (k: SeriesKey, create: boolean): number | undefined => {
+    const cached = ids.get(keyOf(k));
+    if (cached !== undefined) return cached;
+    const row = st('SELECT id FROM series WHERE adapter = ? AND symbol = ? AND period = ?').get(k.adapter, k.symbol, k.period) as { id: number } | undefined;
+    if (row !== undefined) {
+      ids.set(keyOf(k), row.id);
+      return row.id;
+    }
+    if (!create) return undefined;
+    const result = st('INSERT INTO series (adapter, symbol, period) VALUES (?, ?, ?)').run(k.adapter, k.symbol, k.period);
+    const id = Number(result.lastInsertRowid);
+    ids.set(keyOf(k), id);
+    return id;
+  };
+
+  const coverageOf = (id: number): Segment[] =>
+    (st('SELECT lo, hi, recheck_at FROM coverage WHERE series = ? ORDER BY lo').all(id) as { lo: number; hi: number; recheck_at: number | null }[])
+      .map((r) => ({ lo: r.lo, hi: r.hi, recheckAt: r.recheck_at }));
+
+  const writeCoverage = (id: number, segments: readonly Segment[]) => {
+    st('DELETE FROM coverage WHERE series = ?').run(id);
+    const insert = st('INSERT INTO coverage (series, lo, hi, recheck_at) VALUES (?, ?, ?, ?)');
+    for (const s of segments) insert.run(id, s.lo, s.hi, s.recheckAt);
+  };
+
+  const transaction = <T>(work: () => T): T => {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = work();
+      db.exec('COMMIT');
+      return out;
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  };
+
+  const matching = (f: DropFilter): { id: number; period: string }[] => {
+    const where: string[] = [];
+    const args: string[] = [];
+    if (f.adapter !== undefined) { where.push('adapter = ?'); args.push(f.adapter); }
+    if (f.symbol !== undefined) { where.push('symbol = ?'); args.push(f.symbol); }
+    if (f.period !== undefined) { where.push('period = ?'); args.push(f.period); }
+    const sql = `SELECT id, period FROM series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    return db.prepare(sql).all(...args) as { id: number; period: string }[];
+  };
+
+  const dropRange = (id: number, from: number, to: number): number => {
+    const deleted = Number(st('DELETE FROM bars WHERE series = ? AND ts BETWEEN ? AND ?').run(id, from, to).changes);
+    writeCoverage(id, cut(coverageOf(id), from, to));
+    return deleted;
+  };
+
+  const sizeBytes = (): number => {
+    const pages = db.prepare('PRAGMA page_count').get() as { page_count: number };
+    const free = db.prepare('PRAGMA freelist_count').get() as { freelist_count: number };
+    const size = db.prepare('PRAGMA page_size').get() as { page_size: number };
+    return (pages.page_count - free.freelist_count) * size.page_size;
+  };
+
+  return {
+    kind: 'sqlite',
+    location: path,
+
+    async coverage(key) {
+      const id = seriesId(key, false);
+      return id === undefined ? [] : coverageOf(id);
+    },
+
+    async read(key, lo, hi, newest) {
+      const id = seriesId(key, false);
+      if (id === undefined) return rowsToCandles([]);
+      const cols = 'ts, open, high, low, close, volume, amount, prev_close, scaled';
+      if (newest === undefined) {
+        return rowsToCandles(unscale(arrays(`SELECT ${cols} FROM bars WHERE series = ? AND ts BETWEEN ? AND ? ORDER BY ts`).all(id, lo, hi) as unknown as Row[]));
+      }
+      const rows = arrays(`SELECT ${cols} FROM bars WHERE series = ? AND ts BETWEEN ? AND ? ORDER BY ts DESC LIMIT ?`).all(id, lo, hi, newest) as unknown as Row[];
+      return rowsToCandles(unscale(rows.reverse()));
+    },
+
+    async countBars(key, lo, hi) {
+      const id = seriesId(key, false);
+      if (id === undefined) return 0;
+      return (st('SELECT count(*) AS n FROM bars WHERE series = ? AND ts BETWEEN ? AND ?').get(id, lo, hi) as { n: number }).n;
+    },
+
+    async fill({ key, bars, covers }: FillInput) {
+      if (hook === undefined) {
+        transaction(() => fillSync(key, bars, covers));
+        return;
+      }
+      // The hook may be async (tests): run the same steps by hand around it.
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const id = upsertBars(key, bars);
+        await hook();
+        writeCoverage(id, overlayAll(coverageOf(id), covers));
+        db.exec('COMMIT');
+      } catch (error) {
+        if (db.isTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    },
+
+    async drop(filter) {
+      return transaction(() => {
+        let deleted = 0;
+        for (const s of matching(filter)) deleted += dropRange(s.id, filter.from ?? Number.MIN_SAFE_INTEGER, filter.to ?? Number.MAX_SAFE_INTEGER);
+        return deleted;
+      });
+    },
+
+    async prune(period: BasePeriod, before: number) {
+      // Set-wise, not series by series: retention runs over every series of a period at once.
+      return transaction(() => {
+        const of = 'series IN (SELECT id FROM series WHERE period = ?)';
+        const deleted = Number(db.prepare(`DELETE FROM bars WHERE ${of} AND ts < ?`).run(period, before).changes);
+        db.prepare(`DELETE FROM coverage WHERE ${of} AND hi < ?`).run(period, before);
+        // Rows left that start before the cut all reach past it (and lo stays unique per series).
+        db.prepare(`UPDATE coverage SET lo = ? WHERE ${of} AND lo < ?`).run(before, period, before);
+        return deleted;
+      });
+    },
+
+    async stats(): Promise<HistoryStats> {
+      const out = emptyStats('sqlite', path);
+      const rows = db.prepare(`SELECT s.adapter, s.symbol, s.period,
+          (SELECT count(*) FROM bars b WHERE b.series = s.id) AS bars,
+          (SELECT count(*) FROM coverage c WHERE c.series = s.id) AS ranges
+        FROM series s`).all() as { adapter: string; symbol: string; period: BasePeriod; bars: number; ranges: number }[];
+      const symbols = new Set<string>();
+      for (const r of rows) {
+        if (r.bars === 0 && r.ranges === 0) continue;
+        symbols.add(r.symbol);
+        out.series += 1;
+        out.bars += r.bars;
+        out.ranges += r.ranges;
+        out.byPeriod[r.period].series += 1;
+        out.byPeriod[r.period].bars += r.bars;
+        out.byPeriod[r.period].ranges += r.ranges;
+        out.byAdapter[r.adapter] = (out.byAdapter[r.adapter] ?? 0) + r.bars;
+      }
+      out.symbols = symbols.size;
+      out.bytes = sizeBytes();
+      return out;
+    },
+
+    async sizeBytes() {
+      return sizeBytes();
+    },
+
+    async close() {
+      if (db.isOpen) db.close();
+    },
+  };
+
+  function upsertBars(key: SeriesKey, bars: Candles): number {
+    const id = seriesId(key, true) as number;
+    const insert = st(`INSERT INTO bars (series, ts, open, high, low, close, volume, amount, prev_close, scaled)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (series, ts) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low,
+        close = excluded.close, volume = excluded.volume, amount = excluded.amount, prev_close = excluded.prev_close,
+        scaled = excluded.scaled`);
+    const prev = bars.prev_close;
+    for (let i = 0; i < bars.timestamp.length; i++) {
+      const p = prev === undefined ? null : prev[i];
+      const prices = exact(bars.open[i], PRICE_SCALE) && exact(bars.high[i], PRICE_SCALE) && exact(bars.low[i], PRICE_SCALE)
+        && exact(bars.close[i], PRICE_SCALE) && (p === null || exact(p, PRICE_SCALE));
+      const amount = exact(bars.amount[i], AMOUNT_SCALE);
+      const px = (x: number) => (prices ? Math.round(x * PRICE_SCALE) : x);
+      insert.run(
+        id, bars.timestamp[i], px(bars.open[i]), px(bars.high[i]), px(bars.low[i]), px(bars.close[i]), bars.volume[i],
+        amount ? Math.round(bars.amount[i] * AMOUNT_SCALE) : bars.amount[i], p === null ? null : px(p), (prices ? 1 : 0) | (amount ? 2 : 0),
+      );
+    }
+    return id;
+  }
+
+  function fillSync(key: SeriesKey, bars: Candles, covers: readonly Segment[]): void {
+    const id = upsertBars(key, bars);
+    writeCoverage(id, overlayAll(coverageOf(id), covers));
+  }
+}

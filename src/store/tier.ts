@@ -1,0 +1,220 @@
+// The history tier: answers a raw candle query from stored closed bars and asks the vendor only
+// for what is missing (plan.ts), stores what comes back (one transaction per fill), and fetches
+// the still-forming bar fresh every time without storing it. A store failure at run time sends
+// the query to the vendor whole and shows in health() until the store works again.
+import type { CandleQuery } from '../../adapters/types.ts';
+import { concatCandles, emptyCandles, windowCandles } from '../candles/window.ts';
+import type { BasePeriod, Candles } from '../domain.ts';
+import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
+import type { Backend, DropFilter, HistoryStats, SeriesKey } from './backend.ts';
+import { floorMs } from './labels.ts';
+import type { HistoryMetrics } from './metrics.ts';
+import { countRange, coverageFor, deficitStep, planFetches, windowFor, type RevisionPolicy } from './plan.ts';
+import { validateCandles } from './validate.ts';
+
+export type FetchRange = (q: CandleQuery) => Promise<Candles | undefined>;
+
+/** Most bars one vendor call is asked for when the caller does not say. */
+export const DEFAULT_MAX_BARS_PER_CALL = 5000;
+/** After a store failure, requests bypass the store this long before it is tried again. */
+const RETRY_STORE_MS = 5000;
+
+class StoreFailure extends Error {
+  constructor(cause: unknown) {
+    super(`history store failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'StoreFailure';
+  }
+}
+
+class UnknownSymbol {}
+
+export interface TierOptions {
+  backend: Backend;
+  now: () => number;
+  revision: RevisionPolicy;
+  metrics: HistoryMetrics;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+export class Tier {
+  readonly #o: TierOptions;
+  readonly #locks = new Map<string, Promise<unknown>>();
+  #downUntil = -Infinity;
+  #error: string | undefined;
+
+  constructor(options: TierOptions) {
+    this.#o = options;
+  }
+
+  get backend(): Backend {
+    return this.#o.backend;
+  }
+
+  health(): { ok: boolean; backend: 'sqlite' | 'postgres'; error?: string } {
+    return this.#error === undefined ? { ok: true, backend: this.#o.backend.kind } : { ok: false, backend: this.#o.backend.kind, error: this.#error };
+  }
+
+  async #db<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      const out = await work();
+      this.#error = undefined;
+      return out;
+    } catch (error) {
+      throw new StoreFailure(error);
+    }
+  }
+
+  /** Serialises work on one series inside this process, so concurrent requests fetch a gap once. */
+  async #locked<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#locks.get(key) ?? Promise.resolve();
+    const run = before.then(work, work);
+    const tail = run.catch(() => undefined);
+    this.#locks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#locks.get(key) === tail) this.#locks.delete(key);
+    }
+  }
+
+  async candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): Promise<Candles | undefined> {
+    if (this.#o.now() < this.#downUntil) return this.#direct(query, fetchRange);
+    const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
+    try {
+      return await this.#locked(`${adapterId}|${key.symbol}|${key.period}`, () => this.#serve(key, query, fetchRange, Math.max(1, Math.floor(maxBarsPerCall))));
+    } catch (error) {
+      if (error instanceof UnknownSymbol) return undefined;
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#error = error.message;
+      this.#downUntil = this.#o.now() + RETRY_STORE_MS;
+      this.#o.metrics.error();
+      this.#o.log?.warn({ err: error.cause, adapter: adapterId, symbol: key.symbol, period: key.period }, 'history store failed; serving from the vendor');
+      return this.#direct(query, fetchRange);
+    }
+  }
+
+  async #direct(query: CandleQuery, fetchRange: FetchRange): Promise<Candles | undefined> {
+    const raw = await fetchRange(query);
+    if (raw === undefined) return undefined;
+    const { candles } = validateCandles(raw);
+    this.#o.metrics.bars(query.period, 'upstream', candles.timestamp.length);
+    return candles;
+  }
+
+  async #serve(key: SeriesKey, query: CandleQuery, fetchRange: FetchRange, max: number): Promise<Candles | undefined> {
+    const { backend, metrics } = this.#o;
+    const region = query.symbol.region;
+    const period = query.period;
+    const now = this.#o.now();
+    const w = windowFor(region, period, query, now);
+    const fetched = new Set<number>();
+    const initial = await this.#db(() => backend.coverage(key));
+    let calls = 0;
+
+    const call = async (q: CandleQuery): Promise<Candles> => {
+      calls += 1;
+      metrics.fill(key.adapter, period);
+      const raw = await fetchRange(q);
+      if (raw === undefined) throw new UnknownSymbol();
+      metrics.bars(period, 'upstream', raw.timestamp.length);
+      return raw;
+    };
+
+    const store = async (raw: Candles, cover: Interval, expired: readonly Segment[]) => {
+      const { candles, dropped } = validateCandles(raw);
+      if (dropped > 0) this.#o.log?.warn({ adapter: key.adapter, symbol: key.symbol, period, dropped }, 'history store: invalid bars not stored');
+      const inside = windowCandles(candles, { start: cover.lo, end: Math.min(cover.hi, w.closedEnd) });
+      const covers = coverageFor(region, period, cover, now, this.#o.revision, expired);
+      await this.#db(() => backend.fill({ key, bars: inside, covers }));
+      for (const t of inside.timestamp) fetched.add(t);
+    };
+
+    /** Makes [lo, hi] covered: missing pieces fetched as range calls. */
+    const ensure = async (lo: number, hi: number) => {
+      const segments = calls === 0 ? initial : await this.#db(() => backend.coverage(key));
+      const plan = planFetches(region, period, activeAt(segments, now), lo, hi, max);
+      const expired = expiredAt(segments, now);
+      for (const f of plan.fetches) await store(await call({ symbol: query.symbol, period, start: f.lo, end: f.hi }), f.cover, expired);
+      // Label-free gaps (weekends, lunch, holidays) join the coverage once the series is known.
+      if (plan.free.length > 0 && (initial.length > 0 || calls > 0)) {
+        await this.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }));
+      }
+    };
+
+    // The forming bar first: it counts towards `count` and is never stored.
+    let open: Candles | undefined;
+    if (w.open !== undefined) {
+      const raw = await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end });
+      open = windowCandles(validateCandles(raw).candles, { start: w.closedEnd + 1, end: query.end });
+      for (const t of open.timestamp) fetched.add(t);
+    }
+    const openCount = open?.timestamp.length ?? 0;
+    const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count - openCount;
+
+    if (w.upper >= w.lo && (need === undefined || need > 0)) {
+      if (need === undefined) {
+        await ensure(w.lo, w.upper);
+      } else {
+        let got = 0;
+        let cursor = w.upper;
+        if (need !== Infinity) {
+          const range = countRange(region, period, w.lo, w.upper, need) as Interval;
+          await ensure(range.lo, range.hi);
+          got = await this.#db(() => backend.countBars(key, range.lo, range.hi));
+          cursor = range.lo - 1;
+        }
+        // Suspensions, holidays the tables lack, or history ending: walk back with count calls
+        // until enough bars are held or the vendor runs out (recorded as covered, so never again).
+        while (got < need && cursor >= w.lo) {
+          const segments = await this.#db(() => backend.coverage(key));
+          const step = deficitStep(activeAt(segments, now), cursor, w.lo);
+          if (step.kind === 'covered') {
+            const from = Math.max(w.lo, step.segment.lo);
+            if (need !== Infinity) got += await this.#db(() => backend.countBars(key, from, cursor));
+            cursor = step.segment.lo - 1;
+            continue;
+          }
+          const ask = need === Infinity ? max : Math.min(max, need - got);
+          const raw = await call({ symbol: query.symbol, period, start: step.lo > floorMs(region) ? step.lo : undefined, end: step.hi, count: ask });
+          const inside = windowCandles(raw, { start: step.lo, end: step.hi });
+          const n = inside.timestamp.length;
+          const coverLo = n >= ask ? inside.timestamp[0] : step.lo;
+          await store(inside, { lo: coverLo, hi: step.hi }, expiredAt(segments, now));
+          got += n;
+          cursor = coverLo - 1;
+        }
+      }
+    }
+
+    // A series the store has never seen and no call was needed: only the vendor knows whether the
+    // symbol exists, so ask it once (not stored: nothing closed was asked for).
+    if (calls === 0 && initial.length === 0) return this.#direct(query, fetchRange);
+
+    let closed: Candles;
+    if (w.upper < w.lo || need === 0 || (need !== undefined && need < 0)) closed = emptyCandles(true);
+    else closed = await this.#db(() => backend.read(key, w.lo, w.upper, need === undefined || need === Infinity ? undefined : need));
+    let result = open === undefined ? closed : concatCandles(closed, open);
+    if (query.count !== undefined) result = windowCandles(result, { count: query.count });
+    let fromStore = 0;
+    for (const t of result.timestamp) if (!fetched.has(t)) fromStore += 1;
+    metrics.bars(period, 'store', fromStore);
+    return result;
+  }
+
+  async stats(): Promise<HistoryStats> {
+    return this.#o.backend.stats();
+  }
+
+  async drop(filter: DropFilter): Promise<number> {
+    return this.#o.backend.drop(filter);
+  }
+
+  async prune(retentionDays: Record<BasePeriod, number>): Promise<number> {
+    let deleted = 0;
+    for (const period of ['1m', '1d'] as const) {
+      const days = retentionDays[period];
+      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * 86_400_000);
+    }
+    return deleted;
+  }
+}

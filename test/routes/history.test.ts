@@ -1,0 +1,85 @@
+// The candle history store through the real app on the embedded sim (issue 9): after one request
+// for a year of daily bars, shifted windows inside it make zero vendor calls (also after a
+// restart, the SQLite file reopened); a window extending it by a month makes one call for that
+// month only; adjusted and derived-period answers from the store equal a direct fetch's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { buildTestApp, KEYS } from '../helpers/app.ts';
+import { countingAdapter, type CountingAdapter } from '../helpers/counting-adapter.ts';
+
+// Saturday 2025-06-21 12:00 Shanghai: every bar of the windows below is closed.
+const NOW = Date.UTC(2025, 5, 21, 4, 0, 0);
+const dir = mkdtempSync(join(tmpdir(), 'mdqs-history-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const day = (iso: string) => Date.parse(`${iso}T00:00:00+08:00`);
+
+async function start(path: string, history: boolean): Promise<{ app: FastifyInstance; vendor: CountingAdapter }> {
+  const vendor = countingAdapter(createSimAdapter({}, { now: () => NOW }));
+  const { app } = await buildTestApp({
+    now: () => NOW,
+    adapters: new Map([['sim', vendor]]),
+    configure: (config) => {
+      config.history = { ...config.history, enabled: history, sqlitePath: path };
+    },
+  });
+  return { app, vendor };
+}
+
+async function klines(app: FastifyInstance, query: string) {
+  const res = await app.inject({ url: `/v1/klines?symbol=600519.SH&${query}`, headers: { 'x-api-key': KEYS.demo } });
+  expect(res.statusCode).toBe(200);
+  return res.json().data as { timestamp: number[]; close: number[]; open: number[] };
+}
+
+describe('candle history store through the app', () => {
+  const path = join(dir, 'history.sqlite');
+
+  it('a year once, then shifted windows inside it cost no vendor call, also after a restart', async () => {
+    let { app, vendor } = await start(path, true);
+    const year = await klines(app, `period=1d&adjust=none&count=10000&start_time=${day('2024-06-01')}&end_time=${day('2025-05-31')}`);
+    expect(year.timestamp.length).toBeGreaterThan(230);
+    const afterYear = vendor.calls.getCandles;
+    expect(afterYear).toBeGreaterThan(0);
+    for (const [from, to] of [['2024-07-01', '2024-09-30'], ['2024-08-15', '2025-01-10'], ['2025-02-01', '2025-05-30']]) {
+      const window = await klines(app, `period=1d&adjust=none&count=10000&start_time=${day(from)}&end_time=${day(to)}`);
+      expect(window.timestamp[0]).toBeGreaterThanOrEqual(day(from));
+      expect(window.timestamp.at(-1)).toBeLessThanOrEqual(day(to));
+      const expected = year.timestamp.filter((ts) => ts >= day(from) && ts <= day(to));
+      expect(window.timestamp).toEqual(expected);
+    }
+    expect(vendor.calls.getCandles).toBe(afterYear);
+    await app.close();
+
+    ({ app, vendor } = await start(path, true));
+    const again = await klines(app, `period=1d&adjust=none&count=10000&start_time=${day('2024-10-01')}&end_time=${day('2025-03-31')}`);
+    expect(again.timestamp).toEqual(year.timestamp.filter((ts) => ts >= day('2024-10-01') && ts <= day('2025-03-31')));
+    expect(vendor.calls.getCandles).toBe(0);
+
+    // One month past the stored year: one vendor call, for that month only.
+    const extended = await klines(app, `period=1d&adjust=none&count=10000&start_time=${day('2024-06-01')}&end_time=${day('2025-06-20')}`);
+    expect(extended.timestamp.length).toBeGreaterThan(year.timestamp.length);
+    expect(vendor.calls.getCandles).toBe(1);
+    await app.close();
+  });
+
+  it('adjusted and derived periods from the store equal a direct fetch', async () => {
+    const stored = await start(path, true);
+    const direct = await start(join(dir, 'unused.sqlite'), false);
+    for (const query of [
+      `period=1d&adjust=forward&count=200&end_time=${day('2025-06-20')}`,
+      `period=1w&adjust=backward&count=40&end_time=${day('2025-06-20')}`,
+      `period=1M&adjust=forward_additive&count=12&end_time=${day('2025-06-20')}`,
+      `period=1d&adjust=backward_additive&count=150&start_time=${day('2024-09-01')}&end_time=${day('2025-04-30')}`,
+      'period=1Q&adjust=none&count=8',
+    ]) {
+      expect(await klines(stored.app, query)).toEqual(await klines(direct.app, query));
+    }
+    await stored.app.close();
+    await direct.app.close();
+  });
+});

@@ -1,0 +1,57 @@
+// `history warm | stats | drop` against a temporary SQLite store and the sim adapter.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { simPoolMembers } from '../../adapters/sim/instruments.ts';
+import { runHistoryCommand } from '../../src/store/cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'mdqs-history-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { ...process.env, MDQS__history__sqlitePath: join(dir, 'h.sqlite'), CONFIG_FILE: '' };
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => { out += String(chunk); return true; });
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => { err += String(chunk); return true; });
+  try {
+    const code = await runHistoryCommand(args, env);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+describe('history CLI', () => {
+  const members = simPoolMembers('CN_ETF').length;
+
+  it('warm fetches each member once and resumes for free', async () => {
+    const first = await run(['warm', '--universe', 'CN_ETF', '--period', '1d', '--from', '2025-01-01', '--to', '2025-03-31', '--pause-ms', '0']);
+    expect(first.code).toBe(0);
+    expect(first.out).toContain(`warmed ${members}/${members} symbols of CN_ETF (1d from 2025-01-01) with ${members} vendor calls via sim`);
+    expect(first.err).toContain(`${members}/${members}`);
+    const again = await run(['warm', '--universe', 'CN_ETF', '--period', '1d', '--from', '2025-01-01', '--to', '2025-03-31', '--pause-ms', '0']);
+    expect(again.out).toContain('with 0 vendor calls');
+  });
+
+  it('stats and drop', async () => {
+    const stats = await run(['stats', '--json']);
+    const parsed = JSON.parse(stats.out);
+    expect(parsed.symbols).toBe(members);
+    expect(parsed.byPeriod['1d'].series).toBe(members);
+    const symbol = simPoolMembers('CN_ETF')[0].symbol;
+    const dropped = await run(['drop', '--symbol', symbol, '--period', '1d', '--from', '2025-02-01', '--to', '2025-02-28']);
+    expect(dropped.code).toBe(0);
+    expect(dropped.out).toMatch(new RegExp(`^dropped (1[5-9]|20) bars of ${symbol.replace('.', '\\.')} 1d from 2025-02-01 to 2025-02-28`));
+    const after = JSON.parse((await run(['stats', '--json'])).out);
+    expect(after.bars).toBeLessThan(parsed.bars);
+  });
+
+  it('usage errors exit 2', async () => {
+    expect((await run(['drop'])).code).toBe(2);
+    expect((await run(['warm', '--universe', 'Nope', '--from', '2025-01-01'])).code).toBe(2);
+    expect((await run(['nothing'])).code).toBe(2);
+  });
+});

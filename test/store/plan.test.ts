@@ -1,0 +1,167 @@
+// Pure range planning of the candle store (src/store/plan.ts, coverage.ts, labels.ts).
+import { describe, expect, it } from 'vitest';
+import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
+import { activeAt, expiredAt, gaps, overlay, overlayAll, type Segment } from '../../src/store/coverage.ts';
+import { closedEnd, floorMs, labelBack, nextClose, openLabel } from '../../src/store/labels.ts';
+import { countRange, coverageFor, deficitStep, planFetches, windowFor } from '../../src/store/plan.ts';
+
+const d = (date: string) => localMidnight('CN', date);
+const t = (date: string, hhmm: string) => localTimeMs('CN', date, hhmm);
+const final = (lo: number, hi: number): Segment => ({ lo, hi, recheckAt: null });
+const policy = { bars: { '1d': 2, '1m': 30 } as const };
+// Friday 2026-11-20, 20:00 Shanghai: after the close.
+const AFTER_CLOSE = t('2026-11-20', '20:00');
+
+describe('coverage segments', () => {
+  it('merges touching final ranges and keeps provisional ones apart', () => {
+    const merged = overlayAll([], [final(10, 19), final(20, 29), { lo: 30, hi: 39, recheckAt: 100 }]);
+    expect(merged).toEqual([final(10, 29), { lo: 30, hi: 39, recheckAt: 100 }]);
+  });
+
+  it('a final range replaces provisional parts; a provisional one never downgrades a final one', () => {
+    const base = [final(0, 9), { lo: 10, hi: 19, recheckAt: 100 }];
+    expect(overlay(base, final(15, 25))).toEqual([final(0, 9), { lo: 10, hi: 14, recheckAt: 100 }, final(15, 25)]);
+    expect(overlay(base, { lo: 5, hi: 12, recheckAt: 200 })).toEqual([final(0, 9), { lo: 10, hi: 12, recheckAt: 200 }, { lo: 13, hi: 19, recheckAt: 100 }]);
+  });
+
+  it('expired provisional ranges stop counting as covered', () => {
+    const segs = [final(0, 9), { lo: 10, hi: 19, recheckAt: 100 }];
+    expect(activeAt(segs, 99)).toEqual(segs);
+    expect(activeAt(segs, 100)).toEqual([final(0, 9)]);
+    expect(expiredAt(segs, 100)).toEqual([{ lo: 10, hi: 19, recheckAt: 100 }]);
+    expect(gaps(activeAt(segs, 100), 0, 30)).toEqual([{ lo: 10, hi: 30 }]);
+  });
+});
+
+describe('planFetches', () => {
+  it('a covered window makes no call', () => {
+    const plan = planFetches('CN', '1d', [final(d('2025-01-01'), d('2025-12-31'))], d('2025-03-03'), d('2025-06-30'), 5000);
+    expect(plan).toEqual({ fetches: [], free: [] });
+  });
+
+  it('a partly covered window fetches only the missing month, trimmed to trading days', () => {
+    const plan = planFetches('CN', '1d', [final(d('2025-01-01'), d('2025-12-31'))], d('2025-06-01'), d('2026-01-31'), 5000);
+    // 2026-01-01/02 are holidays and 01-03/04 a weekend; 01-30 is the last trading day of January.
+    expect(plan.fetches).toEqual([{ lo: d('2026-01-05'), hi: d('2026-01-30'), cover: { lo: d('2025-12-31') + 1, hi: d('2026-01-31') }, labels: 20 }]);
+  });
+
+  it('gaps at both ends become two calls', () => {
+    const plan = planFetches('CN', '1d', [final(d('2025-03-01'), d('2025-03-31'))], d('2025-01-01'), d('2025-05-31'), 5000);
+    expect(plan.fetches.map((f) => [f.lo, f.hi])).toEqual([[d('2025-01-02'), d('2025-02-28')], [d('2025-04-01'), d('2025-05-30')]]);
+  });
+
+  it('two gaps around a small covered island are one call', () => {
+    const plan = planFetches('CN', '1d', [final(d('2025-03-03'), d('2025-03-05'))], d('2025-02-03'), d('2025-03-31'), 5000);
+    expect(plan.fetches.map((f) => [f.lo, f.hi])).toEqual([[d('2025-02-05'), d('2025-03-31')]]);
+  });
+
+  it('a gap holding only a holiday week is covered without a call', () => {
+    const covered = [final(d('2025-12-01'), d('2026-02-13')), final(d('2026-02-24'), d('2026-03-31'))];
+    const plan = planFetches('CN', '1d', covered, d('2026-01-05'), d('2026-03-20'), 5000);
+    expect(plan.fetches).toEqual([]);
+    expect(plan.free).toEqual([{ lo: d('2026-02-13') + 1, hi: d('2026-02-24') - 1 }]);
+  });
+
+  it('a suspension inside a covered range costs nothing (coverage, not bars, decides)', () => {
+    const plan = planFetches('CN', '1d', [final(d('2025-01-01'), d('2025-12-31'))], d('2025-05-01'), d('2025-05-31'), 5000);
+    expect(plan.fetches).toEqual([]);
+  });
+
+  it('splits a long gap by the per-call limit without holes in the coverage', () => {
+    const plan = planFetches('CN', '1d', [], d('2025-01-01'), d('2025-12-31'), 100);
+    expect(plan.fetches.map((f) => f.labels)).toEqual([100, 100, 43]);
+    for (let i = 1; i < plan.fetches.length; i++) expect(plan.fetches[i].cover.lo).toBe(plan.fetches[i - 1].cover.hi + 1);
+    expect(plan.fetches[0].cover.lo).toBe(d('2025-01-01'));
+    expect(plan.fetches[2].cover.hi).toBe(d('2025-12-31'));
+  });
+
+  it('minute gaps skip the lunch break and the night', () => {
+    const plan = planFetches('CN', '1m', [final(t('2026-11-19', '09:31'), t('2026-11-19', '11:30'))], t('2026-11-19', '09:31'), t('2026-11-19', '23:59'), 5000);
+    expect(plan.fetches.map((f) => [f.lo, f.hi, f.labels])).toEqual([[t('2026-11-19', '13:01'), t('2026-11-19', '15:00'), 120]]);
+  });
+});
+
+describe('count queries', () => {
+  it('map to the count-th newest trading day', () => {
+    // Ten trading days back from Friday 2026-11-20: 11-09 … 11-20.
+    expect(countRange('CN', '1d', floorMs('CN'), d('2026-11-20'), 10)).toEqual({ lo: d('2026-11-09'), hi: d('2026-11-20') });
+    expect(labelBack('CN', '1m', t('2026-11-20', '15:00'), 240)).toBe(t('2026-11-20', '09:31'));
+  });
+
+  it('holidays inside a count window lengthen the range', () => {
+    // 5 trading days back from 2026-02-25: 02-11, 02-12, 02-13, 02-24, 02-25.
+    expect(countRange('CN', '1d', floorMs('CN'), d('2026-02-25'), 5)).toEqual({ lo: d('2026-02-11'), hi: d('2026-02-25') });
+  });
+
+  it('a count reaching back past the floor stops at the query start or the floor', () => {
+    expect(countRange('CN', '1d', floorMs('CN'), d('2026-11-20'), 100_000)).toEqual({ lo: floorMs('CN'), hi: d('2026-11-20') });
+    expect(countRange('CN', '1d', d('2026-11-16'), d('2026-11-20'), 100)).toEqual({ lo: d('2026-11-16'), hi: d('2026-11-20') });
+  });
+
+  it('a window wholly before the floor or inverted holds nothing', () => {
+    expect(countRange('CN', '1d', d('2026-11-20'), d('2026-11-19'), 5)).toBeUndefined();
+  });
+
+  it('walking back: a covered segment to count from, else a count call down to the next covered one', () => {
+    const covered = [final(100, 199), final(300, 399)];
+    expect(deficitStep(covered, 350, 0)).toEqual({ kind: 'covered', segment: final(300, 399) });
+    expect(deficitStep(covered, 299, 0)).toEqual({ kind: 'fetch', lo: 200, hi: 299 });
+    expect(deficitStep(covered, 99, 0)).toEqual({ kind: 'fetch', lo: 0, hi: 99 });
+  });
+});
+
+describe('closed and open bars', () => {
+  it('after the close the day is closed and nothing is forming', () => {
+    expect(closedEnd('CN', '1d', AFTER_CLOSE)).toBe(d('2026-11-20'));
+    expect(openLabel('CN', '1d', AFTER_CLOSE)).toBeUndefined();
+    expect(windowFor('CN', '1d', { count: 5 }, AFTER_CLOSE)).toEqual({ lo: floorMs('CN'), upper: d('2026-11-20'), closedEnd: d('2026-11-20'), open: undefined });
+  });
+
+  it('during the session today is forming, yesterday is the newest closed day', () => {
+    const now = t('2026-11-20', '10:15') + 30_000;
+    expect(closedEnd('CN', '1d', now)).toBe(d('2026-11-19'));
+    expect(openLabel('CN', '1d', now)).toBe(d('2026-11-20'));
+    expect(openLabel('CN', '1m', now)).toBe(t('2026-11-20', '10:16'));
+    expect(windowFor('CN', '1m', { end: t('2026-11-20', '10:00') }, now).open).toBeUndefined();
+  });
+
+  it('provisional bars are re-fetched at the next session close', () => {
+    expect(nextClose('CN', AFTER_CLOSE)).toBe(t('2026-11-23', '15:00'));
+    expect(nextClose('CN', t('2026-11-20', '10:00'))).toBe(t('2026-11-20', '15:00'));
+  });
+});
+
+describe('revision window', () => {
+  it('the newest two closed daily bars are provisional, the rest final', () => {
+    const segs = coverageFor('CN', '1d', { lo: d('2026-01-01'), hi: d('2026-11-20') }, AFTER_CLOSE, policy);
+    expect(segs).toEqual([
+      final(d('2026-01-01'), d('2026-11-19') - 1),
+      { lo: d('2026-11-19'), hi: d('2026-11-20'), recheckAt: t('2026-11-23', '15:00') },
+    ]);
+  });
+
+  it('the re-fetch of due provisional bars makes them final', () => {
+    const later = t('2026-11-23', '15:30');
+    const segs = coverageFor('CN', '1d', { lo: d('2026-11-19'), hi: d('2026-11-23') }, later, policy, [{ lo: d('2026-11-19'), hi: d('2026-11-20') }]);
+    // 11-20 was rechecked (final now); 11-23 is new and young.
+    expect(segs).toEqual([
+      final(d('2026-11-19'), d('2026-11-20') - 1),
+      final(d('2026-11-20'), d('2026-11-20')),
+      { lo: d('2026-11-20') + 1, hi: d('2026-11-23'), recheckAt: t('2026-11-24', '15:00') },
+    ]);
+  });
+
+  it('the newest thirty closed minute bars of a mid-session fill wait for today\'s close', () => {
+    const now = t('2026-11-20', '10:30');
+    const segs = coverageFor('CN', '1m', { lo: t('2026-11-20', '09:31'), hi: now }, now, policy);
+    expect(segs).toEqual([
+      final(t('2026-11-20', '09:31'), t('2026-11-20', '10:01') - 1),
+      { lo: t('2026-11-20', '10:01'), hi: now, recheckAt: t('2026-11-20', '15:00') },
+    ]);
+  });
+
+  it('old ranges are final at once, and a zero window disables revision', () => {
+    expect(coverageFor('CN', '1d', { lo: d('2025-01-01'), hi: d('2025-12-31') }, AFTER_CLOSE, policy)).toEqual([final(d('2025-01-01'), d('2025-12-31'))]);
+    expect(coverageFor('CN', '1d', { lo: d('2026-11-01'), hi: d('2026-11-20') }, AFTER_CLOSE, { bars: { '1d': 0, '1m': 0 } })).toEqual([final(d('2026-11-01'), d('2026-11-20'))]);
+  });
+});
