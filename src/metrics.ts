@@ -17,6 +17,7 @@
 //   mdqs_singleflight_waiters_total{resource}              counter, requests that joined a fetch
 //   mdqs_circuit_state{adapter}                            gauge, 0 closed, 1 half-open, 2 open
 //   mdqs_cache_bytes{layer}                                gauge, bytes charged to the cache
+//   mdqs_upstream_invalid_rows_total{adapter,resource,reason} counter, vendor rows dropped
 //
 // The two gauges are read when scraped, from functions registered once, so the hot path never
 // touches them and a breaker's lazy open → half-open move shows without traffic.
@@ -41,6 +42,8 @@ export interface Metrics {
   singleflightWaiters: Counter<'resource'>;
   circuitState: Gauge<'adapter'>;
   cacheBytes: Gauge<'layer'>;
+  /** Vendor rows dropped at the adapter boundary (DESIGN.md 4.2 invariants), by reason. */
+  invalidRows: Counter<'adapter' | 'resource' | 'reason'>;
   trackCacheBytes(layer: string, read: () => number): void;
   trackCircuit(adapter: string, read: () => BreakerState): void;
 }
@@ -99,6 +102,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       collect() {
         for (const [layer, read] of cacheReaders) this.set({ layer }, read());
       },
+    }),
+    invalidRows: new Counter({
+      name: 'mdqs_upstream_invalid_rows_total', help: 'Vendor rows dropped at the adapter boundary for failing validation, by reason.',
+      labelNames: ['adapter', 'resource', 'reason'], registers,
     }),
     trackCacheBytes(layer, read) {
       cacheReaders.set(layer, read);

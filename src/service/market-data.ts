@@ -145,8 +145,10 @@ export class MarketDataService {
     if (raw.value === undefined) return undefined;
     const bars = raw.value;
     const status = combineStatus(raw.status);
-    let firstPrev: number | undefined;
-    if (bars.timestamp.length > 0) {
+    // The vendor's own previous close (eastmoney, yahoo send it with the bars) saves a lookup.
+    const own = bars.prev_close?.[0];
+    let firstPrev: number | undefined = own !== undefined && Number.isFinite(own) && own > 0 ? own : undefined;
+    if (firstPrev === undefined && bars.timestamp.length > 0) {
       // The first bar's predecessor is the previous trading day's last bar, i.e. its daily close.
       // Without it the engine falls back to the first bar's open: the bars are never dropped.
       const day = localDate(ref.region, bars.timestamp[0]);
@@ -159,7 +161,8 @@ export class MarketDataService {
         if (isAppError(error) && error.status < 500) throw error;
       }
     }
-    const withLead: Candles = firstPrev === undefined ? bars : { ...bars, prev_close: bars.close.map((_, k) => (k === 0 ? firstPrev : NaN)) };
+    const { prev_close: _vendorPrev, ...plain } = bars;
+    const withLead: Candles = firstPrev === undefined ? plain : { ...plain, prev_close: bars.close.map((_, k) => (k === 0 ? firstPrev : NaN)) };
     const candles = buildCandles({
       raw: withLead,
       events: [],

@@ -83,3 +83,53 @@ describe('candle history store through the app', () => {
     await direct.app.close();
   });
 });
+
+describe('candle history store in front of a real vendor adapter (tickflow over msw)', async () => {
+  const { setupServer } = await import('msw/node');
+  const { tickflowHandlers, TICKFLOW_TEST_BASE } = await import('../../mocks/handlers/tickflow.ts');
+  const { createAdapters, productionDeps } = await import('../../adapters/registry.ts');
+  const log: Array<{ url: string }> = [];
+  const server = setupServer(...tickflowHandlers(log as never));
+  server.listen({ onUnhandledRequest: 'error' });
+  afterAll(() => server.close());
+  const path = join(dir, 'tickflow.sqlite');
+  const klineCalls = () => log.filter((r) => new URL(r.url).pathname === '/v1/klines');
+
+  async function startVendor(): Promise<FastifyInstance> {
+    const routing = { markets: { CN: ['tickflow'], HK: ['tickflow'], US: ['tickflow'] }, overrides: {} };
+    const adapterOptions = { tickflow: { baseUrl: TICKFLOW_TEST_BASE, apiKey: 'k', http: { retry: { maxRetries: 0 } } } };
+    const adapters = createAdapters(routing, adapterOptions, productionDeps(() => NOW));
+    const { app } = await buildTestApp({
+      now: () => NOW,
+      adapters,
+      configure: (config) => {
+        Object.assign(config.routing, routing);
+        config.adapters = adapterOptions;
+        config.history = { ...config.history, enabled: true, sqlitePath: path };
+      },
+    });
+    return app;
+  }
+
+  it('fetches a range once; windows inside it and a restart cost nothing; an extension fetches only the gap', async () => {
+    let app = await startVendor();
+    const all = await klines(app, `period=1d&adjust=none&count=100&start_time=${day('2024-05-27')}&end_time=${day('2024-06-05')}`);
+    expect(all.timestamp).toHaveLength(6);
+    const first = klineCalls().length;
+    expect(first).toBeGreaterThan(0);
+    const inside = await klines(app, `period=1d&adjust=none&count=100&start_time=${day('2024-05-29')}&end_time=${day('2024-06-03')}`);
+    expect(inside.timestamp).toEqual(all.timestamp.slice(1, 5));
+    expect(klineCalls()).toHaveLength(first);
+    await app.close();
+
+    app = await startVendor();
+    const reopened = await klines(app, `period=1d&adjust=none&count=3&end_time=${day('2024-06-04')}`);
+    expect(reopened.timestamp).toEqual(all.timestamp.slice(3));
+    expect(klineCalls()).toHaveLength(first);
+    await klines(app, `period=1d&adjust=none&count=100&start_time=${day('2024-05-27')}&end_time=${day('2024-06-12')}`);
+    const gap = klineCalls().slice(first);
+    expect(gap).toHaveLength(1);
+    expect(Number(new URL(gap[0].url).searchParams.get('start_time'))).toBeGreaterThanOrEqual(day('2024-06-05'));
+    await app.close();
+  });
+});

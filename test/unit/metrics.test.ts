@@ -14,6 +14,7 @@ describe('createMetrics', () => {
       'mdqs_http_requests_total',
       'mdqs_rate_limited_total',
       'mdqs_singleflight_waiters_total',
+      'mdqs_upstream_invalid_rows_total',
       'mdqs_upstream_request_duration_seconds',
       'mdqs_upstream_requests_total',
     ]);
