@@ -1,6 +1,7 @@
 // Small pieces of the canonical shapes that every real-vendor parser needs: ext types per
 // region, enum checks, ratio helpers, depth levels.
 
+import type { RowCheck } from './validate.ts';
 import type { Depth, ExtType, InstrumentType, QuoteExt, Region, Session, SymbolRef } from '../../src/domain.ts';
 
 export const EXT_TYPE: Record<Region, ExtType> = { CN: 'cn_equity', HK: 'hk_equity', US: 'us_equity' };
@@ -68,4 +69,37 @@ export function buildDepth(ref: SymbolRef, timestamp: number, bids: DepthLevel[]
 export function round(value: number, digits = 10): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
+}
+
+/**
+ * Depth with its levels checked: a level with a negative or non-finite price or volume is dropped
+ * and reported (a zero or missing price or volume is an empty level, omitted silently as above).
+ * A book whose every non-empty level was invalid is undefined: the vendor sent nothing usable.
+ */
+export function checkedDepth(
+  ref: SymbolRef, timestamp: number, bids: DepthLevel[], asks: DepthLevel[], check: RowCheck,
+): Depth | undefined {
+  let invalid = 0;
+  const keep = (levels: DepthLevel[]) => levels.filter((l) => {
+    const problem = levelProblem(l);
+    if (problem !== undefined) {
+      check.drop(problem);
+      invalid++;
+    }
+    return problem === undefined;
+  });
+  if (!Number.isFinite(timestamp)) {
+    check.drop('non_finite', bids.length + asks.length);
+    return undefined;
+  }
+  const depth = buildDepth(ref, timestamp, keep(bids), keep(asks));
+  const levels = depth.bid_prices.length + depth.ask_prices.length;
+  return invalid > 0 && levels === 0 ? undefined : depth;
+}
+
+function levelProblem(l: DepthLevel): string | undefined {
+  if ((l.price !== null && !Number.isFinite(l.price)) || (l.volume !== null && !Number.isFinite(l.volume))) return 'non_finite';
+  if (l.price !== null && l.price < 0) return 'non_positive_price';
+  if (l.volume !== null && l.volume < 0) return 'negative_volume';
+  return undefined;
 }

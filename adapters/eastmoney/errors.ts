@@ -17,14 +17,17 @@ function vendorError(reason: Reason, details: Record<string, unknown>): AppError
 }
 
 /**
- * push2 / push2his: `{rc, rt, svr, lt, full, data}`. rc 0 is success (anything else is an error
- * even in a 200); `data: null` is how an unknown secid answers. Unknown top-level keys are ignored.
+ * push2 / push2his: `{rc, rt, svr, lt, full, data}`. `data: null` is how an unknown secid
+ * answers, with rc 0 on some endpoints and rc 100 / 102 on others (ulist, push2his kline,
+ * trends2): whatever the rc, a null `data` is "no such code", an answer and never a vendor
+ * failure (it must not count against the breaker). rc ≠ 0 WITH data is not a shape any client
+ * library documents: an error. Unknown top-level keys are ignored.
  */
 export function readPush(text: string, r: PayloadReader): JsonRecord | typeof NOT_FOUND {
   const body = r.record(r.json(text, 'body'), 'body');
   const rc = r.number(body.rc, 'rc');
-  if (rc !== 0) throw vendorError('UPSTREAM_ERROR', { rc });
   if (body.data === null || body.data === undefined) return NOT_FOUND;
+  if (rc !== 0) throw vendorError('UPSTREAM_ERROR', { rc });
   return r.record(body.data, 'data');
 }
 

@@ -7,7 +7,7 @@
 import type { ExFactor, Region } from '../../src/domain.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
 import { lastCloseBefore, type Bar } from '../common/bars.ts';
-import type { PayloadReader } from '../common/validate.ts';
+import type { PayloadReader, RowCheck } from '../common/validate.ts';
 
 export interface CorporateAction {
   /** Ex-date, 'YYYY-MM-DD'. */
@@ -23,9 +23,12 @@ export interface CorporateAction {
  * BONUS_RATIO and IT_RATIO are shares per 10; BONUS_IT_RATIO is already their sum. Rows without
  * an ex-date are plans not yet carried out; rows of another security (a filter on the six-digit
  * code also matches the same code on another exchange) are dropped by SECUCODE when present.
+ * A row repeated verbatim (same ex-date, cash and shares) is one action, applied once; a negative
+ * amount makes the whole table unusable (a partial list would mis-adjust every earlier price).
  */
-export function parseDividendRows(rows: unknown[], symbol: string, r: PayloadReader): CorporateAction[] {
+export function parseDividendRows(rows: unknown[], symbol: string, r: PayloadReader, check: RowCheck): CorporateAction[] {
   const out: CorporateAction[] = [];
+  const seen = new Set<string>();
   rows.forEach((item, i) => {
     const p = `result.data[${i}]`;
     const row = r.record(item, p);
@@ -38,10 +41,20 @@ export function parseDividendRows(rows: unknown[], symbol: string, r: PayloadRea
     const combined = n('BONUS_IT_RATIO');
     const shares = combined ?? (n('BONUS_RATIO') ?? 0) + (n('IT_RATIO') ?? 0);
     const cash = n('PRETAX_BONUS_RMB') ?? 0;
-    if (cash < 0 || shares < 0) r.fail(p);
+    if (!Number.isFinite(cash) || !Number.isFinite(shares) || cash < 0 || shares < 0) {
+      check.drop('invalid_dividend', rows.length);
+      check.nothingUsable();
+    }
     if (cash === 0 && shares === 0) return;
+    const key = `${m[1]}|${cash}|${shares}`;
+    if (seen.has(key)) {
+      check.drop('duplicate_ex_factor');
+      return;
+    }
+    seen.add(key);
     out.push({ exDate: m[1], cash: cash / 10, shares: shares / 10 });
   });
+  check.flush();
   return out;
 }
 

@@ -3,17 +3,16 @@
 // numbered mirrors when a host throttles (hosts.ts).
 
 import type { Candles, Region, SymbolRef } from '../../src/domain.ts';
-import { AppError } from '../../src/errors.ts';
 import { addDays, localDate } from '../../src/markets/calendar.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, UpstreamHttp, UpstreamRequest } from '../types.ts';
-import { normaliseDaily, normaliseMinutes, toCandles, windowBars } from '../common/bars.ts';
-import { mapLimit, payloadReader } from '../common/validate.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
+import { mapLimit, payloadReader, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
 import {
   DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
-  type EastmoneyUnits,
+  trendsPrevClose, type EastmoneyUnits,
 } from './parse.ts';
 import {
   DEFAULT_UT, DEPTH_FIELDS, INSTRUMENT_FIELDS, ULIST_MARKET_FIELDS, ULIST_QUOTE_FIELDS, buildDividendRequest,
@@ -55,9 +54,11 @@ export const DEFAULT_DATACENTER_HOSTS = ['https://datacenter-web.eastmoney.com']
 
 export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
   return {
-    // exFactors: A-shares only (no machine-readable HK/US source, §1.10); HK/US calls fail over.
     resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
     markets: ['CN', 'HK', 'US'],
+    // The dividend table is A-shares only (no machine-readable HK/US source, §1.10): the router
+    // sends HK/US ex-factors to the next adapter of the chain without calling this one.
+    resourceMarkets: { exFactors: ['CN'] },
     periods: { '1m': true, '1d': true },
     maxBatch,
     rawPrices: true,
@@ -79,6 +80,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   const us = new UsMarketResolver(options.usMarkets, options.usMarketCacheSize);
   const concurrency = options.concurrency ?? 3;
   const r = payloadReader(ADAPTER_ID);
+  const check = (resource: Resource, symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
 
   async function fetchText(hosts: HostRotation, build: (host: string) => UpstreamRequest, ctx?: CallContext): Promise<string> {
     const host = hosts.pick();
@@ -110,28 +112,49 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   }
 
   async function kline(
-    secid: string, ref: SymbolRef, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'exFactors', ctx?: CallContext,
+    secid: string, ref: SymbolRef, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'exFactors' | 'intraday', ctx?: CallContext,
   ) {
     const text = await fetchText(historyHosts, (h) => buildKlineRequest(h, secid, { klt: period === '1d' ? 101 : 1, ...p }, resource, wire), ctx);
     const data = readPush(text, r);
-    return data === NOT_FOUND ? undefined : parseKlines(data, ref, period, units, r);
+    return data === NOT_FOUND ? undefined : parseKlines(data, ref, period, units, r, check(resource, ref.symbol));
   }
 
+  /** One call per symbol. `one` answers NOT_FOUND for an unknown symbol, undefined for one whose data was all invalid. */
   async function perSymbol<T>(
-    refs: SymbolRef[], ctx: CallContext | undefined, one: (secid: string, ref: SymbolRef) => Promise<T | undefined>,
+    refs: SymbolRef[], resource: Resource, ctx: CallContext | undefined,
+    one: (secid: string, ref: SymbolRef) => Promise<T | undefined | typeof NOT_FOUND>,
   ): Promise<Map<string, T>> {
     const entries = [...(await secids(refs, ctx))];
     const results = await mapLimit(entries, concurrency, ([secid, ref]) => one(secid, ref));
     const out = new Map<string, T>();
+    let sent = 0;
     entries.forEach(([, ref], i) => {
       const value = results[i];
+      if (value === NOT_FOUND) return;
+      sent++;
       if (value !== undefined) out.set(ref.symbol, value);
     });
+    settleBatch(check(resource), sent, out.size);
     return out;
   }
 
   async function stockGet(secid: string, fields: string, resource: 'depth' | 'instruments', ctx?: CallContext) {
     return readPush(await fetchText(quoteHosts, (h) => buildStockGetRequest(h, secid, fields, resource, wire), ctx), r);
+  }
+
+  /**
+   * The close of the last daily bar before the session of `firstBar`, for a trends2 answer that
+   * lacks `preClose`. Best effort: a failed or empty lookup is undefined (the bars are kept and
+   * the first one's prev_close is its open, as for vendors with no previous close).
+   */
+  async function previousClose(secid: string, ref: SymbolRef, firstBar: number, ctx?: CallContext): Promise<number | undefined> {
+    try {
+      const day = compactDate(addDays(localDate(ref.region, firstBar), -1));
+      const rows = await kline(secid, ref, '1d', { beg: '0', end: day, lmt: 1 }, 'intraday', ctx);
+      return rows?.at(-1)?.close;
+    } catch {
+      return undefined;
+    }
   }
 
   async function candles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
@@ -163,20 +186,24 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
       if (bySecid.size === 0) return new Map();
       const text = await fetchText(quoteHosts, (h) => buildUlistRequest(h, [...bySecid.keys()], ULIST_QUOTE_FIELDS, 'quotes', wire), ctx);
       const data = readPush(text, r);
-      return data === NOT_FOUND ? new Map() : parseUlistQuotes(data, bySecid, units, deps.now(), r);
+      return data === NOT_FOUND ? new Map() : parseUlistQuotes(data, bySecid, units, deps.now(), r, check('quotes'));
     },
 
     getDepth(symbols, ctx) {
-      return perSymbol(symbols, ctx, async (secid, ref) => {
+      return perSymbol(symbols, 'depth', ctx, async (secid, ref) => {
         const data = await stockGet(secid, DEPTH_FIELDS, 'depth', ctx);
-        return data === NOT_FOUND ? undefined : parseDepth(data, ref, units, deps.now(), r);
+        if (data === NOT_FOUND) return NOT_FOUND;
+        const c = check('depth', ref.symbol);
+        const depth = parseDepth(data, ref, units, deps.now(), r, c);
+        c.flush();
+        return depth;
       });
     },
 
     getInstruments(symbols, ctx) {
-      return perSymbol(symbols, ctx, async (secid, ref) => {
+      return perSymbol(symbols, 'instruments', ctx, async (secid, ref) => {
         const data = await stockGet(secid, INSTRUMENT_FIELDS, 'instruments', ctx);
-        return data === NOT_FOUND ? undefined : parseInstrument(data, ref, r);
+        return data === NOT_FOUND ? NOT_FOUND : parseInstrument(data, ref, r, check('instruments', ref.symbol));
       });
     },
 
@@ -187,26 +214,24 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
       if (secid === undefined) return undefined;
       const data = readPush(await fetchText(quoteHosts, (h) => buildTrendsRequest(h, secid, wire), ctx), r);
       if (data === NOT_FOUND) return undefined;
-      return toCandles(normaliseMinutes(symbol.region, parseTrends(data, symbol, units, r)));
+      const bars = normaliseMinutes(symbol.region, parseTrends(data, symbol, units, r, check('intraday', symbol.symbol)));
+      if (bars.length === 0) return toCandles(bars);
+      const prev = trendsPrevClose(data, r) ?? await previousClose(secid, symbol, bars[0].t, ctx);
+      return toCandles(withPrevCloses(bars, prev));
     },
 
     async getExFactors(symbols, ctx) {
-      const foreign = symbols.filter((s) => s.region !== 'CN');
-      if (foreign.length > 0) {
-        // Not a client error: the router moves on to the next adapter of the chain.
-        throw new AppError('UPSTREAM_ERROR', 'eastmoney has no ex-factor source outside the A-share market', {
-          details: { adapter: ADAPTER_ID, symbols: foreign.map((s) => s.symbol) }, retryable: false,
-        });
-      }
-      return perSymbol(symbols, ctx, async (secid, ref) => {
+      // capabilities.resourceMarkets: A-shares only. Should a caller still ask for HK/US, those
+      // symbols are left out (no source here), never an error that would count against the breaker.
+      return perSymbol(symbols.filter((s) => s.region === 'CN'), 'exFactors', ctx, async (secid, ref) => {
         const rows = readDatacenter(await fetchText(datacenterHosts, (h) => buildDividendRequest(h, ref.code, wire), ctx), r);
-        const actions = parseDividendRows(rows, ref.symbol, r);
+        const actions = parseDividendRows(rows, ref.symbol, r, check('exFactors', ref.symbol));
         const earliest = earliestExDate(actions);
         // The raw closes give P_prev; with no events one bar still tells a known symbol from an unknown one.
         const closes = await kline(secid, ref, '1d', earliest === undefined
           ? { ...EVERYTHING, lmt: 1 }
           : { beg: compactDate(addDays(earliest, -40)), end: '20500101', lmt: EVERYTHING.lmt }, 'exFactors', ctx);
-        if (closes === undefined) return undefined;
+        if (closes === undefined) return NOT_FOUND;
         return deriveExFactors(ref.region, actions, normaliseDaily(ref.region, closes), deps.now());
       });
     },
@@ -215,4 +240,9 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
       return undefined;
     },
   };
+}
+
+/** prev_close[k] = close[k−1]; prev_close[0] = the previous session's close, else the first open. */
+function withPrevCloses(bars: Bar[], first: number | undefined): Bar[] {
+  return bars.map((b, k) => ({ ...b, prevClose: k === 0 ? first ?? b.open : bars[k - 1].close }));
 }

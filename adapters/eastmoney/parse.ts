@@ -7,8 +7,8 @@ import type { Depth, Instrument, InstrumentType, Quote, Region, SymbolRef } from
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
 import type { BySymbol } from '../types.ts';
 import type { Bar } from '../common/bars.ts';
-import { EXT_TYPE, buildDepth, derivedExt, round, type DepthLevel } from '../common/shapes.ts';
-import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+import { EXT_TYPE, checkedDepth, derivedExt, round, type DepthLevel } from '../common/shapes.ts';
+import { checkBars, checkQuotes, instrumentProblem, type JsonRecord, type PayloadReader, type RowCheck } from '../common/validate.ts';
 import type { UsMarket } from './requests.ts';
 
 export interface EastmoneyUnits {
@@ -23,29 +23,29 @@ export const DEFAULT_UNITS: EastmoneyUnits = { volume: { CN: 100, HK: 1, US: 1 }
 
 const pct = (value: number | null): number | null => (value === null ? null : round(value / 100));
 
-/** ulist rows keyed by `<f13>.<f12>` (market.code), the secid they answer. */
-function rowsBySecid(data: JsonRecord, r: PayloadReader): Map<string, JsonRecord> {
-  const out = new Map<string, JsonRecord>();
+/** ulist rows with the secid `<f13>.<f12>` (market.code) each answers, in the vendor's order. */
+function rowsBySecid(data: JsonRecord, r: PayloadReader): Array<[string, JsonRecord]> {
+  const out: Array<[string, JsonRecord]> = [];
   if (data.diff === null || data.diff === undefined) return out;
   // np-less ulist answers a list; the screener form (np=2) an object keyed by row index.
   const diff = Array.isArray(data.diff) ? data.diff : Object.values(r.record(data.diff, 'data.diff'));
   diff.forEach((item, i) => {
     const row = r.record(item, `data.diff[${i}]`);
     const market = r.number(row.f13, `data.diff[${i}].f13`);
-    out.set(`${market}.${r.string(row.f12, `data.diff[${i}].f12`)}`, row);
+    out.push([`${market}.${r.string(row.f12, `data.diff[${i}].f12`)}`, row]);
   });
   return out;
 }
 
 export function parseUlistQuotes(
-  data: JsonRecord, secids: Map<string, SymbolRef>, units: EastmoneyUnits, now: number, r: PayloadReader,
+  data: JsonRecord, secids: Map<string, SymbolRef>, units: EastmoneyUnits, now: number, r: PayloadReader, check: RowCheck,
 ): BySymbol<Quote> {
-  const out: BySymbol<Quote> = new Map();
+  const out: Quote[] = [];
   for (const [secid, row] of rowsBySecid(data, r)) {
     const ref = secids.get(secid);
     if (ref === undefined) continue;
     const p = `diff.${secid}`;
-    const n = (k: string) => r.optionalNumber(row[k], `${p}.${k}`);
+    const n = (k: string) => r.optionalValue(row[k], `${p}.${k}`);
     const prevClose = n('f18');
     const traded = n('f2');
     const last = traded ?? prevClose;
@@ -58,7 +58,7 @@ export function parseUlistQuotes(
     const prev = prevClose ?? last;
     const derived = derivedExt(ref, '', { last, prevClose: prev, high, low });
     const time = n('f124');
-    out.set(ref.symbol, {
+    out.push({
       symbol: ref.symbol,
       region: ref.region,
       last_price: last,
@@ -79,13 +79,13 @@ export function parseUlistQuotes(
       },
     });
   }
-  return out;
+  return checkQuotes(out, check);
 }
 
 /** ulist f12/f13 → US market number per Eastmoney ticker. */
 export function parseUsMarkets(data: JsonRecord, r: PayloadReader): Map<string, UsMarket> {
   const out = new Map<string, UsMarket>();
-  for (const secid of rowsBySecid(data, r).keys()) {
+  for (const [secid] of rowsBySecid(data, r)) {
     const dot = secid.indexOf('.');
     const market = Number(secid.slice(0, dot));
     if (market === 105 || market === 106 || market === 107) {
@@ -100,14 +100,17 @@ export function parseUsMarkets(data: JsonRecord, r: PayloadReader): Map<string, 
 const BID_FIELDS = [['f19', 'f20'], ['f17', 'f18'], ['f15', 'f16'], ['f13', 'f14'], ['f11', 'f12']] as const;
 const ASK_FIELDS = [['f39', 'f40'], ['f37', 'f38'], ['f35', 'f36'], ['f33', 'f34'], ['f31', 'f32']] as const;
 
-export function parseDepth(data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, now: number, r: PayloadReader): Depth {
+/** undefined when the vendor's levels were all invalid (reported through `check`). */
+export function parseDepth(
+  data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, now: number, r: PayloadReader, check: RowCheck,
+): Depth | undefined {
   const mult = units.volume[ref.region];
   const level = ([price, volume]: readonly [string, string]): DepthLevel => {
-    const v = r.optionalNumber(data[volume], `data.${volume}`);
-    return { price: r.optionalNumber(data[price], `data.${price}`), volume: v === null ? null : v * mult };
+    const v = r.optionalValue(data[volume], `data.${volume}`);
+    return { price: r.optionalValue(data[price], `data.${price}`), volume: v === null ? null : v * mult };
   };
   const time = r.optionalNumber(data.f86, 'data.f86');
-  return buildDepth(ref, time === null ? now : Math.round(time * 1000), BID_FIELDS.map(level), ASK_FIELDS.map(level));
+  return checkedDepth(ref, time === null ? now : Math.round(time * 1000), BID_FIELDS.map(level), ASK_FIELDS.map(level), check);
 }
 
 // stock/get carries no security type (§1.7). [verify] chose: CN code-range conventions of the
@@ -134,14 +137,15 @@ function listingDate(value: number | null): string | null {
   return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}`;
 }
 
-export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadReader): Instrument {
+/** undefined when the instrument breaks an invariant (reported through `check`). */
+export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadReader, check: RowCheck): Instrument | undefined {
   const n = (k: string) => r.optionalNumber(data[k], `data.${k}`);
   const type = ref.region === 'CN' ? cnInstrumentType(ref) : 'stock';
   const decimals = n('f59');
   const cn = ref.region === 'CN';
   // [verify] chose: HK spreads are banded (no single tick), so HK reports its smallest, 0.001.
   const tick = ref.region === 'HK' ? 0.001 : decimals === null ? 0.01 : round(10 ** -decimals);
-  return {
+  const instrument: Instrument = {
     code: ref.code,
     exchange: ref.exchange,
     name: r.optionalString(data.f58, 'data.f58') ?? '',
@@ -158,6 +162,11 @@ export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadRead
       total_shares: n('f84'),
     },
   };
+  const problem = instrumentProblem(instrument);
+  if (problem === undefined) return instrument;
+  check.drop(problem);
+  check.flush();
+  return undefined;
 }
 
 /**
@@ -165,27 +174,38 @@ export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadRead
  * (note open, CLOSE, high, low). Daily rows carry a date (stamped 00:00 exchange-local); minute
  * rows `YYYY-MM-DD HH:MM` in Beijing time, the END of the bar. prev_close = close − change.
  */
-export function parseKlines(data: JsonRecord, ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader): Bar[] {
+export function parseKlines(
+  data: JsonRecord, ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader, check: RowCheck,
+): Bar[] {
   const decimals = r.optionalNumber(data.decimal, 'data.decimal') ?? 2;
   const rows = data.klines === null || data.klines === undefined ? [] : r.array(data.klines, 'data.klines');
-  return rows.map((row, i) => {
+  return checkBars(rows.map((row, i) => {
     const cols = r.string(row, `data.klines[${i}]`).split(',');
     if (cols.length < 7) r.fail(`data.klines[${i}]`);
     const bar = rowBar(cols, ref, period, units, r, `data.klines[${i}]`);
     const change = cols.length > 9 ? r.cell(cols[9], `data.klines[${i}][9]`) : null;
     if (period === '1d' && change !== null) bar.prevClose = round(bar.close - change, decimals);
     return bar;
-  });
+  }), check);
 }
 
 /** trends2 rows: `YYYY-MM-DD HH:MM,open,close,high,low,volume,amount,avg` (Beijing time, bar end). */
-export function parseTrends(data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, r: PayloadReader): Bar[] {
+export function parseTrends(data: JsonRecord, ref: SymbolRef, units: EastmoneyUnits, r: PayloadReader, check: RowCheck): Bar[] {
   const rows = data.trends === null || data.trends === undefined ? [] : r.array(data.trends, 'data.trends');
-  return rows.map((row, i) => {
+  return checkBars(rows.map((row, i) => {
     const cols = r.string(row, `data.trends[${i}]`).split(',');
     if (cols.length < 7) r.fail(`data.trends[${i}]`);
     return rowBar(cols, ref, '1m', units, r, `data.trends[${i}]`);
-  });
+  }), check);
+}
+
+/**
+ * trends2's previous close (`preClose`, also sent as `prePrice`), or undefined when it is missing
+ * or not a positive price.
+ */
+export function trendsPrevClose(data: JsonRecord, r: PayloadReader): number | undefined {
+  const value = r.optionalValue(data.preClose, 'data.preClose') ?? r.optionalValue(data.prePrice, 'data.prePrice');
+  return value !== null && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 const DATE = /^(\d{4}-\d{2}-\d{2})(?: (\d{2}:\d{2}))?$/;
@@ -202,10 +222,13 @@ function rowBar(cols: string[], ref: SymbolRef, period: '1d' | '1m', units: East
     r.fail(`${path}[0]`);
   }
   const num = (i: number) => r.cell(cols[i], `${path}[${i}]`) ?? r.fail(`${path}[${i}]`);
+  const close = num(2);
+  const open = num(1);
   return {
     t: t!,
-    open: num(1),
-    close: num(2),
+    // The first trend row of a day can carry open 0 (§1.6): a known quirk, not a bad row.
+    open: open === 0 ? close : open,
+    close,
     high: num(3),
     low: num(4),
     volume: Math.round(num(5) * units.volume[ref.region]),

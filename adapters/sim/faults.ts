@@ -19,15 +19,26 @@ export interface FaultOptions {
   timeoutRate?: number;
   /** Fraction of calls failing with UPSTREAM_BAD_RESPONSE, as if the vendor body were garbage. */
   malformedRate?: number;
+  /**
+   * Fraction of calls whose answer carries one malformed row (a negative price, a non-finite
+   * value, a repeated stamp or symbol, a negative volume), as a misbehaving vendor would send.
+   * The adapter boundary checks drop it: it exercises validation, it is never served.
+   */
+  invalidRowRate?: number;
   /** Seed of the fault sequence; default 1. */
   seed?: number;
   /** How long a simulated timeout hangs before failing, ms; default 1000. */
   timeoutMs?: number;
 }
 
+export type Corruption = 'negative_price' | 'non_finite' | 'duplicate' | 'negative_volume';
+export const CORRUPTIONS: readonly Corruption[] = ['negative_price', 'non_finite', 'duplicate', 'negative_volume'];
+
 export interface FaultInjector {
   /** Resolves when the call may proceed; rejects with the injected failure. undefined: no wait. */
   before(signal?: AbortSignal): Promise<void> | undefined;
+  /** Which malformed row this call's answer carries, if any (one draw per call). */
+  corruption(): Corruption | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 1000;
@@ -66,6 +77,9 @@ export function createFaultInjector(latency: LatencyOptions = {}, faults: FaultO
   // Separate streams: turning latency on does not change which calls fail.
   const faultRng: Rng = createRng(seed);
   const latencyRng: Rng = createRng(seed ^ 0x5bd1e995);
+  // Its own stream too: switching invalid rows on leaves the failure sequence as it was.
+  const rowRng: Rng = createRng(seed ^ 0x2545f491);
+  const invalidRowRate = rate(faults.invalidRowRate);
   const idle = fixedMs === 0 && randomMs === 0 && errorRate === 0 && timeoutRate === 0 && malformedRate === 0;
 
   const run = async (roll: number, delay: number, signal?: AbortSignal): Promise<void> => {
@@ -88,6 +102,12 @@ export function createFaultInjector(latency: LatencyOptions = {}, faults: FaultO
       const roll = faultRng.next();
       const delay = fixedMs + latencyRng.next() * randomMs;
       return run(roll, delay, signal);
+    },
+    corruption() {
+      if (invalidRowRate === 0) return undefined;
+      const roll = rowRng.next();
+      const kind = rowRng.next();
+      return roll < invalidRowRate ? CORRUPTIONS[Math.floor(kind * CORRUPTIONS.length) % CORRUPTIONS.length] : undefined;
     },
   };
 }

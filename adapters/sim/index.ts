@@ -2,7 +2,12 @@
 // simulated prices; no network. Same request at the same `deps.now()` gives the same answer.
 
 import type { Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource } from '../types.ts';
+import { rowCheck } from '../common/validate.ts';
+import {
+  checkBatch, checkCandles, checkDepthAnswer, checkExFactorList, checkQuotes, corruptCandles, corruptDepth, corruptExFactors,
+  corruptInstrument, corruptQuotes, instrumentProblem,
+} from './boundary.ts';
 import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
 import { createSimMarket, minuteBarsToCandles } from './market.ts';
@@ -35,6 +40,16 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
   const injector = createFaultInjector(options.latency, options.faults);
   const synthetic = syntheticSymbols(Math.max(0, Math.floor(options.syntheticUniverse ?? 0)));
 
+  const check = (resource: Resource, symbol?: string) => rowCheck('sim', deps.onInvalidRows, resource, symbol);
+  /** Candles through the boundary checks (with the injected malformed row, if this call drew one). */
+  const checked = (c: Candles | undefined, resource: Resource, symbol: string): Candles | undefined => {
+    if (c === undefined) return undefined;
+    const rows = check(resource, symbol);
+    const out = checkCandles(corruptCandles(c, injector.corruption()), rows);
+    rows.flush();
+    return out;
+  };
+
   const gate = async (ctx: CallContext | undefined): Promise<void> => {
     const wait = injector.before(ctx?.signal);
     if (wait !== undefined) await wait;
@@ -60,18 +75,26 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
 
     async getQuotes(symbols, ctx): Promise<BySymbol<Quote>> {
       await gate(ctx);
-      return bySymbol(symbols, (inst, now) => {
+      const quotes = bySymbol(symbols, (inst, now) => {
         const day = market.sessionDay(inst, now);
         return day === undefined ? undefined : buildQuote(inst, day, now);
       });
+      return checkQuotes(corruptQuotes([...quotes.values()], injector.corruption()), check('quotes'));
     },
 
     async getDepth(symbols, ctx): Promise<BySymbol<Depth>> {
       await gate(ctx);
-      return bySymbol(symbols, (inst, now) => {
+      const kind = injector.corruption();
+      let first = true;
+      const books = bySymbol(symbols, (inst, now) => {
         const day = market.sessionDay(inst, now);
-        return day === undefined ? undefined : buildDepth(inst, day, now);
+        if (day === undefined) return undefined;
+        const book = buildDepth(inst, day, now);
+        const spoiled = first ? corruptDepth(book, kind) : book;
+        first = false;
+        return spoiled;
       });
+      return checkBatch(books, (symbol, d) => checkDepthAnswer(d, check('depth', symbol)), check('depth'));
     },
 
     async getCandles(query: CandleQuery, ctx): Promise<Candles | undefined> {
@@ -80,7 +103,8 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       if (inst === undefined) return undefined;
       const now = deps.now();
       const window = { start: query.start, end: query.end, count: query.count };
-      return query.period === '1m' ? market.minuteCandles(inst, window, now) : market.dailyCandles(inst, window, now);
+      const c = query.period === '1m' ? market.minuteCandles(inst, window, now) : market.dailyCandles(inst, window, now);
+      return checked(c, 'candles', inst.symbol);
     },
 
     async getIntraday(symbol, ctx): Promise<Candles | undefined> {
@@ -90,25 +114,50 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       const now = deps.now();
       const day = market.sessionDay(inst, now);
       // A not-yet-listed or suspended instrument has an empty day, not an unknown symbol.
-      return minuteBarsToCandles(day?.minutes() ?? NO_MINUTES, day?.prevClose ?? 0);
+      return checked(minuteBarsToCandles(day?.minutes() ?? NO_MINUTES, day?.prevClose ?? 0), 'intraday', inst.symbol);
     },
 
     async getExFactors(symbols, ctx): Promise<BySymbol<ExFactor[]>> {
       await gate(ctx);
-      return bySymbol(symbols, (inst, now) => {
+      const kind = injector.corruption();
+      let first = true;
+      const lists = bySymbol(symbols, (inst, now) => {
         const history = market.recent(inst, now);
         const out: ExFactor[] = [];
         for (const event of history.events) {
           if (event.timestamp > now) break;
           out.push({ timestamp: event.timestamp, ex_factor: event.factor });
         }
-        return out;
+        const spoiled = first ? corruptExFactors(out, kind) : out;
+        first = false;
+        return spoiled;
       });
+      return checkBatch(lists, (symbol, events) => {
+        const rows = check('exFactors', symbol);
+        const out = checkExFactorList(events, rows);
+        rows.flush();
+        return out;
+      }, check('exFactors'));
     },
 
     async getInstruments(symbols, ctx): Promise<BySymbol<Instrument>> {
       await gate(ctx);
-      return bySymbol(symbols, (inst, now) => buildInstrument(inst, market.sessionDay(inst, now)));
+      const kind = injector.corruption();
+      let first = true;
+      const found = bySymbol(symbols, (inst, now) => {
+        const i = buildInstrument(inst, market.sessionDay(inst, now));
+        const spoiled = first ? corruptInstrument(i, kind) : i;
+        first = false;
+        return spoiled;
+      });
+      return checkBatch(found, (symbol, i) => {
+        const problem = instrumentProblem(i);
+        if (problem === undefined) return i;
+        const rows = check('instruments', symbol);
+        rows.drop(problem);
+        rows.flush();
+        return undefined;
+      }, check('instruments'));
     },
 
     async listPool(pool: PoolId, ctx): Promise<PoolDetail | undefined> {

@@ -4,9 +4,9 @@
 
 import type { Candles, PoolId, Region, SymbolRef } from '../../src/domain.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { toCandles, windowBars, type Bar } from '../common/bars.ts';
-import { payloadReader } from '../common/validate.ts';
+import { payloadReader, rowCheck } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
 import {
   DEFAULT_UNITS, normaliseKlines, parseDepthBatch, parseExFactors, parseInstruments, parseKlineRows, parseQuotes,
@@ -30,6 +30,12 @@ export interface TickflowOptions {
   minuteLabels?: 'end' | 'start';
   /** Cap on /v1/klines pages (10 000 bars each) for one unbounded candle query. */
   maxKlinePages?: number;
+  /**
+   * The keyless free tier serves daily and longer klines, ex-factors, instruments and universes,
+   * but no real-time data and no minute bars (reference/vendors.md §5.1), and says so in its
+   * capabilities. Default: 'free' when `baseUrl` is free-api.tickflow.org, else 'paid'.
+   */
+  tier?: 'paid' | 'free';
   label?: string;
 }
 
@@ -41,11 +47,14 @@ export const TICKFLOW_UNIVERSES: Record<PoolId, string> = {
   CN_ETF: 'CN_ETF',
 };
 
-export function tickflowCapabilities(maxBatch: number): AdapterCapabilities {
+export const TICKFLOW_FREE_HOST = 'free-api.tickflow.org';
+
+export function tickflowCapabilities(maxBatch: number, tier: 'paid' | 'free' = 'paid'): AdapterCapabilities {
+  const live = tier === 'paid';
   return {
-    resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true },
+    resources: { quotes: live, depth: live, candles: true, intraday: live, exFactors: true, instruments: true, pools: true },
     markets: ['CN', 'HK', 'US'],
-    periods: { '1m': true, '1d': true },
+    periods: { '1m': live, '1d': true },
     maxBatch,
     rawPrices: true,
     amount: true,
@@ -66,7 +75,12 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
   };
   const maxPages = options.maxKlinePages ?? 20;
   const r = payloadReader(ADAPTER_ID);
+  const check = (resource: Resource) => (symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
 
+  /**
+   * The `data` of an answer, or NOT_FOUND. Batch routes answer unknown symbols by leaving them
+   * out; `data: null` is read the same way (the official client treats a falsy `data` as empty).
+   */
   async function call(req: UpstreamRequest, ctx?: CallContext, notFoundOn404 = false): Promise<unknown> {
     const res = await http!.request({ ...req, signal: ctx?.signal });
     return readTickflow(res, r, { notFoundOn404 });
@@ -83,7 +97,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       const data = await call(buildKlinesRequest(ep, {
         symbol: query.symbol.symbol, period, count, startTime: query.start, endTime: end,
       }), ctx);
-      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, query.symbol, units, r);
+      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, query.symbol, units, r, check('candles')(query.symbol.symbol));
       if (rows === undefined) {
         if (page === 0) return undefined;
         break;
@@ -102,18 +116,18 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'tickflow',
-    capabilities: tickflowCapabilities(options.maxBatch ?? 100),
+    capabilities: tickflowCapabilities(options.maxBatch ?? 100, options.tier ?? (new URL(ep.baseUrl).host === TICKFLOW_FREE_HOST ? 'free' : 'paid')),
 
     async getQuotes(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildQuotesRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND ? new Map() : parseQuotes(data, byCanonical(symbols), units, r);
+      return data === NOT_FOUND || data === null ? new Map() : parseQuotes(data, byCanonical(symbols), units, r, check('quotes')());
     },
 
     async getDepth(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildDepthRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND ? new Map() : parseDepthBatch(data, byCanonical(symbols), units, r);
+      return data === NOT_FOUND || data === null ? new Map() : parseDepthBatch(data, byCanonical(symbols), units, r, check('depth'));
     },
 
     getCandles: candles,
@@ -121,20 +135,21 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
     async getIntraday(symbol, ctx) {
       const data = await call(buildIntradayRequest(ep, symbol.symbol), ctx);
       // Like /v1/klines, a miss is a 404 SYMBOL_NOT_FOUND or a payload naming no columns.
-      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, symbol, units, r);
+      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, symbol, units, r, check('intraday')(symbol.symbol));
+      // prev_close passes through when the vendor sends it; otherwise the service looks it up.
       return rows === undefined ? undefined : toCandles(normaliseKlines(symbol, '1m', rows, units));
     },
 
     async getExFactors(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildExFactorsRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND ? new Map() : parseExFactors(data, byCanonical(symbols), r);
+      return data === NOT_FOUND || data === null ? new Map() : parseExFactors(data, byCanonical(symbols), r, check('exFactors'));
     },
 
     async getInstruments(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildInstrumentsRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND ? new Map() : parseInstruments(data, byCanonical(symbols), r);
+      return data === NOT_FOUND || data === null ? new Map() : parseInstruments(data, byCanonical(symbols), r, check('instruments')());
     },
 
     async listPool(pool, ctx) {

@@ -9,8 +9,11 @@ import { parseSymbol } from '../../src/markets/symbols.ts';
 import type { BySymbol } from '../types.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
 import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../common/bars.ts';
-import { EXT_TYPE, asInstrumentType, asSession, buildDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
-import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+import { EXT_TYPE, asInstrumentType, asSession, checkedDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
+import {
+  checkBars, checkExFactorList, checkQuotes, instrumentProblem, settleBatch, unequalColumns,
+  type JsonRecord, type PayloadReader, type RowCheck,
+} from '../common/validate.ts';
 
 export interface TickflowUnits {
   /** Shares per vendor volume unit, per market. */
@@ -35,29 +38,32 @@ function shares(units: TickflowUnits, region: Region, volume: number): number {
   return Math.round(volume * units.volume[region]);
 }
 
-export function parseQuotes(data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader): BySymbol<Quote> {
-  const out: BySymbol<Quote> = new Map();
+/** A symbol repeated in the batch keeps its newest quote; invalid quotes are dropped (checkQuotes). */
+export function parseQuotes(
+  data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader, check: RowCheck,
+): BySymbol<Quote> {
+  const out: Quote[] = [];
   r.array(data, 'data').forEach((item, i) => {
     const path = `data[${i}]`;
     const q = r.record(item, path);
     const ref = requested(refs, q.symbol);
     if (ref === undefined) return;
-    const last = r.number(q.last_price, `${path}.last_price`);
-    const prevClose = r.number(q.prev_close, `${path}.prev_close`);
-    const high = r.number(q.high, `${path}.high`);
-    const low = r.number(q.low, `${path}.low`);
+    const last = r.value(q.last_price, `${path}.last_price`);
+    const prevClose = r.value(q.prev_close, `${path}.prev_close`);
+    const high = r.value(q.high, `${path}.high`);
+    const low = r.value(q.low, `${path}.low`);
     const ext = q.ext === null || q.ext === undefined ? undefined : r.record(q.ext, `${path}.ext`);
     const derived = derivedExt(ref, '', { last, prevClose, high, low });
     const quote: Quote = {
       symbol: ref.symbol,
       region: ref.region,
       last_price: last,
-      open: r.number(q.open, `${path}.open`),
+      open: r.value(q.open, `${path}.open`),
       high,
       low,
       prev_close: prevClose,
-      volume: shares(units, ref.region, r.number(q.volume, `${path}.volume`)),
-      amount: r.optionalNumber(q.amount, `${path}.amount`) ?? 0,
+      volume: shares(units, ref.region, r.value(q.volume, `${path}.volume`)),
+      amount: r.optionalValue(q.amount, `${path}.amount`) ?? 0,
       timestamp: Math.round(r.number(q.timestamp, `${path}.timestamp`)),
       ext: {
         type: EXT_TYPE[ref.region],
@@ -71,9 +77,9 @@ export function parseQuotes(data: unknown, refs: Map<string, SymbolRef>, units: 
     };
     const session = asSession(q.session);
     if (session !== undefined) quote.session = session;
-    out.set(ref.symbol, quote);
+    out.push(quote);
   });
-  return out;
+  return checkQuotes(out, check);
 }
 
 function levels(r: PayloadReader, d: JsonRecord, side: 'bid' | 'ask', path: string, mult: number): DepthLevel[] {
@@ -81,29 +87,41 @@ function levels(r: PayloadReader, d: JsonRecord, side: 'bid' | 'ask', path: stri
   const volumes = r.array(d[`${side}_volumes`], `${path}.${side}_volumes`);
   if (prices.length !== volumes.length) r.fail(`${path}.${side}_volumes`);
   return prices.map((p, i) => {
-    const volume = r.optionalNumber(volumes[i], `${path}.${side}_volumes[${i}]`);
-    return { price: r.optionalNumber(p, `${path}.${side}_prices[${i}]`), volume: volume === null ? null : volume * mult };
+    const volume = r.optionalValue(volumes[i], `${path}.${side}_volumes[${i}]`);
+    return { price: r.optionalValue(p, `${path}.${side}_prices[${i}]`), volume: volume === null ? null : volume * mult };
   });
 }
 
-export function parseDepthBatch(data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader): BySymbol<Depth> {
+export function parseDepthBatch(
+  data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader, check: (symbol?: string) => RowCheck,
+): BySymbol<Depth> {
   const out: BySymbol<Depth> = new Map();
+  let sent = 0;
   for (const [key, value] of Object.entries(r.record(data, 'data'))) {
     const ref = requested(refs, key);
     if (ref === undefined || value === null) continue;
+    sent++;
     const path = `data.${key}`;
     const d = r.record(value, path);
     const mult = units.volume[ref.region];
-    out.set(ref.symbol, buildDepth(
+    const c = check(ref.symbol);
+    const depth = checkedDepth(
       ref, Math.round(r.number(d.timestamp, `${path}.timestamp`)),
-      levels(r, d, 'bid', path, mult), levels(r, d, 'ask', path, mult),
-    ));
+      levels(r, d, 'bid', path, mult), levels(r, d, 'ask', path, mult), c,
+    );
+    c.flush();
+    if (depth !== undefined) out.set(ref.symbol, depth);
   }
+  settleBatch(check(), sent, out.size);
   return out;
 }
 
 /** Rows as the vendor stamped them; undefined for a payload that names no bars at all (`{}` or null). */
-export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUnits, r: PayloadReader): Bar[] | undefined {
+/**
+ * Rows as the vendor stamped them, checked (checkBars: invalid rows dropped, one per stamp,
+ * ascending); undefined for a payload that names no bars at all (`{}` or null).
+ */
+export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUnits, r: PayloadReader, check: RowCheck): Bar[] | undefined {
   if (data === null || data === undefined) return undefined;
   const k = r.record(data, 'data');
   if (!('timestamp' in k)) return undefined;
@@ -112,24 +130,25 @@ export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUni
   const columns = ['open', 'high', 'low', 'close', 'volume'].map(col);
   const amount = k.amount === undefined || k.amount === null ? undefined : col('amount');
   const prevClose = k.prev_close === undefined || k.prev_close === null ? undefined : col('prev_close');
-  for (const c of [...columns, amount, prevClose]) if (c !== undefined && c.length !== ts.length) r.fail('data.columns');
+  const all = [ts, ...columns, amount, prevClose];
+  if (all.some((c) => c !== undefined && c.length !== ts.length)) unequalColumns(check, Math.max(...all.map((c) => c?.length ?? 0)));
   const [open, high, low, close, volume] = columns;
-  return ts.map((t, i) => {
+  return checkBars(ts.map((t, i) => {
     const bar: Bar = {
       t: r.number(t, `data.timestamp[${i}]`),
-      open: r.number(open[i], `data.open[${i}]`),
-      high: r.number(high[i], `data.high[${i}]`),
-      low: r.number(low[i], `data.low[${i}]`),
-      close: r.number(close[i], `data.close[${i}]`),
-      volume: shares(units, ref.region, r.number(volume[i], `data.volume[${i}]`)),
-      amount: amount === undefined ? 0 : r.optionalNumber(amount[i], `data.amount[${i}]`) ?? 0,
+      open: r.value(open[i], `data.open[${i}]`),
+      high: r.value(high[i], `data.high[${i}]`),
+      low: r.value(low[i], `data.low[${i}]`),
+      close: r.value(close[i], `data.close[${i}]`),
+      volume: shares(units, ref.region, r.value(volume[i], `data.volume[${i}]`)),
+      amount: amount === undefined ? 0 : r.optionalValue(amount[i], `data.amount[${i}]`) ?? 0,
     };
     if (prevClose !== undefined) {
-      const pc = r.optionalNumber(prevClose[i], `data.prev_close[${i}]`);
+      const pc = r.optionalValue(prevClose[i], `data.prev_close[${i}]`);
       if (pc !== null) bar.prevClose = pc;
     }
     return bar;
-  });
+  }), check);
 }
 
 const DAY_MS = 86_400_000;
@@ -152,20 +171,32 @@ export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[]
 
 // [verify] chose: TickFlow's ex_factor is per event, P_prev / ref (RiceQuant's convention, > 1 for
 // dividends and bonus shares), which is exactly our definition; it passes through unchanged.
-export function parseExFactors(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader): BySymbol<ExFactor[]> {
+// A row repeated for one date is applied once; a symbol whose list carries an invalid or a
+// conflicting factor is left out (checkExFactorList), and an answer left with none is refused.
+export function parseExFactors(
+  data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader, check: (symbol?: string) => RowCheck,
+): BySymbol<ExFactor[]> {
   const out: BySymbol<ExFactor[]> = new Map();
+  let sent = 0;
+  let kept = 0;
   for (const [key, value] of Object.entries(r.record(data, 'data'))) {
     const ref = requested(refs, key);
     if (ref === undefined || value === null) continue;
-    const events = r.array(value, `data.${key}`).map((item, i): ExFactor => {
+    const items = r.array(value, `data.${key}`);
+    const events = items.map((item, i): ExFactor => {
       const e = r.record(item, `data.${key}[${i}]`);
-      const factor = r.number(e.ex_factor, `data.${key}[${i}].ex_factor`);
-      if (factor <= 0) r.fail(`data.${key}[${i}].ex_factor`);
+      const factor = r.value(e.ex_factor, `data.${key}[${i}].ex_factor`);
       return { timestamp: tickflowDayLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor };
     });
-    events.sort((a, b) => a.timestamp - b.timestamp);
-    out.set(ref.symbol, events);
+    const c = check(ref.symbol);
+    const checked = checkExFactorList(events, c);
+    c.flush();
+    if (items.length > 0) sent++;
+    if (checked === undefined) continue;
+    if (items.length > 0) kept++;
+    out.set(ref.symbol, checked);
   }
+  settleBatch(check(), sent, kept);
   return out;
 }
 
@@ -184,16 +215,20 @@ export function isoDate(value: string | null): string | null {
   return m ? `${m[1]}-${m[2]}-${m[3]}` : null;
 }
 
-export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader): BySymbol<Instrument> {
+export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader, check: RowCheck): BySymbol<Instrument> {
   const out: BySymbol<Instrument> = new Map();
+  let sent = 0;
   r.array(data, 'data').forEach((item, i) => {
     const path = `data[${i}]`;
     const d = r.record(item, path);
     const ref = requested(refs, d.symbol);
     if (ref === undefined) return;
+    sent++;
     const type = asInstrumentType(d.type) ?? 'other';
     const ext = d.ext === null || d.ext === undefined ? {} : r.record(d.ext, `${path}.ext`);
     const num = (k: string) => r.optionalNumber(ext[k], `${path}.ext.${k}`);
+    // tick and lot sizes may overflow to ±Infinity: a bad row for instrumentProblem, not a broken payload.
+    const size = (k: string) => r.optionalValue(ext[k], `${path}.ext.${k}`);
     const instrument: Instrument = {
       code: ref.code,
       exchange: ref.exchange,
@@ -207,14 +242,17 @@ export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r:
         limit_down: num('limit_down'),
         limit_up: num('limit_up'),
         listing_date: isoDate(r.optionalString(ext.listing_date, `${path}.ext.listing_date`)),
-        tick_size: num('tick_size') ?? defaultTickSize(ref.region, type),
+        tick_size: size('tick_size') ?? defaultTickSize(ref.region, type),
         total_shares: num('total_shares'),
       },
     };
-    const lot = num('lot_size');
-    if (lot !== null) instrument.ext.lot_size = Math.round(lot);
-    out.set(ref.symbol, instrument);
+    const lot = size('lot_size');
+    if (lot !== null) instrument.ext.lot_size = Number.isFinite(lot) ? Math.round(lot) : lot;
+    const problem = instrumentProblem(instrument);
+    if (problem !== undefined) check.drop(problem);
+    else out.set(ref.symbol, instrument);
   });
+  settleBatch(check, sent, out.size);
   return out;
 }
 

@@ -10,6 +10,8 @@ import { isRecord, type JsonRecord, type PayloadReader } from '../common/validat
 export const ADAPTER_ID = 'yahoo';
 
 export const NOT_FOUND = Symbol('yahoo.not_found');
+/** "Nothing in that window" for a known ticker: an empty result, never a vendor failure. */
+export const NO_DATA = Symbol('yahoo.no_data');
 type Verdict = Reason | typeof NOT_FOUND;
 
 const CODE_TABLE: Record<string, Verdict> = {
@@ -24,8 +26,15 @@ const STATUS_TABLE: Record<number, Verdict> = {
   404: NOT_FOUND,
 };
 
-/** `chart.result[0]`, or NOT_FOUND. */
-export function readChart(res: UpstreamResponse, r: PayloadReader): JsonRecord | typeof NOT_FOUND {
+/**
+ * Descriptions Yahoo gives (with 400 "Bad Request") for a window with no bars: before the first
+ * bar, or older than it keeps for the interval. Client libraries treat both as an empty answer
+ * (see mocks/fixtures/yahoo/README.md).
+ */
+const NO_DATA_DESCRIPTIONS = ["Data doesn't exist for startDate", 'The requested range must be within the last'];
+
+/** `chart.result[0]`, NOT_FOUND (unknown ticker) or NO_DATA (known ticker, empty window). */
+export function readChart(res: UpstreamResponse, r: PayloadReader): JsonRecord | typeof NOT_FOUND | typeof NO_DATA {
   const ok = res.status >= 200 && res.status < 300;
   let body: unknown;
   try {
@@ -40,6 +49,8 @@ export function readChart(res: UpstreamResponse, r: PayloadReader): JsonRecord |
     const byCode = code !== undefined && Object.hasOwn(CODE_TABLE, code) ? CODE_TABLE[code] : undefined;
     const verdict = byCode ?? STATUS_TABLE[res.status] ?? 'UPSTREAM_ERROR';
     if (verdict === NOT_FOUND) return NOT_FOUND;
+    const description = typeof error?.description === 'string' ? error.description : '';
+    if (NO_DATA_DESCRIPTIONS.some((prefix) => description.startsWith(prefix))) return NO_DATA;
     throw new AppError(verdict, 'The upstream data source answered with an error', {
       details: { adapter: ADAPTER_ID, status: res.status, vendor_code: code },
     });

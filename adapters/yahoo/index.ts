@@ -4,13 +4,14 @@
 
 import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
+import type { ExFactor } from '../../src/domain.ts';
 import { localDate } from '../../src/markets/calendar.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
 import { emptyCandles } from '../../src/candles/window.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
-import { mapLimit, payloadReader } from '../common/validate.ts';
-import { ADAPTER_ID, NOT_FOUND, readChart } from './errors.ts';
-import { parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
+import { checkExFactorList, mapLimit, payloadReader, rowCheck, settleBatch } from '../common/validate.ts';
+import { ADAPTER_ID, NOT_FOUND, NO_DATA, readChart } from './errors.ts';
+import { chartPrevClose, parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
 import { unsplit, yahooExFactors } from './raw.ts';
 import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
 
@@ -54,22 +55,32 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
   // [verify] chose 29 days rather than 30, so a request at the edge is not refused.
   const lookbackMs = (options.minuteLookbackDays ?? 29) * DAY_MS;
   const r = payloadReader(ADAPTER_ID);
+  const check = (resource: Resource, symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
+  const EMPTY: Chart = { meta: {}, rows: [], dividends: [], splits: [] };
 
+  /** undefined: unknown ticker; an empty chart: a known ticker with nothing in the window. */
   async function chart(ref: SymbolRef, p: ChartParams, resource: Resource, ctx?: CallContext): Promise<Chart | undefined> {
     const res = await http!.request({ ...buildChartRequest(wire, yahooSymbol(ref), p, resource), signal: ctx?.signal });
     const result = readChart(res, r);
-    return result === NOT_FOUND ? undefined : parseChart(result, r);
+    if (result === NOT_FOUND) return undefined;
+    return result === NO_DATA ? EMPTY : parseChart(result, r, check(resource, ref.symbol));
   }
 
-  function perSymbol<T>(symbols: SymbolRef[], one: (ref: SymbolRef) => Promise<T | undefined>): Promise<Map<string, T>> {
-    return mapLimit(symbols, concurrency, one).then((values) => {
-      const out = new Map<string, T>();
-      symbols.forEach((s, i) => {
-        const v = values[i];
-        if (v !== undefined) out.set(s.symbol, v);
-      });
-      return out;
+  /** `one` answers NOT_FOUND for an unknown ticker, undefined for one whose data was all invalid. */
+  async function perSymbol<T>(
+    symbols: SymbolRef[], resource: Resource, one: (ref: SymbolRef) => Promise<T | undefined | typeof NOT_FOUND>,
+  ): Promise<Map<string, T>> {
+    const values = await mapLimit(symbols, concurrency, one);
+    const out = new Map<string, T>();
+    let sent = 0;
+    symbols.forEach((s, i) => {
+      const v = values[i];
+      if (v === NOT_FOUND) return;
+      sent++;
+      if (v !== undefined) out.set(s.symbol, v);
     });
+    settleBatch(check(resource), sent, out.size);
+    return out;
   }
 
   /** Daily: one request reaching up to now, so every split after the window is seen. */
@@ -126,7 +137,11 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
-  const latest = (ref: SymbolRef, resource: Resource, ctx?: CallContext) => chart(ref, { interval: '1d', range: '1d' }, resource, ctx);
+  /** The latest session's chart; NOT_FOUND for an unknown ticker or one with no session at all. */
+  const latest = async (ref: SymbolRef, resource: Resource, ctx?: CallContext): Promise<Chart | typeof NOT_FOUND> => {
+    const c = await chart(ref, { interval: '1d', range: '1d' }, resource, ctx);
+    return c === undefined || c === EMPTY ? NOT_FOUND : c;
+  };
 
   return {
     id: ADAPTER_ID,
@@ -134,9 +149,9 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
     capabilities: yahooCapabilities(options.maxBatch ?? 10),
 
     getQuotes(symbols, ctx) {
-      return perSymbol(symbols, async (ref) => {
+      return perSymbol(symbols, 'quotes', async (ref) => {
         const c = await latest(ref, 'quotes', ctx);
-        return c === undefined ? undefined : parseQuote(c, ref, deps.now(), r);
+        return c === NOT_FOUND ? NOT_FOUND : parseQuote(c, ref, deps.now(), r, check('quotes', ref.symbol));
       });
     },
 
@@ -154,20 +169,28 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
     async getIntraday(symbol, ctx) {
       // Today's session only, so no split can come after it.
       const c = await chart(symbol, { interval: '1m', range: '1d' }, 'intraday', ctx);
-      return c === undefined ? undefined : toCandles(normaliseMinutes(symbol.region, toEndLabels(c.rows)));
+      if (c === undefined) return undefined;
+      const bars = normaliseMinutes(symbol.region, toEndLabels(c.rows));
+      // The previous session's close comes in the same answer (meta), so no second lookup.
+      const first = chartPrevClose(c, r);
+      return toCandles(bars.map((b, k) => ({ ...b, prevClose: k === 0 ? first ?? b.open : bars[k - 1].close })));
     },
 
     getExFactors(symbols, ctx) {
-      return perSymbol(symbols, async (ref) => {
+      return perSymbol(symbols, 'exFactors', async (ref): Promise<ExFactor[] | undefined | typeof NOT_FOUND> => {
         const c = await chart(ref, { interval: '1d', period1: 0, period2: Math.floor(deps.now() / 1000) + DAY_S, events: true }, 'exFactors', ctx);
-        return c === undefined ? undefined : yahooExFactors(ref.region, normaliseDaily(ref.region, c.rows), c.dividends, c.splits);
+        if (c === undefined) return NOT_FOUND;
+        const events = check('exFactors', ref.symbol);
+        const list = checkExFactorList(yahooExFactors(ref.region, normaliseDaily(ref.region, c.rows), c.dividends, c.splits, events), events);
+        events.flush();
+        return list;
       });
     },
 
     getInstruments(symbols, ctx) {
-      return perSymbol(symbols, async (ref) => {
+      return perSymbol(symbols, 'instruments', async (ref) => {
         const c = await latest(ref, 'instruments', ctx);
-        return c === undefined ? undefined : parseInstrument(c, ref, r);
+        return c === NOT_FOUND ? NOT_FOUND : parseInstrument(c, ref, r, check('instruments', ref.symbol));
       });
     },
 

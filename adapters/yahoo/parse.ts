@@ -6,7 +6,9 @@ import type { Instrument, InstrumentType, Quote, SymbolRef } from '../../src/dom
 import { localDate } from '../../src/markets/calendar.ts';
 import type { Bar } from '../common/bars.ts';
 import { EXT_TYPE, derivedExt, round } from '../common/shapes.ts';
-import type { JsonRecord, PayloadReader } from '../common/validate.ts';
+import {
+  checkBars, instrumentProblem, quoteProblem, unequalColumns, type JsonRecord, type PayloadReader, type RowCheck,
+} from '../common/validate.ts';
 
 export interface Dividend {
   /** Epoch ms of the ex-date (Yahoo stamps it at the session open). */
@@ -29,37 +31,36 @@ export interface Chart {
   splits: Split[];
 }
 
-export function parseChart(result: JsonRecord, r: PayloadReader): Chart {
+/** Rows are checked (checkBars): invalid ones dropped and reported, one per stamp, ascending. */
+export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck): Chart {
   const meta = r.record(result.meta, 'meta');
   const stamps = result.timestamp === undefined || result.timestamp === null ? [] : r.array(result.timestamp, 'timestamp');
-  const rows: Bar[] = [];
+  let rows: Bar[] = [];
   if (stamps.length > 0) {
     const indicators = r.record(result.indicators, 'indicators');
     const quote = r.record(r.array(indicators.quote, 'indicators.quote')[0], 'indicators.quote[0]');
-    const col = (k: string) => {
-      const c = r.array(quote[k], `indicators.quote[0].${k}`);
-      if (c.length !== stamps.length) r.fail(`indicators.quote[0].${k}`);
-      return c;
-    };
-    const [open, high, low, close, volume] = ['open', 'high', 'low', 'close', 'volume'].map(col);
+    const columns = ['open', 'high', 'low', 'close', 'volume'].map((k) => r.array(quote[k], `indicators.quote[0].${k}`));
+    if (columns.some((c) => c.length !== stamps.length)) unequalColumns(check, Math.max(stamps.length, ...columns.map((c) => c.length)));
+    const [open, high, low, close, volume] = columns;
     stamps.forEach((s, i) => {
       const t = r.number(s, `timestamp[${i}]`) * 1000;
-      const c = r.optionalNumber(close[i], `close[${i}]`);
+      const c = r.optionalValue(close[i], `close[${i}]`);
       // Yahoo pads sessions with all-null rows (no trade in that minute / day).
       if (c === null) return;
-      const o = r.optionalNumber(open[i], `open[${i}]`) ?? c;
+      const o = r.optionalValue(open[i], `open[${i}]`) ?? c;
       rows.push({
         t,
         open: o,
-        high: r.optionalNumber(high[i], `high[${i}]`) ?? Math.max(o, c),
-        low: r.optionalNumber(low[i], `low[${i}]`) ?? Math.min(o, c),
+        high: r.optionalValue(high[i], `high[${i}]`) ?? Math.max(o, c),
+        low: r.optionalValue(low[i], `low[${i}]`) ?? Math.min(o, c),
         close: c,
         // [verify] chose: shares on every market, A-shares included.
-        volume: Math.round(r.optionalNumber(volume[i], `volume[${i}]`) ?? 0),
+        volume: Math.round(r.optionalValue(volume[i], `volume[${i}]`) ?? 0),
         // Yahoo reports no traded value (capabilities.amount = false).
         amount: 0,
       });
     });
+    rows = checkBars(rows, check);
   }
   const events = result.events === undefined || result.events === null ? {} : r.record(result.events, 'events');
   const entries = (k: string) => (events[k] === undefined || events[k] === null ? [] : Object.values(r.record(events[k], `events.${k}`)));
@@ -82,11 +83,23 @@ export function toEndLabels(rows: Bar[]): Bar[] {
   return rows.map((b) => ({ ...b, t: Math.floor(b.t / 60_000) * 60_000 + 60_000 }));
 }
 
-/** A quote from `meta` (range=1d, interval=1d); amount is 0, which capabilities.amount declares. */
-export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: PayloadReader): Quote {
+/**
+ * The previous session's close from `meta` (range=1d), for the first intraday bar's prev_close;
+ * undefined when absent or not a positive price.
+ */
+export function chartPrevClose(chart: Chart, r: PayloadReader): number | undefined {
+  const value = r.optionalValue(chart.meta.previousClose, 'meta.previousClose') ?? r.optionalValue(chart.meta.chartPreviousClose, 'meta.chartPreviousClose');
+  return value !== null && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/**
+ * A quote from `meta` (range=1d, interval=1d); amount is 0, which capabilities.amount declares.
+ * undefined when it breaks an invariant (reported through `check`).
+ */
+export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: PayloadReader, check: RowCheck): Quote | undefined {
   const m = chart.meta;
-  const n = (k: string) => r.optionalNumber(m[k], `meta.${k}`);
-  const last = r.number(m.regularMarketPrice, 'meta.regularMarketPrice');
+  const n = (k: string) => r.optionalValue(m[k], `meta.${k}`);
+  const last = r.value(m.regularMarketPrice, 'meta.regularMarketPrice');
   const row = chart.rows[chart.rows.length - 1];
   // [verify] chose: `previousClose` when present, else `chartPreviousClose` (with range=1d both
   // are the previous session's close).
@@ -96,7 +109,7 @@ export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: Payload
   const time = n('regularMarketTime');
   const name = r.optionalString(m.shortName, 'meta.shortName') ?? r.optionalString(m.longName, 'meta.longName') ?? '';
   const ext = derivedExt(ref, name, { last, prevClose, high, low });
-  return {
+  const quote: Quote = {
     symbol: ref.symbol,
     region: ref.region,
     last_price: last,
@@ -109,18 +122,24 @@ export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: Payload
     timestamp: time === null ? now : time * 1000,
     ext,
   };
+  const problem = quoteProblem(quote);
+  if (problem === undefined) return quote;
+  check.drop(problem);
+  check.flush();
+  return undefined;
 }
 
 const INSTRUMENT_TYPES: Record<string, InstrumentType> = {
   EQUITY: 'stock', ETF: 'etf', INDEX: 'index', MUTUALFUND: 'fund', FUTURE: 'futures', OPTION: 'options', BOND: 'bond',
 };
 
-export function parseInstrument(chart: Chart, ref: SymbolRef, r: PayloadReader): Instrument {
+/** undefined when the instrument breaks an invariant (reported through `check`). */
+export function parseInstrument(chart: Chart, ref: SymbolRef, r: PayloadReader, check: RowCheck): Instrument | undefined {
   const m = chart.meta;
   const kind = r.optionalString(m.instrumentType, 'meta.instrumentType');
   const first = r.optionalNumber(m.firstTradeDate, 'meta.firstTradeDate');
   const hint = r.optionalNumber(m.priceHint, 'meta.priceHint');
-  return {
+  const instrument: Instrument = {
     code: ref.code,
     exchange: ref.exchange,
     name: r.optionalString(m.longName, 'meta.longName') ?? r.optionalString(m.shortName, 'meta.shortName') ?? '',
@@ -138,4 +157,9 @@ export function parseInstrument(chart: Chart, ref: SymbolRef, r: PayloadReader):
       total_shares: null,
     },
   };
+  const problem = instrumentProblem(instrument);
+  if (problem === undefined) return instrument;
+  check.drop(problem);
+  check.flush();
+  return undefined;
 }

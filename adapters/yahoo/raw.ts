@@ -8,15 +8,33 @@
 
 import type { ExFactor, Region } from '../../src/domain.ts';
 import { dailyLabel, lastCloseBefore, type Bar } from '../common/bars.ts';
+import type { RowCheck } from '../common/validate.ts';
 import type { Dividend, Split } from './parse.ts';
 
-/** Splits as (ex-date label, ratio), ascending, one per date. */
-function splitsByDate(region: Region, splits: Split[]): Array<[number, number]> {
-  const byDate = new Map<number, number>();
-  for (const s of splits) {
-    const t = dailyLabel(region, s.t);
-    byDate.set(t, (byDate.get(t) ?? 1) * s.ratio);
+/**
+ * Events as (ex-date label, value), one per distinct (date, value): a vendor row repeated under
+ * another stamp of the same date is one event, applied once (reported as a duplicate).
+ */
+function distinct<T extends { t: number }>(region: Region, events: T[], value: (e: T) => number, check?: RowCheck): Array<[number, number]> {
+  const seen = new Set<string>();
+  const out: Array<[number, number]> = [];
+  for (const e of events) {
+    const t = dailyLabel(region, e.t);
+    const key = `${t}|${value(e)}`;
+    if (seen.has(key)) {
+      check?.drop('duplicate_ex_factor');
+      continue;
+    }
+    seen.add(key);
+    out.push([t, value(e)]);
   }
+  return out;
+}
+
+/** Splits as (ex-date label, ratio), ascending, one per date (distinct splits on one date multiply). */
+function splitsByDate(region: Region, splits: Split[], check?: RowCheck): Array<[number, number]> {
+  const byDate = new Map<number, number>();
+  for (const [t, ratio] of distinct(region, splits, (s) => s.ratio, check)) byDate.set(t, (byDate.get(t) ?? 1) * ratio);
   return [...byDate].sort((a, b) => a[0] - b[0]);
 }
 
@@ -52,13 +70,12 @@ export function unsplit(region: Region, bars: Bar[], splits: Split[]): Bar[] {
  * one date multiply. `daily` is canonical daily bars (ascending) in Yahoo's scale. A dividend
  * with no earlier bar, or one not smaller than P_prev, is skipped.
  */
-export function yahooExFactors(region: Region, daily: Bar[], dividends: Dividend[], splits: Split[]): ExFactor[] {
-  const byDate = new Map<number, number>(splitsByDate(region, splits));
-  for (const d of dividends) {
-    const t = dailyLabel(region, d.t);
+export function yahooExFactors(region: Region, daily: Bar[], dividends: Dividend[], splits: Split[], check?: RowCheck): ExFactor[] {
+  const byDate = new Map<number, number>(splitsByDate(region, splits, check));
+  for (const [t, amount] of distinct(region, dividends, (d) => d.amount, check)) {
     const prev = lastCloseBefore(daily, t);
-    if (prev === undefined || !(d.amount > 0) || d.amount >= prev) continue;
-    byDate.set(t, (byDate.get(t) ?? 1) * (prev / (prev - d.amount)));
+    if (prev === undefined || !(amount > 0) || amount >= prev) continue;
+    byDate.set(t, (byDate.get(t) ?? 1) * (prev / (prev - amount)));
   }
   return [...byDate]
     .filter(([, f]) => f !== 1)

@@ -1,13 +1,19 @@
 // The shared adapter contract (DESIGN.md 4.2, 4.3, 6): invariants every adapter's output must
 // hold, whatever the vendor. Call it from an adapter's test file (inside whatever msw setup the
-// adapter needs); resources the adapter declares `false` are skipped.
+// adapter needs).
 //
 //   runAdapterContract(name, makeAdapter, symbols)
 //     symbols: SymbolRef[] (used for everything), or ContractSymbols to say which symbols the
 //     fixtures can answer per resource.
+//
+// Capabilities are checked before anything else and nothing is skipped silently: every resource
+// must be declared `true` or `false` explicitly, an adapter must serve quotes or candles, a
+// declared resource must answer valid shapes, and an undeclared one is the router's to skip
+// (declared `false` here, never called). contractCases() exposes the same cases as plain
+// functions so a test can prove the suite fails for a bad adapter (contract.test.ts).
 
 import { describe, expect, it } from 'vitest';
-import type { Adapter } from '../../adapters/types.ts';
+import type { Adapter, AdapterCapabilities, Resource } from '../../adapters/types.ts';
 import type { Candles, Depth, ExFactor, Instrument, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
 import { POOL_IDS } from '../../src/domain.ts';
 import { localDate, localMidnight, minuteBarLabelFor } from '../../src/markets/calendar.ts';
@@ -35,6 +41,7 @@ export function checkQuote(q: Quote, ref: SymbolRef): void {
   expect(q.symbol).toBe(ref.symbol);
   expect(q.region).toBe(ref.region);
   finite([q.last_price, q.open, q.high, q.low, q.prev_close, q.amount, q.ext.amplitude, q.ext.change_amount, q.ext.change_pct], q.symbol);
+  for (const p of [q.last_price, q.open, q.high, q.low, q.prev_close]) expect(p, `${q.symbol} positive prices`).toBeGreaterThan(0);
   expect(Number.isInteger(q.volume) && q.volume >= 0, `${q.symbol} integer volume`).toBe(true);
   expect(q.amount).toBeGreaterThanOrEqual(0);
   expect(Number.isInteger(q.timestamp) && q.timestamp > 0).toBe(true);
@@ -105,6 +112,7 @@ export function checkInstrument(i: Instrument, ref: SymbolRef): void {
   expect(['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other']).toContain(i.type);
   expect(i.ext.type).toBe(EXT_TYPES[ref.region]);
   expect(i.ext.tick_size).toBeGreaterThan(0);
+  if (i.ext.lot_size !== undefined) expect(Number.isInteger(i.ext.lot_size) && i.ext.lot_size > 0, 'lot size').toBe(true);
   if (i.ext.listing_date !== null) expect(i.ext.listing_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 }
 
@@ -119,36 +127,69 @@ function normalise(symbols: SymbolRef[] | ContractSymbols): Required<Omit<Contra
   };
 }
 
-export function runAdapterContract(
-  name: string, makeAdapter: () => Adapter | Promise<Adapter>, symbols: SymbolRef[] | ContractSymbols,
-): void {
+export const RESOURCES: readonly Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
+const REGIONS = ['CN', 'HK', 'US'];
+
+/**
+ * Capabilities as data, complete and coherent: every resource and base period declared `true` or
+ * `false` (a missing key is not "false"), quotes or candles served, candles with at least one
+ * native period, `resourceMarkets` narrowing only declared resources to declared markets.
+ */
+export function checkCapabilities(caps: AdapterCapabilities): void {
+  expect(Object.keys(caps.resources).sort(), 'resources declares exactly the known resources').toEqual([...RESOURCES].sort());
+  for (const r of RESOURCES) expect(caps.resources[r] === true || caps.resources[r] === false, `resources.${r} is explicitly true or false`).toBe(true);
+  expect(caps.resources.quotes || caps.resources.candles, 'declares at least quotes or candles').toBe(true);
+  for (const p of ['1m', '1d'] as const) expect(caps.periods[p] === true || caps.periods[p] === false, `periods.${p} explicit`).toBe(true);
+  if (caps.resources.candles || caps.resources.intraday) expect(caps.periods['1m'] || caps.periods['1d'], 'a native base period').toBe(true);
+  if (caps.resources.intraday) expect(caps.periods['1m'], 'intraday needs native 1m').toBe(true);
+  expect(Number.isInteger(caps.maxBatch) && caps.maxBatch >= 1, 'maxBatch').toBe(true);
+  expect(caps.markets.length, 'at least one market').toBeGreaterThan(0);
+  for (const m of caps.markets) expect(REGIONS).toContain(m);
+  expect(new Set(caps.markets).size).toBe(caps.markets.length);
+  expect(typeof caps.rawPrices).toBe('boolean');
+  expect(typeof caps.amount).toBe('boolean');
+  for (const [r, markets] of Object.entries(caps.resourceMarkets ?? {})) {
+    expect(RESOURCES, `resourceMarkets.${r} names a resource`).toContain(r);
+    expect(caps.resources[r as Resource], `resourceMarkets.${r} narrows a declared resource`).toBe(true);
+    expect((markets ?? []).length, `resourceMarkets.${r} is not empty`).toBeGreaterThan(0);
+    for (const m of markets ?? []) expect(caps.markets, `resourceMarkets.${r} within markets`).toContain(m);
+  }
+}
+
+export interface ContractCase {
+  name: string;
+  run(): Promise<void>;
+}
+
+/** The contract as named cases (what runAdapterContract registers with `it`). */
+export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, symbols: SymbolRef[] | ContractSymbols): ContractCase[] {
   const s = normalise(symbols);
   const refOf = (key: string, pool: SymbolRef[]) => {
     const ref = pool.find((r) => r.symbol === key);
     expect(ref, `unexpected key ${key}`).toBeDefined();
     return ref as SymbolRef;
   };
+  /** A resource's case: the adapter must have declared it one way or the other. */
+  const declared = async (r: Resource): Promise<Adapter | undefined> => {
+    const a = await makeAdapter();
+    const flag = a.capabilities.resources[r];
+    expect(flag === true || flag === false, `resources.${r} is explicitly true or false`).toBe(true);
+    return flag ? a : undefined;
+  };
+  const cases: ContractCase[] = [];
+  const it = (name: string, run: () => Promise<void>) => cases.push({ name, run });
 
-  describe(`adapter contract: ${name}`, () => {
+  {
     it('declares its capabilities as data', async () => {
       const a = await makeAdapter();
-      const caps = a.capabilities;
-      for (const r of ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'] as const) {
-        expect(typeof caps.resources[r]).toBe('boolean');
-      }
-      expect(typeof caps.periods['1m']).toBe('boolean');
-      expect(typeof caps.periods['1d']).toBe('boolean');
-      expect(Number.isInteger(caps.maxBatch) && caps.maxBatch >= 1).toBe(true);
-      expect(caps.markets.length).toBeGreaterThan(0);
-      expect(typeof caps.rawPrices).toBe('boolean');
-      expect(typeof caps.amount).toBe('boolean');
+      checkCapabilities(a.capabilities);
       expect(typeof a.id).toBe('string');
       expect(typeof a.label).toBe('string');
     });
 
     it('quotes', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.quotes) return;
+      const a = await declared('quotes');
+      if (a === undefined) return;
       const asked = s.unknown ? [...s.batch, s.unknown] : s.batch;
       const quotes = await a.getQuotes(asked);
       expect(quotes.size).toBeGreaterThan(0);
@@ -158,19 +199,21 @@ export function runAdapterContract(
     });
 
     it('depth', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.depth) return;
+      const a = await declared('depth');
+      if (a === undefined) return;
       const depth = await a.getDepth(s.batch);
       expect(depth.size).toBeGreaterThan(0);
       for (const [key, d] of depth) checkDepth(d, refOf(key, s.batch));
     });
 
     it('candles (1d, 1m): shape, order, envelopes, labels, windows', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.candles) return;
+      const a = await declared('candles');
+      if (a === undefined) return;
+      let periods = 0;
       for (const ref of s.candles) {
         for (const period of ['1d', '1m'] as const) {
           if (!a.capabilities.periods[period]) continue;
+          periods++;
           const all = await a.getCandles({ symbol: ref, period, count: 50 });
           expect(all, `${ref.symbol} ${period}`).toBeDefined();
           checkCandles(all as Candles, ref, period);
@@ -184,12 +227,13 @@ export function runAdapterContract(
           expect(inner?.timestamp).toEqual(ts.slice(1, n - 1));
         }
       }
+      expect(periods, 'candles checked in at least one declared period').toBeGreaterThan(0);
       if (s.unknown) expect(await a.getCandles({ symbol: s.unknown, period: '1d' })).toBeUndefined();
     });
 
     it('intraday', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.intraday) return;
+      const a = await declared('intraday');
+      if (a === undefined) return;
       for (const ref of s.candles) {
         const c = await a.getIntraday(ref);
         expect(c, ref.symbol).toBeDefined();
@@ -199,24 +243,24 @@ export function runAdapterContract(
     });
 
     it('ex-factors', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.exFactors) return;
+      const a = await declared('exFactors');
+      if (a === undefined) return;
       const factors = await a.getExFactors(s.exFactors);
       expect(factors.size).toBeGreaterThan(0);
       for (const [key, events] of factors) checkExFactors(events, refOf(key, s.exFactors));
     });
 
     it('instruments', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.instruments) return;
+      const a = await declared('instruments');
+      if (a === undefined) return;
       const found = await a.getInstruments(s.batch);
       expect(found.size).toBeGreaterThan(0);
       for (const [key, i] of found) checkInstrument(i, refOf(key, s.batch));
     });
 
     it('pools', async () => {
-      const a = await makeAdapter();
-      if (!a.capabilities.resources.pools) return;
+      const a = await declared('pools');
+      if (a === undefined) return;
       let listed = 0;
       for (const id of s.pools) {
         const pool = await a.listPool(id);
@@ -229,5 +273,14 @@ export function runAdapterContract(
       }
       expect(listed).toBeGreaterThan(0);
     });
+  }
+  return cases;
+}
+
+export function runAdapterContract(
+  name: string, makeAdapter: () => Adapter | Promise<Adapter>, symbols: SymbolRef[] | ContractSymbols,
+): void {
+  describe(`adapter contract: ${name}`, () => {
+    for (const c of contractCases(makeAdapter, symbols)) it(c.name, c.run);
   });
 }

@@ -187,10 +187,12 @@ describe('eastmoney adapter: requests and normalised results', () => {
     ], bars, cnTime('2024-06-04'))).toEqual([{ timestamp: cnTime('2024-05-29'), ex_factor: 2.1 }]);
   });
 
-  it('ex-factors outside the A-share market fail over (no Eastmoney source)', async () => {
-    const e = await failure(adapter().getExFactors([TENCENT]));
-    expect(e.reason).toBe('UPSTREAM_ERROR');
-    expect(e.retryable).toBe(false);
+  // Behaviour change (issue 8.4/8.6): HK/US ex-factors are declared out of scope as data, and a
+  // call that still asks is answered without them instead of throwing (a breaker failure).
+  it('ex-factors: declared for CN only; HK/US symbols are left out without a request or an error', async () => {
+    const a = adapter();
+    expect(a.capabilities.resourceMarkets).toEqual({ exFactors: ['CN'] });
+    expect((await a.getExFactors([TENCENT, AAPL])).size).toBe(0);
     expect(log).toHaveLength(0);
   });
 
@@ -237,8 +239,10 @@ describe('eastmoney adapter: failures and host rotation', () => {
     await failure(a.getDepth([MT]));
   });
 
-  it('a 200 with rc ≠ 0 is an error; datacenter codes other than 9201 are errors', async () => {
-    server.use(http.get(`${HOSTS.quote[0]}/api/qt/ulist.np/get`, () => HttpResponse.json(fixture('eastmoney', 'rc-error'))));
+  // Behaviour change (issue 8.6): rc ≠ 0 with data: null is Eastmoney's "no such code", an
+  // answer (see eastmoney-unknown.test.ts); rc ≠ 0 WITH data is still an error.
+  it('a 200 with rc ≠ 0 and data is an error; datacenter codes other than 9201 are errors', async () => {
+    server.use(http.get(`${HOSTS.quote[0]}/api/qt/ulist.np/get`, () => HttpResponse.json({ ...fixture<object>('eastmoney', 'rc-error'), data: { total: 0, diff: [] } })));
     const e = await failure(adapter().getQuotes([MT]));
     expect(e.reason).toBe('UPSTREAM_ERROR');
     expect(e.details).toEqual({ adapter: 'eastmoney', rc: 102 });

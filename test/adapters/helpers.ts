@@ -16,7 +16,6 @@ export function testHttp(adapterId: string, options: { timeoutMs?: number; now?:
     timeoutMs: options.timeoutMs ?? 2_000,
     connections: 4,
     retry: { maxRetries: 0, baseDelayMs: 1 },
-    breaker: { failureThreshold: 1000, openMs: 1_000 },
     budget: { max: 10_000, windowMs: 60_000 },
     ...(options.now ? { now: options.now } : {}),
   });
