@@ -17,6 +17,10 @@ export const ConfigSchema = Type.Object({
     shutdownGraceMs: Ms(0, 120_000),
     trustProxy: Type.Boolean(),
     corsOrigins: Type.Array(Type.String()),
+    /** Worker processes on one port (node:cluster); > 1 needs redis.url. Default 1. */
+    workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */
+    pidFile: Type.Optional(Type.String()),
   }),
   log: Type.Object({
     level: Type.Union([
@@ -33,6 +37,10 @@ export const ConfigSchema = Type.Object({
     markets: Type.Object({ CN: Chain, HK: Chain, US: Chain }),
     /** Per-resource overrides: resource → market → chain. */
     overrides: Type.Record(Type.String(), Type.Partial(Type.Object({ CN: Chain, HK: Chain, US: Chain }))),
+    /** sim may follow a real vendor in a chain only when this is true (its answers say X-Simulated). */
+    allowSimFallback: Type.Optional(Type.Boolean()),
+    /** A market × resource that no adapter in its chain can serve: boot error instead of a warning. */
+    strict: Type.Optional(Type.Boolean()),
   }),
   /** Options per adapter id; the `sim` block is used by the embedded default. */
   adapters: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
@@ -75,10 +83,57 @@ export const ConfigSchema = Type.Object({
   redis: Type.Object({
     /** Empty: single instance, no Redis. */
     url: Type.String(),
+    /** Instances sharing this Redis: while it is down each one admits rate limit ÷ instances. Default 1. */
+    instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+    /** A Redis command not answered within this many ms counts as a failure (frozen Redis). Default 250. */
+    commandTimeoutMs: Type.Optional(Ms(10, 10_000)),
+    /** Cross-instance fill lock lifetime (a dead holder's lock expires after it), ms. Default 5000. */
+    fillLockMs: Type.Optional(Ms(100, 120_000)),
   }),
+  auth: Type.Optional(Type.Object({
+    /** Failed authentications (wrong key) per client address per minute; then 429. Default 30. */
+    failuresPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+  })),
   limits: Type.Object({
     /** Symbols per request when a plan does not set its own cap. */
     defaultMaxSymbols: Type.Integer({ minimum: 1, maximum: 10_000 }),
+  }),
+  /** Candle history store (src/store/): raw closed 1m/1d bars fetched from each vendor once. */
+  history: Type.Optional(Type.Object({
+    /** Off: candles go to the vendor as before. Default true. */
+    enabled: Type.Optional(Type.Boolean()),
+    /** sqlite (embedded file, default) or postgres (DATABASE_URL; shared by several instances). */
+    backend: Type.Optional(Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')])),
+    /** SQLite file; its directory is created. Default data/history.sqlite. */
+    sqlitePath: Type.Optional(Type.String({ minLength: 1 })),
+    /** Days of bars kept per base period; 0 keeps forever. Defaults 1m: 60, 1d: 0. */
+    retentionDays: Type.Optional(Type.Object({
+      '1m': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),
+      '1d': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),
+    })),
+    /** Newest closed bars re-fetched once after the next session close. Defaults 2 and 30. */
+    revision: Type.Optional(Type.Object({
+      dailyBars: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+      minuteBars: Type.Optional(Type.Integer({ minimum: 0, maximum: 2400 })),
+    })),
+    /** Adapter ids whose candles bypass the store. */
+    disabledAdapters: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** `history warm`: pause between vendor calls, ms. Default 200. */
+    warmPauseMs: Type.Optional(Ms(0, 60_000)),
+  })),
+  /** WebSocket streaming (/v1/ws/stream, /v1/ws/quotes). */
+  stream: Type.Object({
+    /** How often subscribed, in-session symbols are refreshed and changes pushed, ms. */
+    tickMs: Ms(100, 60_000),
+    /** Per-connection send-buffer bound: above half of it updates are conflated; when queued plus
+     * held-back bytes pass it (or after conflating for slowCloseMs) the connection is closed with 1013. */
+    sendBufferBytes: Type.Integer({ minimum: 16_384, maximum: 256 * 1024 * 1024 }),
+    /** How long a client may stay behind (conflating) before it is closed, ms. */
+    slowCloseMs: Ms(1000, 600_000),
+    /** Largest client message accepted; bigger ones close the connection with 1009. */
+    maxPayloadBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024 }),
+    /** Server ping interval; a connection that missed the previous pong is terminated, ms. */
+    pingIntervalMs: Ms(1000, 600_000),
   }),
 });
 

@@ -183,7 +183,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     router,
     tiers,
     now,
-    deadlineMs: config.upstream.deadlineMs,
     isSimulated: (id) => simulated.has(id),
     onLookup: (resource, result) => metrics.cacheLookups.inc({ layer: 'data', resource, result }),
     onJoin: (resource, joined) => metrics.singleflightWaiters.inc({ resource }, joined),

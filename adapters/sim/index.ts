@@ -12,6 +12,7 @@ import { createFaultInjector, type FaultOptions, type LatencyOptions } from './f
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
 import { createSimMarket, minuteBarsToCandles } from './market.ts';
 import type { MinuteBars } from './minute.ts';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
 import { syntheticSymbols } from './synthetic.ts';
 
@@ -32,6 +33,18 @@ export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
   rawPrices: true,
   amount: true,
 }) as AdapterCapabilities;
+
+const MINUTE_SLICE = 5_000;
+
+function concatCandles(parts: Candles[]): Candles {
+  const pick = (column: keyof Candles) => parts.flatMap((part) => part[column] ?? []);
+  const out: Candles = {
+    timestamp: pick('timestamp'), open: pick('open'), high: pick('high'), low: pick('low'),
+    close: pick('close'), volume: pick('volume'), amount: pick('amount'),
+  };
+  if (parts.length > 0 && parts.every((part) => part.prev_close !== undefined)) out.prev_close = pick('prev_close');
+  return out;
+}
 
 const NO_MINUTES: MinuteBars = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
 
@@ -66,6 +79,30 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       if (value !== undefined) out.set(inst.symbol, value);
     }
     return out;
+  };
+
+  /**
+   * Long minute windows are generated newest-first in slices of MINUTE_SLICE bars with a turn of
+   * the event loop between them: the sim runs in the service's process, and 120,000 bars in one
+   * go would hold every other request (a real vendor's bars arrive over a socket instead).
+   */
+  const minutesInSlices = async (inst: SimInstrument, window: { start?: number; end?: number; count?: number }, now: number): Promise<Candles> => {
+    const wanted = window.count ?? Number.POSITIVE_INFINITY;
+    if (wanted <= MINUTE_SLICE) return market.minuteCandles(inst, window, now);
+    const slices: Candles[] = [];
+    let end = window.end;
+    let left = wanted;
+    while (left > 0) {
+      const slice = market.minuteCandles(inst, { start: window.start, end, count: Math.min(MINUTE_SLICE, left) }, now);
+      const n = slice.timestamp.length;
+      if (n === 0) break;
+      slices.unshift(slice);
+      left -= n;
+      end = slice.timestamp[0] - 1;
+      if (n < Math.min(MINUTE_SLICE, left + n)) break;
+      await yieldToLoop();
+    }
+    return concatCandles(slices);
   };
 
   return {
@@ -103,7 +140,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       if (inst === undefined) return undefined;
       const now = deps.now();
       const window = { start: query.start, end: query.end, count: query.count };
-      const c = query.period === '1m' ? market.minuteCandles(inst, window, now) : market.dailyCandles(inst, window, now);
+      const c = query.period === '1m' ? await minutesInSlices(inst, window, now) : market.dailyCandles(inst, window, now);
       return checked(c, 'candles', inst.symbol);
     },
 

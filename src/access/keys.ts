@@ -1,16 +1,23 @@
 // API keys and plans (DESIGN.md 4.5): a YAML file of plans and SHA-256 key hashes, looked up by
 // hash and confirmed with a constant-time comparison. The key itself is never stored or logged.
+// A key may carry `created` and `expires` (ISO dates); past `expires` it no longer authenticates
+// (rotate-key leaves the old key valid for a grace period this way).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { existsSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
-import { schemaProblems } from '../../config/load.ts';
+import { ConfigError, readYamlWithSources, schemaProblems, sourceOf, type Sources } from '../../config/load.ts';
 import type { Region } from '../domain.ts';
 
 export const FEATURES = [
   'quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
+
+/** Plan defaults for the optional fields. */
+export const PLAN_DEFAULTS = { maxSubscriptions: 200, maxConnections: 10, maxBars: 500_000 } as const;
+
+/** An ISO date (UTC midnight) or a date-time with an explicit zone: never a local-time guess. */
+const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
 
 const PlanSchema = Type.Object({
   markets: Type.Array(Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US')]), { maxItems: 3 }),
@@ -20,6 +27,12 @@ const PlanSchema = Type.Object({
     window_ms: Type.Integer({ minimum: 100, maximum: 86_400_000 }),
   }),
   max_symbols: Type.Integer({ minimum: 1, maximum: 10_000 }),
+  /** Streaming: symbols subscribed at once per connection. Default 200. */
+  max_subscriptions: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  /** Streaming: concurrent connections per key. Default 10. */
+  max_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+  /** Bars × symbols one request may ask for. Default 500000. */
+  max_bars: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
 });
 
 const KeysFileSchema = Type.Object({
@@ -29,6 +42,8 @@ const KeysFileSchema = Type.Object({
     plan: Type.String({ minLength: 1 }),
     sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
     demo: Type.Optional(Type.Boolean()),
+    created: Type.Optional(Type.String({ pattern: ISO_DATE })),
+    expires: Type.Optional(Type.String({ pattern: ISO_DATE })),
   })),
 });
 
@@ -40,6 +55,9 @@ export interface Plan {
   features: ReadonlySet<Feature>;
   rateLimit: { max: number; windowMs: number };
   maxSymbols: number;
+  maxSubscriptions: number;
+  maxConnections: number;
+  maxBars: number;
 }
 
 export interface KeyEntry {
@@ -47,16 +65,49 @@ export interface KeyEntry {
   plan: Plan;
   demo: boolean;
   hash: Buffer;
+  created?: string;
+  /** Epoch ms from which the key no longer authenticates. */
+  expiresAt?: number;
+}
+
+export class KeysFileError extends ConfigError {
+  constructor(problems: string[], source: string) {
+    super(problems, source === 'keys file' ? source : `keys file ${source}`);
+    this.name = 'KeysFileError';
+  }
 }
 
 export function sha256Hex(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** Parse and validate a keys file's content; every problem reported at once. */
-export function parseKeysFile(data: unknown, source = 'keys file'): KeyStoreSnapshot {
-  const problems = schemaProblems(KeysFileSchema, data).map((p) => `${source}${p}`);
-  if (problems.length > 0) throw new Error(`invalid ${source}:\n  - ${problems.join('\n  - ')}`);
+function at(sources: Sources, segments: string[]): string {
+  const found = sourceOf(sources, segments);
+  return found === undefined ? '' : ` (${found})`;
+}
+
+/**
+ * Parse and validate a keys file's content in one pass: schema, unknown plans and duplicate ids
+ * are all reported together. `sources` (from readYamlWithSources) adds file:line to each problem.
+ */
+export function parseKeysFile(data: unknown, source = 'keys file', sources: Sources = new Map()): KeyStoreSnapshot {
+  const problems = schemaProblems(KeysFileSchema, data, sources);
+  const raw = (typeof data === 'object' && data !== null ? data : {}) as { plans?: unknown; keys?: unknown };
+  const planNames = typeof raw.plans === 'object' && raw.plans !== null ? Object.keys(raw.plans) : [];
+  const firstIndex = new Map<string, number>();
+  (Array.isArray(raw.keys) ? raw.keys : []).forEach((key: unknown, i) => {
+    if (typeof key !== 'object' || key === null) return;
+    const { id, plan } = key as { id?: unknown; plan?: unknown };
+    if (typeof plan === 'string' && plan !== '' && !planNames.includes(plan)) {
+      problems.push(`keys[${i}].plan: key ${String(id)} names unknown plan ${plan}${at(sources, ['keys', String(i), 'plan'])}; plans: ${planNames.join(', ') || 'none'}`);
+    }
+    if (typeof id !== 'string') return;
+    const first = firstIndex.get(id);
+    if (first !== undefined) problems.push(`keys[${i}].id: duplicate key id ${id}${at(sources, ['keys', String(i), 'id'])}; first used by keys[${first}]`);
+    else firstIndex.set(id, i);
+  });
+  if (problems.length > 0) throw new KeysFileError(problems, source);
+
   const file = data as KeysFile;
   const plans = new Map<string, Plan>();
   for (const [name, plan] of Object.entries(file.plans)) {
@@ -66,21 +117,23 @@ export function parseKeysFile(data: unknown, source = 'keys file'): KeyStoreSnap
       features: new Set(plan.features),
       rateLimit: { max: plan.rate_limit.max, windowMs: plan.rate_limit.window_ms },
       maxSymbols: plan.max_symbols,
+      maxSubscriptions: plan.max_subscriptions ?? PLAN_DEFAULTS.maxSubscriptions,
+      maxConnections: plan.max_connections ?? PLAN_DEFAULTS.maxConnections,
+      maxBars: plan.max_bars ?? PLAN_DEFAULTS.maxBars,
     });
   }
   const byHash = new Map<string, KeyEntry>();
-  const ids = new Set<string>();
-  const errors: string[] = [];
   for (const key of file.keys) {
-    const plan = plans.get(key.plan);
-    if (plan === undefined) errors.push(`${source}: key ${key.id} names unknown plan ${key.plan}`);
-    if (ids.has(key.id)) errors.push(`${source}: duplicate key id ${key.id}`);
-    ids.add(key.id);
-    if (plan === undefined) continue;
     const hex = key.sha256.toLowerCase();
-    byHash.set(hex, { id: key.id, plan, demo: key.demo === true, hash: Buffer.from(hex, 'hex') });
+    byHash.set(hex, {
+      id: key.id,
+      plan: plans.get(key.plan)!,
+      demo: key.demo === true,
+      hash: Buffer.from(hex, 'hex'),
+      ...(key.created !== undefined ? { created: key.created } : {}),
+      ...(key.expires !== undefined ? { expiresAt: Date.parse(key.expires) } : {}),
+    });
   }
-  if (errors.length > 0) throw new Error(`invalid ${source}:\n  - ${errors.join('\n  - ')}`);
   return { plans, byHash };
 }
 
@@ -89,22 +142,33 @@ export interface KeyStoreSnapshot {
   byHash: Map<string, KeyEntry>;
 }
 
+/** How to make a keys file, for the message when there is none. */
+export function missingKeysFileHint(path: string): string {
+  return `the keys file ${path} does not exist (it holds the plans and API key hashes; set its path with keys.file in the config or KEYS_FILE). `
+    + `Create one from the example: cp config/keys.yaml ${path} (then remove its demo key), and add keys with `
+    + `npm run cli -- create-key --keys-file ${path} --id <label> --plan <plan>`;
+}
+
 export function loadKeysFile(path: string): KeyStoreSnapshot {
-  return parseKeysFile(parseYaml(readFileSync(path, 'utf8')), path);
+  if (!existsSync(path)) throw new KeysFileError([missingKeysFileHint(path)], path);
+  const { data, sources } = readYamlWithSources(path, 'keys file');
+  return parseKeysFile(data, path, sources);
 }
 
 /** The live key set; `reload()` swaps it atomically (SIGHUP), keeping the old one on error. */
 export class KeyStore {
   #snapshot: KeyStoreSnapshot;
   readonly path: string | undefined;
+  readonly #now: () => number;
 
-  constructor(snapshot: KeyStoreSnapshot, path?: string) {
+  constructor(snapshot: KeyStoreSnapshot, path?: string, now: () => number = Date.now) {
     this.#snapshot = snapshot;
     this.path = path;
+    this.#now = now;
   }
 
-  static fromFile(path: string): KeyStore {
-    return new KeyStore(loadKeysFile(path), path);
+  static fromFile(path: string, now?: () => number): KeyStore {
+    return new KeyStore(loadKeysFile(path), path, now);
   }
 
   reload(): KeyStoreSnapshot {
@@ -113,12 +177,13 @@ export class KeyStore {
     return this.#snapshot;
   }
 
-  /** Look a presented key up by its hash, then confirm in constant time. */
+  /** Look a presented key up by its hash, then confirm in constant time; an expired key is unknown. */
   lookup(presented: string): KeyEntry | undefined {
     const digest = createHash('sha256').update(presented, 'utf8').digest();
     const entry = this.#snapshot.byHash.get(digest.toString('hex'));
     if (entry === undefined) return undefined;
-    return timingSafeEqual(entry.hash, digest) ? entry : undefined;
+    if (!timingSafeEqual(entry.hash, digest)) return undefined;
+    return entry.expiresAt !== undefined && this.#now() >= entry.expiresAt ? undefined : entry;
   }
 
   get demoKeyIds(): string[] {

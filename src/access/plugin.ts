@@ -51,8 +51,14 @@ function tooMany(message: string, decision: LimitDecision, headers: Record<strin
 }
 
 export interface Access {
-  /** The key's rate-limit decision without a promise (no Redis), for the cache-hit fast path. */
-  limitSync(entry: KeyEntry): LimitDecision | undefined;
+  /**
+   * The key's rate-limit decision without a promise (no Redis), for the cache-hit fast path;
+   * undefined sends the request the normal way. `address` (the client address as request.ip would
+   * give it) lets a key served only by the fast path count as known from that address, so a
+   * failed-key block there does not lock it out later. While any address is blocked for wrong
+   * keys, the normal path decides everything (it alone applies the block).
+   */
+  limitSync(entry: KeyEntry, address?: string): LimitDecision | undefined;
 }
 
 /** Registers the access hook. */
@@ -84,6 +90,7 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     limiter: failureLimiter, budget: failureBudget, windowMs: AUTH_FAILURE_WINDOW_MS, now, redis, health,
     prefix: AUTH_FAILURE_PREFIX, timeoutMs,
   });
+  let blockSeenUntil = 0;
   const failureMessage = `too many failed authentications from this address (at most ${failureBudget} a minute)`;
 
   const exempt = (request: FastifyRequest) => {
@@ -100,6 +107,7 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
       if (error instanceof AppError && error.reason === 'INVALID_API_KEY') {
         const blocked = await failures.refuse(request.ip);
         if (blocked !== undefined) {
+          blockSeenUntil = now() + AUTH_FAILURE_WINDOW_MS;
           metrics.rateLimited.inc();
           throw tooMany(failureMessage, blocked, {});
         }
@@ -123,6 +131,11 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     reply.headers(headers);
   });
   return {
-    limitSync: (entry) => limiter.consumeSync?.(`key:${entry.id}`, entry.plan.rateLimit.max, entry.plan.rateLimit.windowMs),
+    limitSync: (entry, address) => {
+      if (now() < blockSeenUntil) return undefined;
+      const decision = limiter.consumeSync?.(`key:${entry.id}`, entry.plan.rateLimit.max, entry.plan.rateLimit.windowMs);
+      if (decision !== undefined && address !== undefined) failures.seen(address, entry.id);
+      return decision;
+    },
   };
 }

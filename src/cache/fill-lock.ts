@@ -4,6 +4,8 @@
 //   createFillLock({ redis, subscriber, prefix, lockTtlMs, now, health?, pollMs? }): FillLock
 //   lock.run<T>(key, { deadlineAt }, fill, readFilled): Promise<T>
 //   lock.close()
+//   fillThroughTier(lock, tier, key, deadlineAt, fetch): Promise<{ value, fetched, hit? }>
+//     the loader's one call: fetch under the lock, store in the Redis tier, waiters read it there
 //
 // run: SET <prefix>lock:<key> <token> NX PX lockTtlMs.
 //   Won → readFilled() once more (another holder may have just finished), else fill(); then
@@ -17,7 +19,8 @@
 // holder is not joined by a second filler.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { softly, type RedisHealth } from '../redis.ts';
+import { commandTimeoutOf, softly, type RedisHealth } from '../redis.ts';
+import type { Tier, TierHit, TierSetOptions } from './tier.ts';
 
 export interface FillLockOptions {
   redis: Redis;
@@ -30,7 +33,7 @@ export interface FillLockOptions {
   health?: RedisHealth;
   /** Longest wait between checks when no publish arrives, ms (default 100). */
   pollMs?: number;
-  /** Ceiling of one Redis command, ms (default 250). */
+  /** Ceiling of one Redis command, ms (default: the client's, redis.ts, else 250). */
   timeoutMs?: number;
 }
 
@@ -44,7 +47,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 export function createFillLock(options: FillLockOptions): FillLock {
   const { redis, subscriber, prefix, lockTtlMs, now, health } = options;
   const pollMs = options.pollMs ?? 100;
-  const timeoutMs = options.timeoutMs ?? 250;
+  const timeoutMs = options.timeoutMs ?? commandTimeoutOf(redis) ?? 250;
   const channel = `${prefix}filled`;
   const waiters = new Map<string, Set<() => void>>();
 
@@ -108,4 +111,32 @@ export function createFillLock(options: FillLockOptions): FillLock {
       await subscriber.unsubscribe(channel).catch(() => undefined);
     },
   };
+}
+
+/**
+ * The one call the loader makes on a miss when Redis is configured: fetch under the lock, store in
+ * the shared tier before releasing waiters, and let waiters read the fresh value from that tier.
+ * `fetch` gives the value with its tier windows; the result says whether this call fetched.
+ */
+export async function fillThroughTier<V>(
+  lock: FillLock,
+  tier: Tier<V>,
+  key: string,
+  deadlineAt: number,
+  fetch: () => Promise<{ value: V; set: TierSetOptions }>,
+): Promise<{ value: V; fetched: boolean; hit?: TierHit<V> }> {
+  let fetched = false;
+  let hit: TierHit<V> | undefined;
+  const value = await lock.run(key, { deadlineAt }, async () => {
+    const produced = await fetch();
+    fetched = true;
+    await tier.set(key, produced.value, produced.set);
+    return produced.value;
+  }, async () => {
+    const found = await tier.get(key);
+    if (found === undefined || found.state !== 'fresh') return undefined;
+    hit = found;
+    return found.value;
+  });
+  return hit !== undefined && !fetched ? { value, fetched, hit } : { value, fetched };
 }

@@ -62,8 +62,6 @@ export interface LoaderOptions {
   /** In order; the first is the in-process tier. Empty: no caching at all. */
   tiers: Tier<DataEntry>[];
   now: () => number;
-  /** Default deadline for a fetch, ms, when the caller gives none. */
-  deadlineMs: number;
   isSimulated(adapterId: string): boolean;
   onLookup?(resource: Resource, result: 'hit' | 'miss' | 'stale' | 'expired'): void;
   onJoin?(resource: Resource, joined: number): void;
@@ -109,7 +107,8 @@ export class Loader {
   }
 
   /** Load `queries` of one resource (any markets): see the header. */
-  async load<Q, T>(spec: ResourceSpec<Q, T>, queries: readonly Q[], options: { deadlineAt?: number } = {}): Promise<LoadResult<T>> {
+  async load<Q, T>(spec: ResourceSpec<Q, T>, queries: readonly Q[], options: { neededAt?: number } = {}): Promise<LoadResult<T>> {
+    const neededAt = options.neededAt ?? this.#o.now();
     const status = emptyStatus();
     const items = new Map<string, T>();
     const unknown: string[] = [];
@@ -148,12 +147,11 @@ export class Loader {
     }
 
     if (toRefresh.length > 0) {
-      const refreshing = this.#fetchMany(spec, toRefresh, this.#o.now() + this.#o.deadlineMs);
+      const refreshing = this.#fetchMany(spec, toRefresh, this.#o.now());
       for (const promise of refreshing.values()) promise.catch(() => undefined);
     }
     if (toFetch.length > 0) {
-      const deadlineAt = options.deadlineAt ?? this.#o.now() + this.#o.deadlineMs;
-      const pending = this.#fetchMany(spec, toFetch, deadlineAt);
+      const pending = this.#fetchMany(spec, toFetch, neededAt);
       const settled = await Promise.allSettled(toFetch.map((item) => pending.get(item.key) as Promise<DataEntry>));
       settled.forEach((outcome, index) => {
         const item = toFetch[index];
@@ -170,6 +168,8 @@ export class Loader {
           take(item.id, entry);
           return;
         }
+        // The vendor was asked (and failed): never a HIT.
+        status.miss = true;
         failed.set(item.id, error);
       });
     }
@@ -179,7 +179,7 @@ export class Loader {
   }
 
   /** One key's value, or throws its upstream error (single-key resources: candles, intraday, pools). */
-  async loadOne<Q, T>(spec: ResourceSpec<Q, T>, query: Q, options: { deadlineAt?: number } = {}): Promise<{ value: T | undefined; status: DataStatus }> {
+  async loadOne<Q, T>(spec: ResourceSpec<Q, T>, query: Q, options: { neededAt?: number } = {}): Promise<{ value: T | undefined; status: DataStatus }> {
     const result = await this.load(spec, [query], options);
     const id = spec.key(query);
     const error = result.failed.get(id);
@@ -191,7 +191,7 @@ export class Loader {
    * Start (or join) fetches for `wanted`: keys already in flight are joined; the rest are grouped
    * per market into chunks of the chain's smallest maxBatch, one adapter call each.
    */
-  #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, deadlineAt: number): Map<string, Promise<DataEntry>> {
+  #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, neededAt: number): Map<string, Promise<DataEntry>> {
     const out = new Map<string, Promise<DataEntry>>();
     const missing = new Map<Region, Array<{ key: string; query: Q }>>();
     let joined = 0;
@@ -215,7 +215,7 @@ export class Loader {
       const size = spec.batch ? this.#batchSize(spec, region, group[0].query) : 1;
       for (let i = 0; i < group.length; i += size) {
         const chunk = group.slice(i, i + size);
-        const loaded = this.#fetchChunk(spec, region, chunk, deadlineAt);
+        const loaded = this.#fetchChunk(spec, region, chunk, neededAt);
         for (const item of chunk) {
           const entry = loaded.then((entries) => entries.get(item.key) as DataEntry);
           const settle = () => {
@@ -237,10 +237,10 @@ export class Loader {
     return Number.isFinite(size) ? Math.max(1, size) : 1;
   }
 
-  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, deadlineAt: number): Promise<Map<string, DataEntry>> {
+  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, DataEntry>> {
     const queries = chunk.map((item) => item.query);
     const { value: found, adapter } = await this.#o.router.run(
-      spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need: spec.need?.(queries[0]), deadlineAt },
+      spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need: spec.need?.(queries[0]), neededAt },
     );
     this.#o.onFetched?.(adapter.id, region);
     const now = this.#o.now();

@@ -1,7 +1,11 @@
 // The one error handler: every error body in the service is shaped here (DESIGN.md 4.6):
 // {code, message, error, request_id, details?} (+ retry_after_ms on 429), Cache-Control: no-store.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type Reason } from '../errors.ts';
+import { requestId } from './logging.ts';
 
 const PARAM_REASON: Record<string, Reason> = {
   symbol: 'INVALID_SYMBOL',
@@ -107,4 +111,128 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     .header('cache-control', 'no-store')
     .header('content-type', 'application/json; charset=utf-8')
     .send(JSON.stringify(errorBody(error, String(request.id), retryAfterMs)));
+}
+
+// ---- malformed HTTP, answered before Fastify sees a request (issue 14.7) ----------------------
+
+/**
+ * The request line plus all header lines may take at most this many bytes (node's default, made
+ * explicit). Past it node's parser fails with HPE_HEADER_OVERFLOW and the client gets 431
+ * HEADERS_TOO_LARGE: a URL longer than about 16 KB, or a few thousand headers, gets that answer.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * node:http options for `Fastify({ http: HTTP_SERVER_OPTIONS })`. node answers a missing Host
+ * with an empty 400 of its own, without telling anyone; turning that off lets `requireHost`
+ * (an onRequest hook) give the same 400 with our body.
+ */
+export const HTTP_SERVER_OPTIONS: ServerOptions = { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES };
+
+interface ClientError extends Error {
+  code?: string;
+}
+
+/** A complete HTTP/1.1 error response with our body, for when there is no FastifyReply. */
+export function rawErrorResponse(error: AppError, id: string): string {
+  const body = JSON.stringify(errorBody(error, id));
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n`
+    + 'Content-Type: application/json; charset=utf-8\r\n'
+    + `Content-Length: ${Buffer.byteLength(body)}\r\n`
+    + 'Cache-Control: no-store\r\n'
+    + 'Connection: close\r\n'
+    + `X-Request-Id: ${id}\r\n`
+    + `\r\n${body}`;
+}
+
+/** The AppError for a node:http parser or socket error (`clientError` event). */
+export function clientErrorToAppError(err: ClientError): AppError {
+  const code = err.code ?? '';
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return new AppError('HEADERS_TOO_LARGE', `the request line and headers must not exceed ${MAX_HEADER_BYTES} bytes`, {
+      details: { max_header_bytes: MAX_HEADER_BYTES },
+    });
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('REQUEST_TIMEOUT', 'the request was not received in time');
+  // The parser's code (HPE_INVALID_METHOD, HPE_UNEXPECTED_CONTENT_LENGTH, ...) says what was wrong
+  // without echoing anything the client sent.
+  return new AppError('INVALID_PARAMETER', 'the request is not valid HTTP/1.1', {
+    details: code.startsWith('HPE_') ? { parser: code } : undefined,
+  });
+}
+
+/**
+ * Fastify's `clientErrorHandler` server option (Fastify binds it to the instance and listens to
+ * node's `clientError`): answers a request node could not parse with our JSON error body and
+ * closes the connection. Nothing is written when a response on this socket has already started
+ * (a pipelined request behind it): that would corrupt the stream, so the socket is just closed.
+ */
+export function clientErrorHandler(this: FastifyInstance | undefined, err: ClientError, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  const error = clientErrorToAppError(err);
+  this?.log?.info({ reason: error.reason, status: error.status, parser: err.code }, 'malformed request rejected');
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!socket.writable || (inFlight && inFlight.headersSent)) {
+    socket.destroy();
+    return;
+  }
+  writeAndClose(socket, rawErrorResponse(error, randomUUID()));
+}
+
+/**
+ * node's `checkExpectation` listener: any `Expect` other than 100-continue gets 417 with our body
+ * (without a listener node sends an empty 417).
+ */
+export function expectationFailedHandler(req: IncomingMessage, res: ServerResponse): void {
+  const error = new AppError('EXPECTATION_FAILED', 'only Expect: 100-continue is supported');
+  const body = JSON.stringify(errorBody(error, requestId(req)));
+  res.shouldKeepAlive = false;
+  res.writeHead(error.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    connection: 'close',
+  });
+  res.end(body);
+}
+
+/**
+ * node's `connect` listener: without one node closes a CONNECT request's socket with no answer at
+ * all. We are not a proxy: 405 with our body, then close.
+ */
+export function connectMethodHandler(req: IncomingMessage, socket: Duplex): void {
+  const error = new AppError('METHOD_NOT_ALLOWED', 'CONNECT is not supported');
+  writeAndClose(socket, rawErrorResponse(error, requestId(req)));
+}
+
+/** end() flushes before closing; the timer bounds a peer that never reads. */
+function writeAndClose(socket: Duplex, response: string): void {
+  const timer = setTimeout(() => socket.destroy(), 1_000);
+  timer.unref();
+  socket.end(response, () => {
+    clearTimeout(timer);
+    socket.destroy();
+  });
+}
+
+/** onRequest hook: an HTTP/1.1 request without Host is a 400 (RFC 9112 3.2), with our body. */
+export async function requireHost(request: FastifyRequest): Promise<void> {
+  const raw = request.raw;
+  if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
+    // The peer does not speak HTTP/1.1 as we do: do not keep its connection.
+    throw new AppError('INVALID_PARAMETER', 'the Host header is required', { details: { header: 'host' }, headers: { connection: 'close' } });
+  }
+}
+
+/**
+ * Everything of issue 14.7 that is not a constructor option: the `checkExpectation` and `connect`
+ * listeners and the Host check. Call once right after `Fastify({...})` (before other onRequest hooks).
+ */
+export function installClientErrorHandling(app: FastifyInstance): void {
+  app.server.on('checkExpectation', expectationFailedHandler);
+  app.server.on('connect', connectMethodHandler);
+  app.addHook('onRequest', requireHost);
 }

@@ -1,5 +1,68 @@
-// The market explorer page at /explorer. Placeholder: registered by buildApp.
-import type { FastifyInstance } from 'fastify';
+// The market explorer at /explorer: static files from public/explorer/ plus TradingView's
+// lightweight-charts straight from node_modules (no build step, nothing fetched from elsewhere).
+// Keyless and outside the rate limit: the page asks for the key itself and sends it on each
+// /v1 call, which is where the key's limit is counted.
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { AppError } from '../errors.ts';
 import type { AppContext } from './context.ts';
 
-export default async function explorerRoutes(_app: FastifyInstance, _ctx: AppContext): Promise<void> {}
+export const EXPLORER_ROOT = fileURLToPath(new URL('../../public/explorer/', import.meta.url));
+export const CHARTS_FILE = 'lightweight-charts.standalone.production.mjs';
+/** The package's dist folder, found through its own entry point rather than a fixed node_modules path. */
+export const CHARTS_DIR = dirname(fileURLToPath(import.meta.resolve('lightweight-charts')));
+
+/** Only the service's own origin; no inline script or style; no framing. */
+export const EXPLORER_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The page revalidates on every load (it names the asset versions); assets are reused for an hour. */
+export const HTML_CACHE = 'no-cache';
+export const ASSET_CACHE = 'public, max-age=3600';
+export const VENDOR_CACHE = 'public, max-age=86400';
+
+const publicRoute = { public: true, rateLimit: false } as const;
+
+export default async function explorerRoutes(app: FastifyInstance, _ctx: AppContext): Promise<void> {
+  // Served files are fixed at startup: a name outside this list is a 404, never a path lookup.
+  const assets = new Set(readdirSync(EXPLORER_ROOT).filter((name) => /^[a-z0-9-]+\.(js|css|svg)$/.test(name)));
+
+  await app.register(async (scope) => {
+    await scope.register(fastifyStatic, { root: [EXPLORER_ROOT, CHARTS_DIR], serve: false });
+
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      reply.header('content-security-policy', EXPLORER_CSP);
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+      return payload;
+    });
+
+    const send = (reply: FastifyReply, file: string, root: string, cacheControl: string) => {
+      reply.header('cache-control', cacheControl);
+      return reply.sendFile(file, root, { cacheControl: false });
+    };
+
+    const page = { config: publicRoute, schema: { hide: true } };
+    scope.get('/explorer', page, (_request, reply) => send(reply, 'index.html', EXPLORER_ROOT, HTML_CACHE));
+    scope.get('/explorer/', page, (_request, reply) => send(reply, 'index.html', EXPLORER_ROOT, HTML_CACHE));
+    scope.get('/explorer/vendor/lightweight-charts.mjs', page, (_request, reply) => send(reply, CHARTS_FILE, CHARTS_DIR, VENDOR_CACHE));
+    scope.get<{ Params: { file: string } }>('/explorer/:file', page, (request, reply) => {
+      const file = request.params.file;
+      if (!assets.has(file)) throw new AppError('NOT_FOUND', `no explorer file ${file.slice(0, 60)}`);
+      return send(reply, file, EXPLORER_ROOT, ASSET_CACHE);
+    });
+  });
+}

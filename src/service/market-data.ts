@@ -185,6 +185,8 @@ export class MarketDataService {
       if (outcome.status === 'rejected') {
         if (isAppError(outcome.reason) && outcome.reason.status < 500) throw outcome.reason;
         failed.set(symbol, outcome.reason);
+        // The vendor was asked (and failed): never a HIT.
+        status.miss = true;
       } else if (outcome.value === undefined) {
         unknown.push(symbol);
       } else {

@@ -1,5 +1,151 @@
-// WebSocket streaming (/v1/ws/stream, /v1/ws/quotes). Placeholder: registered by buildApp.
-import type { FastifyInstance } from 'fastify';
+// WebSocket streaming: GET /v1/ws/stream (channels quotes, depth) and the legacy quotes-only
+// GET /v1/ws/quotes (reference/tickflow-compat.md 2.9), through @fastify/websocket so the
+// handshake runs the app's own hooks: the key is checked (401) and the plan's features and the
+// connection cap (403, 429) before the upgrade, and refusals carry the JSON error body.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import websocket from '@fastify/websocket';
+import type WebSocket from 'ws';
+import type { KeyEntry } from '../access/keys.ts';
+import { authorize } from '../access/guard.ts';
+import { AppError, isAppError } from '../errors.ts';
 import type { AppContext } from '../routes/context.ts';
+import { StreamHub } from './hub.ts';
+import { maxConnections, MessageLimiter } from './limits.ts';
+import { createStreamMetrics } from './metrics.ts';
+import { parseClientMessage } from './protocol.ts';
+import { streamRouteSchema } from './docs.ts';
 
-export default async function streamRoutes(_app: FastifyInstance, _ctx: AppContext): Promise<void> {}
+export { StreamHub } from './hub.ts';
+
+const hubs = new WeakMap<object, StreamHub>();
+
+/** The hub of an app (tests and benchmarks drive its ticks). */
+export function streamHub(app: FastifyInstance): StreamHub {
+  const hub = hubs.get(app.server);
+  if (hub === undefined) throw new Error('no stream hub registered on this app');
+  return hub;
+}
+
+const ROUTES = [
+  { url: '/v1/ws/stream', legacy: false },
+  { url: '/v1/ws/quotes', legacy: true },
+] as const;
+
+function keyOf(request: FastifyRequest): KeyEntry {
+  if (request.keyEntry === undefined) throw new AppError('MISSING_API_KEY', 'an API key is required');
+  return request.keyEntry;
+}
+
+export default async function streamRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const settings = ctx.config.stream;
+  const live = ctx.config.cache.ttl;
+  const metrics = createStreamMetrics(ctx.metrics.registry);
+  const hub = new StreamHub({
+    service: ctx.service,
+    now: ctx.now,
+    metrics,
+    log: app.log,
+    settings: {
+      tickMs: settings.tickMs,
+      sendBufferBytes: settings.sendBufferBytes,
+      slowCloseMs: settings.slowCloseMs,
+      pingIntervalMs: settings.pingIntervalMs,
+      // Long enough for entries cached just before the edge to expire and be read once more.
+      edgeGraceMs: Math.max(live.quotes.open, live.depth.open) + ctx.config.cache.staleWhileRevalidate.quotesMs + settings.tickMs,
+    },
+  });
+  hubs.set(app.server, hub);
+  const limiter = new MessageLimiter(ctx.now);
+
+  await app.register(websocket, {
+    options: {
+      maxPayload: settings.maxPayloadBytes,
+      // The official client offers permessage-deflate; small frames are not worth compressing.
+      perMessageDeflate: { threshold: 1024, serverMaxWindowBits: 15, concurrencyLimit: 10 },
+    },
+    preClose: async () => {
+      await hub.shutdown(Math.min(5_000, ctx.config.server.shutdownGraceMs || 5_000));
+      await new Promise<void>((resolve) => app.websocketServer.close(() => resolve()));
+    },
+    errorHandler: (error, socket, request) => {
+      request.log.warn({ err: error }, 'stream socket error');
+      socket.terminate();
+    },
+  });
+
+  for (const { url, legacy } of ROUTES) {
+    app.route({
+      method: 'GET',
+      url,
+      schema: streamRouteSchema(legacy),
+      // Refusals before the upgrade: HTTP status and our JSON body (the official client stops on 401/403).
+      preHandler: async (request) => {
+        const entry = keyOf(request);
+        const plan = entry.plan;
+        if (legacy || !(plan.features.has('quotes') || plan.features.has('depth'))) {
+          authorize(entry, { features: ['quotes'] });
+        }
+        if (!hub.admits(entry)) {
+          throw new AppError('TOO_MANY_CONNECTIONS', 'this key already has the most stream connections its plan allows; close one first', {
+            retryAfterSeconds: 3,
+            details: { max_connections: maxConnections(plan) },
+          });
+        }
+      },
+      // A refused handshake's socket left the HTTP server at 'upgrade': nothing else ends it.
+      onResponse: async (request) => {
+        if (String(request.headers.upgrade ?? '').toLowerCase() === 'websocket') request.raw.socket?.destroy();
+      },
+      handler: async (_request: FastifyRequest, _reply: FastifyReply) => {
+        throw new AppError('UPGRADE_REQUIRED', `${url} is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)`, {
+          headers: { upgrade: 'websocket', connection: 'Upgrade' },
+        });
+      },
+      wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+        const entry = keyOf(request);
+        if (!hub.admits(entry)) {
+          socket.close(1008, 'too many connections for this key');
+          return;
+        }
+        const client = hub.attach(entry, socket, url);
+        // Messages are handled in order per connection: a subscribe's snapshot precedes later acks.
+        let queue: Promise<void> = Promise.resolve();
+        socket.on('message', (data: WebSocket.RawData) => {
+          client.awaitingPong = false;
+          const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+          queue = queue.then(() => handleMessage(text)).catch((error: unknown) => {
+            request.log.error({ err: error }, 'stream message failed');
+          });
+        });
+        socket.on('close', () => {
+          hub.detach(client);
+          if (!hub.hasConnections(entry.id)) limiter.forget(entry.id);
+        });
+
+        async function handleMessage(text: string): Promise<void> {
+          if (client.closed) return;
+          const decision = limiter.consume(entry);
+          if (!decision.allowed) {
+            ctx.metrics.rateLimited.inc();
+            const { max, windowMs } = entry.plan.rateLimit;
+            hub.sendError(client, new AppError('RATE_LIMITED', `rate limit of ${max} messages per ${windowMs / 1000} s exceeded; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`), decision.retryAfterMs);
+            return;
+          }
+          try {
+            const message = parseClientMessage(text, legacy);
+            if (message.op === 'unsubscribe') {
+              hub.unsubscribe(client, message.channel, message.refs);
+              return;
+            }
+            // Any market or channel the plan lacks refuses the whole message, as REST does.
+            authorize(entry, { features: [message.channel], symbols: message.refs });
+            await hub.subscribe(client, message.channel, message.refs);
+          } catch (error) {
+            if (!isAppError(error)) throw error;
+            hub.sendError(client, error);
+          }
+        }
+      },
+    });
+  }
+}

@@ -1,7 +1,7 @@
 // One resilience layer per adapter (DESIGN.md 5), whatever the adapter (sim included):
-//   - one deadline: it starts when a request first needs the data (the caller passes `deadlineAt`),
-//     so waiting for a concurrency slot counts; the adapter gets it as ctx.signal and the call is
-//     raced against it in case an adapter ignores the signal;
+//   - one deadline, the adapter's own (`deadlineMs`): it starts when a request first needs the
+//     data (the caller passes `neededAt`), so waiting for a concurrency slot counts; the adapter
+//     gets it as ctx.signal and the call is raced against it in case an adapter ignores it;
 //   - one circuit breaker: verdicts per logical call; an answer (found, unknown, empty) is a
 //     success, a 4xx from the vendor is an answer, only timeouts / 5xx / network / unreadable
 //     bodies are failures, and a vendor 429 or a spent budget gives no verdict;
@@ -34,8 +34,8 @@ export interface AdapterHealth {
 export interface Resilience {
   readonly adapterId: string;
   readonly deadlineMs: number;
-  /** One logical adapter call; `deadlineAt` (epoch ms) defaults to now + deadlineMs. */
-  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, deadlineAt?: number): Promise<T>;
+  /** One logical adapter call, due `deadlineMs` after `neededAt` (epoch ms; default now). */
+  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number): Promise<T>;
   health(): AdapterHealth;
 }
 
@@ -69,9 +69,10 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
     'UPSTREAM_TIMEOUT', `${adapter.label} did not answer within ${settings.deadlineMs} ms`, { details: { adapter: adapter.id, resource } },
   );
 
-  async function admitted<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, deadlineAt: number): Promise<T> {
-    const left = deadlineAt - deps.now();
-    if (left <= 0) throw timeoutError(adapter, resource);
+  /** Runs once a concurrency slot is free; the deadline may have fired while it queued. */
+  async function admitted<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, signal: AbortSignal, deadlineAt: number): Promise<T> {
+    if (signal.aborted) throw signal.reason;
+    if (deps.now() >= deadlineAt) throw timeoutError(adapter, resource);
     let ticket;
     try {
       ticket = breaker.admit();
@@ -80,17 +81,14 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       throw error;
     }
     const started = performance.now();
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = timeoutError(adapter, resource);
-        controller.abort(error);
-        reject(error);
-      }, left);
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([fn({ signal: controller.signal }), deadline]);
+      // Raced in case an adapter ignores its signal.
+      const value = await Promise.race([fn({ signal }), aborted]);
       ticket.success();
       deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
       return value;
@@ -101,7 +99,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       if (isAppError(error)) throw error;
       throw new AppError('UPSTREAM_ERROR', `${adapter.label} failed`, { cause: error, details: { adapter: adapter.id, resource } });
     } finally {
-      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort as () => void);
       ticket.release();
     }
   }
@@ -109,7 +107,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
   return {
     adapterId,
     deadlineMs: settings.deadlineMs,
-    call(adapter, resource, fn, deadlineAt = deps.now() + settings.deadlineMs) {
+    call(adapter, resource, fn, neededAt = deps.now()) {
       // Fail fast while open, before queueing behind the concurrency cap.
       if (breaker.state() === 'open') {
         try {
@@ -124,7 +122,24 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
           retryAfterSeconds: 1, details: { adapter: adapter.id, resource },
         }));
       }
-      return limit(() => admitted(adapter, resource, fn, deadlineAt));
+      // The deadline runs from the moment the data was needed: time queued for a slot counts.
+      const deadlineAt = neededAt + settings.deadlineMs;
+      if (deps.now() >= deadlineAt) {
+        deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
+        return Promise.reject(timeoutError(adapter, resource));
+      }
+      const controller = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = timeoutError(adapter, resource);
+          controller.abort(error);
+          reject(error);
+        }, Math.max(0, deadlineAt - deps.now()));
+      });
+      const run = limit(() => admitted(adapter, resource, fn, controller.signal, deadlineAt));
+      run.catch(() => undefined);
+      return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
     },
     health: () => ({
       circuit: breaker.state(),

@@ -73,11 +73,11 @@ export class AdapterRouter {
   /**
    * Run `call` on the first adapter of the chain; on an upstream failure (5xx AppError or an
    * unexpected exception) move to the next. Client errors (4xx) are answers, not failures.
-   * Each adapter's deadline starts when it is tried; the first one's when the data was needed.
+   * Each adapter's own deadline starts when it is tried; the first one's when the data was needed.
    */
   async run<T>(
     resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
-    options: { need?: Need; deadlineAt?: number } = {},
+    options: { need?: Need; neededAt?: number } = {},
   ): Promise<{ value: T; adapter: Adapter }> {
     const chain = this.chain(resource, region, options.need);
     if (chain.length === 0) {
@@ -90,9 +90,9 @@ export class AdapterRouter {
     for (const [index, adapter] of chain.entries()) {
       try {
         const resilience = this.#resilience.get(adapter.id);
-        const deadlineAt = index === 0 ? options.deadlineAt : undefined;
+        const neededAt = index === 0 ? options.neededAt : undefined;
         const value = resilience
-          ? await resilience.call(adapter, resource, (ctx) => call(adapter, ctx), deadlineAt)
+          ? await resilience.call(adapter, resource, (ctx) => call(adapter, ctx), neededAt)
           : await call(adapter, {});
         return { value, adapter };
       } catch (error) {

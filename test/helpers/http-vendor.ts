@@ -119,5 +119,10 @@ export function vendorQuote(code: string, price: number, time: number): VendorQu
 /** The response body parsed as JSON (the adapters' parse.ts does this in the service). */
 async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
   const res = await c.request(req);
-  return { status: res.status, headers: res.headers, body: res.text === '' ? undefined : JSON.parse(res.text) };
+  if (res.text === '') return { status: res.status, headers: res.headers, body: undefined };
+  try {
+    return { status: res.status, headers: res.headers, body: JSON.parse(res.text) };
+  } catch (cause) {
+    throw new AppError('UPSTREAM_BAD_RESPONSE', 'The upstream data source sent an unreadable response', { cause });
+  }
 }

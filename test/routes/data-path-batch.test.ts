@@ -86,11 +86,8 @@ describe.each(ROUTES)('$name: unknown vs failed symbols', (route) => {
     expect(count(v, route.method, FAILS)).toBe(3);
   });
 
-  // BUG: the repeat of a partial request says X-Cache: HIT (and X-Cache-Tier: memory) although a
-  // symbol failed upstream and the vendor was asked again: the loader records nothing in the
-  // DataStatus for a failed key, so cacheOutcome() sees only the other symbols' data-tier hits.
-  // Remove `.fails` once a response with failed symbols can no longer say HIT.
-  it.fails('a partial answer is never served as HIT, even when its other symbols come from the data cache', async () => {
+  // The vendor was asked again for the failed symbol: a partial answer is never a HIT.
+  it('a partial answer is never served as HIT, even when its other symbols come from the data cache', async () => {
     const { t, v } = await setup();
     v.failing.set(FAILS, new AppError('UPSTREAM_ERROR', 'vendor down'));
     await t.get(mixed);

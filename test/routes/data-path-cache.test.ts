@@ -2,8 +2,9 @@
 // a response-cache hit and a data-tier hit both say the tier; a lower data tier shared by two
 // instances (as Redis would be) answers the second one without a vendor call.
 import { afterEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.ts';
 import type { DataEntry } from '../../src/data/loader.ts';
-import { MapTier } from '../data/fakes.ts';
+import { MapTier, settle } from '../data/fakes.ts';
 import { appWith, CN_MORNING, vendor, type TestApp } from '../data/vendor-app.ts';
 
 const apps: TestApp[] = [];
@@ -63,5 +64,54 @@ describe('X-Cache / X-Cache-Tier', () => {
     expect(res.headers['x-cache-tier']).toBe('redis');
     expect(res.json()).toEqual(fetched.json());
     expect(second.v.calls).toEqual([]);
+  });
+});
+
+// config/default.yaml: quotes in session live 2 s, then 1 s stale-while-revalidate, and may be
+// served up to 60 s past their TTL while the vendor fails.
+describe('stale data through the app', () => {
+  it('stale-while-revalidate: STALE at once, one background refresh, then a HIT on the refreshed data', async () => {
+    let clock = CN_MORNING;
+    const { t, v } = await setup(undefined, () => clock);
+    await t.get('/v1/quotes?symbols=600519.SH');
+    clock += 2_000;
+    const stale = await t.get('/v1/quotes?symbols=600519.SH');
+    expect(stale.statusCode).toBe(200);
+    expect(stale.headers['x-cache']).toBe('STALE');
+    expect(stale.headers.age).toBe('2');
+    await settle();
+    expect(v.symbolsOf('getQuotes')).toEqual(['600519.SH', '600519.SH']);
+    const fresh = await t.get('/v1/quotes?symbols=600519.SH');
+    expect(fresh.headers['x-cache']).toBe('HIT');
+    expect(fresh.headers.age).toBe('0');
+    expect(v.symbolsOf('getQuotes')).toHaveLength(2);
+  });
+
+  it('stale-if-error: past TTL + SWR with the vendor failing, the old data answers STALE and is not stored', async () => {
+    let clock = CN_MORNING;
+    const { t, v } = await setup(undefined, () => clock);
+    const first = await t.get('/v1/quotes?symbols=600519.SH');
+    clock += 3_000;
+    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    const stale = await t.get('/v1/quotes?symbols=600519.SH');
+    expect(stale.statusCode).toBe(200);
+    expect(stale.headers['x-cache']).toBe('STALE');
+    expect(stale.headers.age).toBe('3');
+    expect(stale.headers['x-failed-symbols']).toBeUndefined();
+    expect(stale.json()).toEqual(first.json());
+    const again = await t.get('/v1/quotes?symbols=600519.SH');
+    expect(again.headers['x-cache']).toBe('STALE');
+    expect(v.symbolsOf('getQuotes')).toHaveLength(3);
+  });
+
+  it('past the stale-if-error window the vendor failure answers (502)', async () => {
+    let clock = CN_MORNING;
+    const { t, v } = await setup(undefined, () => clock);
+    await t.get('/v1/quotes?symbols=600519.SH');
+    clock += 62_000;
+    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    const res = await t.get('/v1/quotes?symbols=600519.SH');
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toMatchObject({ error: 'UPSTREAM_ERROR' });
   });
 });

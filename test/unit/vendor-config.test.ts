@@ -1,13 +1,14 @@
 // The documented vendor example config validates and builds every adapter it names.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { readYamlFile, validateConfig } from '../../config/load.ts';
+import { loadConfig } from '../../config/load.ts';
 import { createAdapters, productionDeps } from '../../adapters/registry.ts';
 
 describe('config/vendors.example.yaml', () => {
   it('validates and builds tickflow, eastmoney, yahoo and sim with their capabilities', () => {
     const file = fileURLToPath(new URL('../../config/vendors.example.yaml', import.meta.url));
-    const config = validateConfig(readYamlFile(file));
+    // Only what differs from config/default.yaml; CONFIG_FILE merges it over the default.
+    const { config } = loadConfig({ CONFIG_FILE: file });
     const adapters = createAdapters(config.routing, config.adapters, productionDeps(() => 0));
     expect([...adapters.keys()]).toEqual(['tickflow', 'eastmoney', 'sim', 'yahoo']);
     expect(adapters.get('yahoo')?.capabilities.resources.depth).toBe(false);

@@ -1,0 +1,91 @@
+// Fan-out benchmark: 1,000 WebSocket connections subscribed to the same 200 symbols, every symbol
+// changing on every tick; messages delivered per second and server CPU per 1,000 messages, for
+// the service's stream hub and for a bare `ws` server broadcasting the same pre-serialised frame
+// (the limit), in the same run. Each server is a child process; the clients live here.
+//   node bench/fanout.ts [--connections 1000] [--seconds 15]
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+
+const SERVER = fileURLToPath(new URL('./fanout-server.ts', import.meta.url));
+const KEY = 'fanout-bench-key';
+const SYMBOLS = Array.from({ length: 200 }, (_, i) => `SIM${String(i + 1).padStart(4, '0')}.US`);
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+}
+const CONNECTIONS = arg('connections', 1000);
+const SECONDS = arg('seconds', 15);
+
+interface Result { sent: number; ticks: number; cpuMs: number; ms: number }
+
+function start(mode: 'app' | 'bare'): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(SERVER, [mode], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve({ child, port: m.port }));
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+}
+
+async function openClients(url: string, count: number): Promise<WebSocket[]> {
+  const out: WebSocket[] = [];
+  for (let i = 0; i < count; i += 50) {
+    const batch = await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(url, { perMessageDeflate: false });
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    })));
+    out.push(...batch);
+  }
+  return out;
+}
+
+async function round(mode: 'app' | 'bare', frame?: string): Promise<{ result: Result; received: number; frame: string }> {
+  const { child, port } = await start(mode);
+  const path = mode === 'app' ? `/v1/ws/stream?api_key=${KEY}` : '/';
+  const clients = await openClients(`ws://127.0.0.1:${port}${path}`, CONNECTIONS);
+  let captured = frame ?? '';
+  if (mode === 'app') {
+    // Subscribe everyone and swallow the acks and snapshots before measuring.
+    await Promise.all(clients.map((ws) => new Promise<void>((resolve) => {
+      let seen = 0;
+      const onMessage = (data: WebSocket.RawData) => {
+        seen += 1;
+        if (seen === 2) {
+          captured ||= data.toString();
+          ws.off('message', onMessage);
+          resolve();
+        }
+      };
+      ws.on('message', onMessage);
+      ws.send(JSON.stringify({ op: 'subscribe', channel: 'quotes', symbols: SYMBOLS }));
+    })));
+  }
+  let received = 0;
+  for (const ws of clients) ws.on('message', () => { received += 1; });
+  const done = new Promise<Result>((resolve) => child.once('message', (m: Result) => resolve(m)));
+  child.send({ cmd: 'start', frame: captured });
+  await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+  child.send({ cmd: 'stop' });
+  const result = await done;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  for (const ws of clients) ws.terminate();
+  child.send({ cmd: 'exit' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return { result, received, frame: captured };
+}
+
+function row(name: string, r: { result: Result; received: number }) {
+  const perSecond = r.received / (r.result.ms / 1000);
+  return { name, ticks: r.result.ticks, sent: r.result.sent, received: r.received, perSecond, cpuPer1000: r.result.cpuMs / (r.result.sent / 1000) };
+}
+
+const app = await round('app');
+const bare = await round('bare', app.frame);
+const rows = [row('service (/v1/ws/stream)', app), row('bare ws broadcast', bare)];
+console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, frame ${app.frame.length} bytes, ${SECONDS} s per server`);
+console.log('server                    ticks   messages/s   server CPU ms / 1,000 msgs');
+for (const r of rows) console.log(`${r.name.padEnd(24)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}`);
+console.log(`ratio (service / bare): delivered ${(rows[0].perSecond / rows[1].perSecond).toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2)}×`);
+console.log(JSON.stringify({ connections: CONNECTIONS, symbols: SYMBOLS.length, frameBytes: app.frame.length, seconds: SECONDS, rows }));

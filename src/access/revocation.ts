@@ -1,0 +1,80 @@
+// Key reloads across instances (issue 10.4): a revoked key is refused everywhere within a second.
+//
+//   subscribeKeyReloads({ subscriber, keys, log, channel? }): () => Promise<void>   (unsubscribe)
+//   publishKeyReload(redis, channel?): Promise<number>   instances told (PUBLISH's receiver count)
+//   publishKeyReloadTo(url, timeoutMs?): Promise<number>  the same from a fresh connection (CLI)
+//
+// The CLI (revoke-key) and SIGHUP publish after changing or re-reading the keys file; every
+// instance's subscriber re-reads its keys file at once. Pub/sub is fire-and-forget, so a subscriber
+// that reconnects also reloads: a publish it missed while disconnected still takes effect.
+import type { Redis } from 'ioredis';
+import { createRedisClient } from '../redis.ts';
+import type { KeyStore } from './keys.ts';
+
+export const KEY_RELOAD_CHANNEL = 'mdqs:keys:reload';
+
+interface Log {
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface KeyReloadOptions {
+  /** A connection of its own (redis.ts createSubscriber). */
+  subscriber: Redis;
+  keys: Pick<KeyStore, 'reload' | 'size'>;
+  log: Log;
+  channel?: string;
+}
+
+export function subscribeKeyReloads(options: KeyReloadOptions): () => Promise<void> {
+  const { subscriber, keys, log } = options;
+  const channel = options.channel ?? KEY_RELOAD_CHANNEL;
+  const reload = (why: string) => {
+    try {
+      keys.reload();
+      log.info({ keys: keys.size, why }, 'keys reloaded');
+    } catch (error) {
+      log.error({ err: error, why }, 'keys reload failed; keeping the previous keys');
+    }
+  };
+  const onMessage = (from: string) => {
+    if (from === channel) reload('published');
+  };
+  let connectedOnce = false;
+  const onReady = () => {
+    if (connectedOnce) reload('redis reconnected');
+    connectedOnce = true;
+  };
+  subscriber.on('message', onMessage);
+  subscriber.on('ready', onReady);
+  if (subscriber.status === 'ready') connectedOnce = true;
+  void subscriber.subscribe(channel).catch((error: unknown) => log.error({ err: error }, 'key reload subscription failed'));
+  return async () => {
+    subscriber.off('message', onMessage);
+    subscriber.off('ready', onReady);
+    await subscriber.unsubscribe(channel).catch(() => undefined);
+  };
+}
+
+export async function publishKeyReload(redis: Redis, channel = KEY_RELOAD_CHANNEL): Promise<number> {
+  return redis.publish(channel, String(Date.now()));
+}
+
+/** Connect, publish one reload, disconnect; rejects when Redis does not answer in `timeoutMs`. */
+export async function publishKeyReloadTo(url: string, timeoutMs = 3000, channel = KEY_RELOAD_CHANNEL): Promise<number> {
+  const redis = createRedisClient(url, { commandTimeoutMs: timeoutMs });
+  try {
+    if (redis.status !== 'ready') {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`Redis at ${url} did not answer within ${timeoutMs} ms`)), timeoutMs);
+        redis.once('ready', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return await publishKeyReload(redis, channel);
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,139 @@
+// Key administration commands. Only the key goes to stdout (KEY=$(npm run -s cli -- create-key …)
+// works); every message goes to stderr. The repository's own config/keys.yaml is never modified
+// unless named with --keys-file: operators keep their keys file outside the checkout.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../config/load.ts';
+import { createKey, listKeys, parseDuration, parseExpires, revokeKey, rotateKey } from '../access/create-key.ts';
+import { parseArgs, UsageError } from './args.ts';
+
+export const REPO_KEYS_FILE = fileURLToPath(new URL('../../config/keys.yaml', import.meta.url));
+
+type Env = Record<string, string | undefined>;
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  now(): number;
+}
+
+/** The keys file a command works on, and whether the operator named it explicitly. */
+export function keysFileFor(flag: string | undefined, env: Env): { path: string; explicit: boolean } {
+  if (flag !== undefined) return { path: flag, explicit: true };
+  return { path: env.KEYS_FILE || loadConfig(env).config.keys.file, explicit: false };
+}
+
+function writableKeysFile(flag: string | undefined, env: Env): string {
+  const { path, explicit } = keysFileFor(flag, env);
+  if (!explicit && resolve(path) === REPO_KEYS_FILE) {
+    throw new UsageError(
+      `refusing to modify the repository's example keys file ${path} (a git pull would fight your keys). `
+      + `Copy it outside the repository (cp config/keys.yaml /etc/mdqs/keys.yaml), point KEYS_FILE or keys.file at the copy, `
+      + `or pass --keys-file ${path} to modify it anyway.`,
+    );
+  }
+  return path;
+}
+
+function reloadHint(): string {
+  return 'Running servers load it on SIGHUP (kill -HUP $(cat data/mdqs.pid), or npm run cli -- reload).';
+}
+
+function required(flags: Map<string, string>, name: string, usage: string): string {
+  const value = flags.get(name);
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required; usage: ${usage}`);
+  return value;
+}
+
+export const KEY_USAGE = [
+  'create-key --id <label> --plan <plan> [--expires 30d|2027-01-31] [--keys-file <path>]',
+  'rotate-key --id <label> [--grace 24h] [--keys-file <path>]',
+  'revoke-key --id <label> [--keys-file <path>]',
+  'keys list [--keys-file <path>]',
+];
+
+export function cmdCreateKey(args: string[], env: Env, io: Io): number {
+  const { flags } = parseArgs(args, ['id', 'plan', 'expires', 'keys-file']);
+  const id = required(flags, 'id', KEY_USAGE[0]);
+  const plan = required(flags, 'plan', KEY_USAGE[0]);
+  const expiresFlag = flags.get('expires');
+  const expires = expiresFlag === undefined ? undefined : parseExpires(expiresFlag, io.now());
+  const file = writableKeysFile(flags.get('keys-file'), env);
+  const key = createKey(file, id, plan, { expires, now: io.now() });
+  io.out(`${key}\n`);
+  io.err(`key '${id}' (plan ${plan}${expires ? `, expires ${expires}` : ''}) added to ${file}; only its SHA-256 hash is stored. `
+    + `This is the only time the key is shown. ${reloadHint()}\n`);
+  return 0;
+}
+
+export function cmdRotateKey(args: string[], env: Env, io: Io): number {
+  const { flags } = parseArgs(args, ['id', 'grace', 'keys-file']);
+  const id = required(flags, 'id', KEY_USAGE[1]);
+  const graceMs = parseDuration(flags.get('grace') ?? '24h');
+  const file = writableKeysFile(flags.get('keys-file'), env);
+  const result = rotateKey(file, id, graceMs, io.now());
+  io.out(`${result.key}\n`);
+  io.err(`new key for '${id}' in ${file}; the old key is now '${result.oldId}' and works until ${result.oldExpires}`
+    + `${result.replaced ? ` (the previous rotation's old key was removed)` : ''}. ${reloadHint()}\n`);
+  return 0;
+}
+
+export async function cmdRevokeKey(args: string[], env: Env, io: Io): Promise<number> {
+  const { flags } = parseArgs(args, ['id', 'keys-file']);
+  const id = required(flags, 'id', KEY_USAGE[2]);
+  const file = writableKeysFile(flags.get('keys-file'), env);
+  revokeKey(file, id);
+  io.err(`key '${id}' removed from ${file}. ${reloadHint()}\n`);
+  const redisUrl = env.REDIS_URL || (() => {
+    try {
+      return loadConfig(env).config.redis.url;
+    } catch {
+      return '';
+    }
+  })();
+  if (redisUrl) await publishReload(redisUrl, io);
+  return 0;
+}
+
+/** Tell every instance sharing Redis to reload its keys (src/access/revocation.ts, when present). */
+async function publishReload(url: string, io: Io): Promise<void> {
+  let publish: ((redis: unknown) => Promise<unknown>) | undefined;
+  try {
+    const specifier = '../access/revocation.ts';
+    ({ publishKeyReload: publish } = (await import(specifier)) as { publishKeyReload?: (redis: unknown) => Promise<unknown> });
+  } catch {
+    publish = undefined;
+  }
+  if (publish === undefined) {
+    io.err('this build cannot announce the revocation over Redis; send SIGHUP to every instance.\n');
+    return;
+  }
+  const { createRedisClient } = await import('../redis.ts');
+  const redis = createRedisClient(url);
+  try {
+    await new Promise<void>((ready, fail) => {
+      const timer = setTimeout(() => fail(new Error('Redis did not answer within 2 s')), 2000);
+      redis.once('ready', () => { clearTimeout(timer); ready(); });
+    });
+    await publish(redis);
+    io.err('instances sharing Redis were told to reload their keys.\n');
+  } catch (error) {
+    io.err(`could not announce the revocation over Redis (${(error as Error).message}); send SIGHUP to every instance.\n`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export function cmdKeys(args: string[], env: Env, io: Io): number {
+  const [sub, ...rest] = args;
+  if (sub !== 'list') throw new UsageError(`keys: unknown subcommand ${sub ?? '(none)'}; usage: ${KEY_USAGE[3]}`);
+  const { flags } = parseArgs(rest, ['keys-file']);
+  const { path } = keysFileFor(flags.get('keys-file'), env);
+  const rows = listKeys(path, io.now());
+  const header = ['ID', 'PLAN', 'CREATED', 'EXPIRES', 'SHA256', 'NOTE'];
+  const table = rows.map((r) => [r.id, r.plan, r.created, r.expires, `${r.hashPrefix}…`, [r.demo ? 'demo' : '', r.expired ? 'expired' : ''].filter(Boolean).join(',')]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const row of [header, ...table]) io.out(`${row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()}\n`);
+  io.err(`${rows.length} key${rows.length === 1 ? '' : 's'} in ${path}\n`);
+  return 0;
+}

@@ -1,0 +1,110 @@
+// GET /v1/calendar: trading days of one market with their regular sessions (local times and epoch
+// ms), half days and the weekday holidays between, from the shipped holiday tables (the same ones
+// that drive sessions and bar labels). Reference data: any valid key.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Region } from '../domain.ts';
+import { AppError } from '../errors.ts';
+import {
+  addDays, earlyClose, holidayName, isTradingDay, localDate, localParts, sessions, TIME_ZONES,
+} from '../markets/calendar.ts';
+import { HOLIDAY_COVERAGE } from '../markets/holidays.ts';
+import type { RouteContext } from './context.ts';
+import { ERROR_RESPONSES } from './errors-doc.ts';
+
+const MAX_DAYS = 731;
+const DEFAULT_DAYS = 30;
+const Market = Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US')]);
+const DateParam = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, exchange-local' });
+
+/** Exchange-local wall time HH:MM of an instant. */
+export function localHhmm(region: Region, ms: number): string {
+  const minutes = localParts(region, ms).minutes;
+  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+const SessionSchema = Type.Object({
+  open: Type.String({ description: 'Local HH:MM' }),
+  close: Type.String({ description: 'Local HH:MM' }),
+  open_time: Type.Integer({ description: 'Epoch ms' }),
+  close_time: Type.Integer({ description: 'Epoch ms' }),
+});
+
+const TradingDay = Type.Object({
+  date: Type.String({ format: 'date' }),
+  open: Type.String({ description: 'Local HH:MM of the first session' }),
+  close: Type.String({ description: 'Local HH:MM of the last session end' }),
+  half_day: Type.Boolean({ description: 'Shortened day (HK eves: morning only; NYSE 13:00 close)' }),
+  note: Type.Optional(Type.String({ description: 'Why the day is shortened' })),
+  sessions: Type.Array(SessionSchema),
+});
+
+const CalendarBody = Type.Object({
+  market: Market,
+  timezone: Type.String(),
+  start: Type.String({ format: 'date' }),
+  end: Type.String({ format: 'date' }),
+  coverage: Type.Object({ first: Type.String({ format: 'date' }), last: Type.String({ format: 'date' }) }, {
+    description: 'Years the holiday table is complete for; outside them only weekends are closed',
+  }),
+  data: Type.Array(TradingDay),
+  holidays: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), name: Type.String() }), {
+    description: 'Weekdays in the range the exchange is closed',
+  }),
+});
+
+function checkedDate(name: string, value: string): string {
+  try {
+    return addDays(value, 0);
+  } catch {
+    throw new AppError('INVALID_PARAMETER', `${name} '${value.slice(0, 12)}' is not a calendar date (YYYY-MM-DD)`, { details: { parameter: name } });
+  }
+}
+
+function dayNumber(date: string): number {
+  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / 86_400_000;
+}
+
+export default async function calendarRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
+  app.get<{ Querystring: { market: Region; start?: string; end?: string } }>('/v1/calendar', {
+    schema: {
+      summary: 'Trading days with their sessions',
+      description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times, half days and the weekday holidays. From the shipped holiday tables.`,
+      tags: ['reference'],
+      querystring: Type.Object({ market: Market, start: Type.Optional(DateParam), end: Type.Optional(DateParam) }),
+      response: { 200: CalendarBody, ...ERROR_RESPONSES },
+    },
+  }, async (request) => {
+    const { market } = request.query;
+    const start = request.query.start === undefined ? localDate(market, ctx.now()) : checkedDate('start', request.query.start);
+    const end = request.query.end === undefined ? addDays(start, DEFAULT_DAYS) : checkedDate('end', request.query.end);
+    const span = dayNumber(end) - dayNumber(start);
+    if (span < 0) throw new AppError('INVALID_TIME_RANGE', 'start must not be after end', { details: { start, end } });
+    if (span >= MAX_DAYS) throw new AppError('INVALID_TIME_RANGE', `at most ${MAX_DAYS} days per request`, { details: { start, end } });
+    const data = [];
+    const holidays = [];
+    for (let date = start; date <= end; date = addDays(date, 1)) {
+      if (!isTradingDay(market, date)) {
+        const name = holidayName(market, date);
+        if (name !== undefined) holidays.push({ date, name });
+        continue;
+      }
+      const windows = sessions(market, date);
+      const early = earlyClose(market, date);
+      data.push({
+        date,
+        open: localHhmm(market, windows[0].start),
+        close: localHhmm(market, windows[windows.length - 1].end),
+        half_day: early !== undefined,
+        ...(early === undefined ? {} : { note: early.name }),
+        sessions: windows.map((w) => ({ open: localHhmm(market, w.start), close: localHhmm(market, w.end), open_time: w.start, close_time: w.end })),
+      });
+    }
+    const coverage = HOLIDAY_COVERAGE[market];
+    return {
+      market, timezone: TIME_ZONES[market], start, end,
+      coverage: { first: `${coverage.first}-01-01`, last: `${coverage.last}-12-31` },
+      data, holidays,
+    };
+  });
+}

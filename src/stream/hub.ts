@@ -1,0 +1,392 @@
+// The stream hub: who subscribes to what, one batched refresh per channel per tick through the
+// service (the same loader and caches as REST), change detection on each symbol's serialised
+// JSON, and fan-out where every distinct frame is serialised once and the same bytes go to every
+// client that needs them. Slow clients are conflated (latest value per symbol), then closed.
+//
+// A symbol is refreshed only while someone subscribes to it and while its market is live: in a
+// regular session, or for a short grace after a session edge (open, lunch, close) so the value
+// that was current at the edge arrives even when the cache still held the one before it.
+import type { FastifyBaseLogger } from 'fastify';
+import type WebSocket from 'ws';
+import type { KeyEntry } from '../access/keys.ts';
+import type { Region, Session, SymbolRef } from '../domain.ts';
+import { AppError, isAppError } from '../errors.ts';
+import { isMarketOpen, sessionState } from '../markets/calendar.ts';
+import type { BatchResult, MarketDataService } from '../service/market-data.ts';
+import { maxConnections, maxSubscriptions } from './limits.ts';
+import type { StreamMetrics } from './metrics.ts';
+import { Outbox, TEXT, type Client } from './outbox.ts';
+import { ackFrame, CHANNELS, dataFrame, errorFrame, type Channel } from './protocol.ts';
+
+export type { Client } from './outbox.ts';
+
+const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
+
+export interface StreamSettings {
+  tickMs: number;
+  sendBufferBytes: number;
+  slowCloseMs: number;
+  pingIntervalMs: number;
+  /** After a session edge the market stays live this long, ms. */
+  edgeGraceMs: number;
+}
+
+interface Entry {
+  ref: SymbolRef;
+  clients: Set<Client>;
+  /** The last value pushed (or snapshotted), serialised. */
+  last: string | undefined;
+}
+
+interface KeyState {
+  connections: number;
+  subscriptions: number;
+}
+
+type Loaded = BatchResult<unknown> & { unknown?: string[]; failed?: string[] };
+
+export interface HubOptions {
+  service: MarketDataService;
+  now: () => number;
+  settings: StreamSettings;
+  metrics: StreamMetrics;
+  log: FastifyBaseLogger;
+}
+
+export class StreamHub {
+  readonly #service: MarketDataService;
+  readonly #now: () => number;
+  readonly #settings: StreamSettings;
+  readonly #metrics: StreamMetrics;
+  readonly #log: FastifyBaseLogger;
+  readonly #entries: Record<Channel, Map<string, Entry>> = { quotes: new Map(), depth: new Map() };
+  readonly #clients = new Set<Client>();
+  readonly #outbox: Outbox;
+  readonly #keys = new Map<string, KeyState>();
+  readonly #lastState = {} as Record<Region, Session>;
+  readonly #liveUntil: Record<Region, number> = { CN: 0, HK: 0, US: 0 };
+  #nextId = 1;
+  #timer: NodeJS.Timeout | undefined;
+  #pinger: NodeJS.Timeout | undefined;
+  #manual = false;
+  #ticking: Promise<void> | undefined;
+  #shuttingDown = false;
+
+  constructor(options: HubOptions) {
+    this.#service = options.service;
+    this.#now = options.now;
+    this.#settings = options.settings;
+    this.#metrics = options.metrics;
+    this.#log = options.log;
+    const now = this.#now();
+    for (const region of REGIONS) this.#lastState[region] = sessionState(region, now);
+    this.#outbox = new Outbox({
+      sendBufferBytes: this.#settings.sendBufferBytes,
+      slowCloseMs: this.#settings.slowCloseMs,
+      now: this.#now,
+      metrics: this.#metrics,
+      log: this.#log,
+      detach: (client) => this.detach(client),
+    });
+  }
+
+  get settings(): StreamSettings {
+    return this.#settings;
+  }
+
+  get clientCount(): number {
+    return this.#clients.size;
+  }
+
+  /** Bytes queued in every client's send buffer (benchmarks wait for 0 between ticks). */
+  bufferedBytes(): number {
+    let total = 0;
+    for (const client of this.#clients) total += client.socket.bufferedAmount;
+    return total;
+  }
+
+  /** Clients currently behind (their updates conflated). */
+  get behindCount(): number {
+    return this.#outbox.behindCount;
+  }
+
+  /** Symbols currently refreshed on a channel (someone subscribes). */
+  subscribedSymbols(channel: Channel): string[] {
+    return [...this.#entries[channel].keys()];
+  }
+
+  /** Tests and benchmarks drive ticks themselves: no timers from now on. */
+  manual(): void {
+    this.#manual = true;
+    this.#stopTimer();
+    if (this.#pinger !== undefined) clearInterval(this.#pinger);
+    this.#pinger = undefined;
+  }
+
+  /** Whether the key may open one more connection. */
+  admits(entry: KeyEntry): boolean {
+    return (this.#keys.get(entry.id)?.connections ?? 0) < maxConnections(entry.plan);
+  }
+
+  hasConnections(keyId: string): boolean {
+    return (this.#keys.get(keyId)?.connections ?? 0) > 0;
+  }
+
+  attach(entry: KeyEntry, socket: WebSocket, route: string): Client {
+    const client: Client = {
+      id: this.#nextId++, entry, socket, route,
+      subs: { quotes: new Set(), depth: new Set() },
+      pending: { quotes: new Map(), depth: new Map() },
+      slowSince: undefined, awaitingPong: false, closed: false,
+    };
+    this.#clients.add(client);
+    this.#keyState(entry.id).connections += 1;
+    this.#metrics.connections.inc({ route });
+    socket.on('pong', () => { client.awaitingPong = false; });
+    if (!this.#manual && this.#pinger === undefined) {
+      this.#pinger = setInterval(() => this.heartbeat(), this.#settings.pingIntervalMs);
+      this.#pinger.unref();
+    }
+    return client;
+  }
+
+  detach(client: Client): void {
+    if (client.closed) return;
+    client.closed = true;
+    this.#clients.delete(client);
+    this.#outbox.forget(client);
+    for (const channel of CHANNELS) this.#drop(client, channel, [...client.subs[channel]]);
+    const state = this.#keyState(client.entry.id);
+    state.connections -= 1;
+    if (state.connections <= 0 && state.subscriptions <= 0) this.#keys.delete(client.entry.id);
+    this.#metrics.connections.dec({ route: client.route });
+    if (this.#clients.size === 0 && this.#pinger !== undefined) {
+      clearInterval(this.#pinger);
+      this.#pinger = undefined;
+    }
+  }
+
+  sendError(client: Client, error: AppError, retryAfterMs?: number): void {
+    this.#sendRaw(client, errorFrame(error, retryAfterMs));
+  }
+
+  async subscribe(client: Client, channel: Channel, refs: SymbolRef[]): Promise<void> {
+    const have = client.subs[channel];
+    const fresh = refs.filter((r) => !have.has(r.symbol));
+    const state = this.#keyState(client.entry.id);
+    const cap = maxSubscriptions(client.entry.plan);
+    if (state.subscriptions + fresh.length > cap) {
+      this.sendError(client, new AppError('TOO_MANY_SYMBOLS', `at most ${cap} subscriptions per key on this plan; this key has ${state.subscriptions} and asked for ${fresh.length} more`, {
+        details: { max_subscriptions: cap, subscribed: state.subscriptions, requested: fresh.length },
+      }));
+      return;
+    }
+    // Reserved before the snapshot read, so concurrent subscribes cannot overshoot the cap.
+    state.subscriptions += fresh.length;
+    let loaded: Loaded | undefined;
+    try {
+      if (fresh.length > 0) loaded = await this.#load(channel, fresh) as Loaded;
+    } catch (error) {
+      state.subscriptions -= fresh.length;
+      const appError = isAppError(error) ? error : new AppError('UPSTREAM_ERROR', 'the snapshot could not be read upstream');
+      this.sendError(client, appError);
+      return;
+    }
+    const added: Entry[] = [];
+    const unknown: string[] = [];
+    const failed: string[] = [];
+    const failedSet = new Set(loaded?.failed ?? []);
+    for (const ref of fresh) {
+      const item = loaded?.items.get(ref.symbol);
+      if (item === undefined || client.closed || have.has(ref.symbol)) {
+        state.subscriptions -= 1;
+        if (item === undefined) (failedSet.has(ref.symbol) ? failed : unknown).push(ref.symbol);
+        continue;
+      }
+      have.add(ref.symbol);
+      let entry = this.#entries[channel].get(ref.symbol);
+      if (entry === undefined) {
+        entry = { ref, clients: new Set(), last: JSON.stringify(item) };
+        this.#entries[channel].set(ref.symbol, entry);
+      }
+      entry.clients.add(client);
+      this.#metrics.subscriptions.inc({ channel });
+      added.push(entry);
+    }
+    if (client.closed) return;
+    const now = refs.filter((r) => have.has(r.symbol)).map((r) => r.symbol);
+    if (now.length > 0) this.#sendRaw(client, ackFrame('subscribed', channel, now, have.size));
+    if (added.length > 0) {
+      // The snapshot is this client's own read; others learn of a change on the next tick.
+      const fragments = added.map((e) => JSON.stringify(loaded?.items.get(e.ref.symbol)));
+      const frame = Buffer.from(dataFrame(channel, fragments));
+      this.#outbox.deliver(client, channel, frame, () => added.map((e, i) => [e.ref.symbol, fragments[i]]));
+    }
+    if (unknown.length > 0) {
+      this.sendError(client, new AppError('SYMBOL_NOT_FOUND', `unknown symbols, not subscribed: ${unknown.slice(0, 20).join(', ')}${unknown.length > 20 ? ', …' : ''}`, {
+        details: { channel, symbols: unknown.slice(0, 100) },
+      }));
+    }
+    if (failed.length > 0) {
+      this.sendError(client, new AppError('UPSTREAM_ERROR', `the upstream failed for these symbols, not subscribed; retry: ${failed.slice(0, 20).join(', ')}`, {
+        details: { channel, symbols: failed.slice(0, 100) },
+      }));
+    }
+    this.#ensureTimer();
+  }
+
+  unsubscribe(client: Client, channel: Channel, refs: SymbolRef[]): void {
+    const symbols = refs.map((r) => r.symbol);
+    this.#drop(client, channel, symbols.filter((s) => client.subs[channel].has(s)));
+    this.#sendRaw(client, ackFrame('unsubscribed', channel, symbols, client.subs[channel].size));
+  }
+
+  /** One refresh of every live subscribed symbol; overlapping calls share the running tick. */
+  tick(): Promise<void> {
+    if (this.#ticking === undefined) {
+      this.#ticking = this.#runTick().finally(() => { this.#ticking = undefined; });
+    }
+    return this.#ticking;
+  }
+
+  /** Ping every client; one that has not answered the previous ping is gone. */
+  heartbeat(): void {
+    for (const client of this.#clients) {
+      if (client.awaitingPong) {
+        client.socket.terminate();
+        continue;
+      }
+      client.awaitingPong = true;
+      client.socket.ping();
+    }
+  }
+
+  /** App close: finish the running tick, then close every socket with 1001 after what is queued. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.#shuttingDown = true;
+    this.#stopTimer();
+    if (this.#pinger !== undefined) clearInterval(this.#pinger);
+    this.#pinger = undefined;
+    await this.#ticking?.catch(() => undefined);
+    const sockets = [...this.#clients].map((c) => c.socket);
+    await Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
+      if (socket.readyState === socket.CLOSED) return resolve();
+      const timer = setTimeout(() => { socket.terminate(); resolve(); }, graceMs);
+      socket.once('close', () => { clearTimeout(timer); resolve(); });
+      socket.close(1001, 'server shutting down');
+    })));
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #keyState(id: string): KeyState {
+    let state = this.#keys.get(id);
+    if (state === undefined) {
+      state = { connections: 0, subscriptions: 0 };
+      this.#keys.set(id, state);
+    }
+    return state;
+  }
+
+  #load(channel: Channel, refs: SymbolRef[]): Promise<BatchResult<unknown>> {
+    return channel === 'quotes' ? this.#service.quotes(refs) : this.#service.depth(refs);
+  }
+
+  #drop(client: Client, channel: Channel, symbols: string[]): void {
+    const state = this.#keys.get(client.entry.id);
+    for (const symbol of symbols) {
+      if (!client.subs[channel].delete(symbol)) continue;
+      client.pending[channel].delete(symbol);
+      if (state !== undefined) state.subscriptions -= 1;
+      this.#metrics.subscriptions.dec({ channel });
+      const entry = this.#entries[channel].get(symbol);
+      if (entry === undefined) continue;
+      entry.clients.delete(client);
+      if (entry.clients.size === 0) this.#entries[channel].delete(symbol);
+    }
+    if (this.#entries.quotes.size === 0 && this.#entries.depth.size === 0) this.#stopTimer();
+  }
+
+  #ensureTimer(): void {
+    if (this.#manual || this.#shuttingDown || this.#timer !== undefined) return;
+    this.#timer = setInterval(() => {
+      this.tick().catch((error: unknown) => this.#log.error({ err: error }, 'stream tick failed'));
+    }, this.#settings.tickMs);
+    this.#timer.unref();
+  }
+
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #liveRegions(now: number): Record<Region, boolean> {
+    const live = {} as Record<Region, boolean>;
+    for (const region of REGIONS) {
+      const state = sessionState(region, now);
+      if (state !== this.#lastState[region]) {
+        this.#lastState[region] = state;
+        this.#liveUntil[region] = now + this.#settings.edgeGraceMs;
+      }
+      live[region] = isMarketOpen(region, now) || now <= this.#liveUntil[region];
+    }
+    return live;
+  }
+
+  async #runTick(): Promise<void> {
+    const now = this.#now();
+    const live = this.#liveRegions(now);
+    await Promise.all(CHANNELS.map(async (channel) => {
+      const entries = [...this.#entries[channel].values()].filter((e) => live[e.ref.region]);
+      if (entries.length === 0) return;
+      let result: BatchResult<unknown>;
+      try {
+        result = await this.#load(channel, entries.map((e) => e.ref));
+      } catch (error) {
+        // Subscribers keep their last values; the next tick tries again.
+        this.#log.warn({ err: error, channel }, 'stream refresh failed upstream');
+        return;
+      }
+      this.#metrics.refreshes.inc({ channel });
+      const changed: Entry[] = [];
+      for (const entry of entries) {
+        const item = result.items.get(entry.ref.symbol);
+        if (item === undefined) continue;
+        const json = JSON.stringify(item);
+        if (json === entry.last) continue;
+        entry.last = json;
+        if (entry.clients.size > 0) changed.push(entry);
+      }
+      this.#fanout(channel, changed);
+    }));
+    this.#outbox.service(this.#now());
+  }
+
+  #fanout(channel: Channel, changed: Entry[]): void {
+    if (changed.length === 0) return;
+    const perClient = new Map<Client, Entry[]>();
+    for (const entry of changed) {
+      for (const client of entry.clients) {
+        const list = perClient.get(client);
+        if (list === undefined) perClient.set(client, [entry]);
+        else list.push(entry);
+      }
+    }
+    // Clients with the same changed subset share one frame; usually that is all of them.
+    const frames = new Map<string, Buffer>();
+    for (const [client, list] of perClient) {
+      const key = list.length === changed.length ? '*' : list.map((e) => e.ref.symbol).join(',');
+      let frame = frames.get(key);
+      if (frame === undefined) {
+        frame = Buffer.from(dataFrame(channel, list.map((e) => e.last as string)));
+        frames.set(key, frame);
+      }
+      this.#outbox.deliver(client, channel, frame, () => list.map((e) => [e.ref.symbol, e.last as string]));
+    }
+  }
+
+  #sendRaw(client: Client, text: string): void {
+    if (client.closed || client.socket.readyState !== client.socket.OPEN) return;
+    client.socket.send(text, TEXT);
+  }
+}

@@ -1,0 +1,288 @@
+// The explorer and /docs in a real browser (Debian's chromium via playwright-core) against a real
+// listening server on the sim adapter, with the server's clock inside the CN morning session.
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
+
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+// Generous guards on conditions (2 shared cores); never a fixed sleep.
+const WAIT = { timeout: 20_000 };
+const CASE_MS = 120_000;
+
+/* The page's test hook, as the page fills it. */
+interface Hook {
+  chart: { symbol: string; period: string; adjust: string; count: number; lastClose: number | null; closes: number[]; error?: string } | null;
+  intraday: { count: number; lastClose: number | null } | null;
+  quote: { timestamp: number; last_price: number; ext: { change_amount: number; change_pct: number } } | null;
+  depth: { bid_prices: number[]; bid_volumes: number[]; ask_prices: number[]; ask_volumes: number[] } | null;
+  markers: string[];
+  liveUpdates: number;
+  badge: { upstream: string; simulated: boolean };
+}
+
+// Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
+declare const window: { __explorer: Hook };
+declare const document: { getElementById(id: string): { textContent: string | null } | null };
+
+let server: LiveServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  server = await startLiveServer();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function apiGet(path: string, key = BROWSER_KEYS.demo): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.base}${path}`, { headers: { 'x-api-key': key } });
+  return { status: response.status, body: await response.json() };
+}
+
+/** A fresh context (own sessionStorage) that records every request and every page problem. */
+async function openPage(path: string): Promise<{ context: BrowserContext; page: Page; requests: Request[]; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const requests: Request[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => requests.push(request));
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    // Chromium logs every non-2xx fetch; the page reports those itself, in words (asserted below).
+    if (message.type() === 'error' && !/the server responded with a status of \d{3}/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(`${server.base}${path}`);
+  return { context, page, requests, problems };
+}
+
+const hookOf = (page: Page) => page.evaluate(() => (window as unknown as { __explorer: Hook }).__explorer);
+
+async function enterKey(page: Page, key: string): Promise<void> {
+  await page.fill('#api-key', key);
+  await page.click('#key-save');
+}
+
+async function pick(page: Page, symbol: string): Promise<void> {
+  await page.fill('#symbol', symbol);
+  await page.click('#symbol-go');
+}
+
+async function waitForChart(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
+  await page.waitForFunction(([s, p, a]) => {
+    const chart = (window as unknown as { __explorer: Hook }).__explorer.chart;
+    return chart !== null && chart.symbol === s && chart.period === p && chart.adjust === a && chart.error === undefined;
+  }, [symbol, period, adjust] as const, WAIT);
+}
+
+/** The chart holds exactly the candles the API returns for the same query. */
+async function expectChartMatchesApi(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
+  await waitForChart(page, symbol, period, adjust);
+  const { chart } = await hookOf(page);
+  const api = await apiGet(`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=300`);
+  expect(api.status).toBe(200);
+  expect(chart!.count).toBe(api.body.data.close.length);
+  expect(chart!.lastClose).toBe(api.body.data.close.at(-1));
+  expect(chart!.closes).toEqual(api.body.data.close);
+}
+
+const price = (value: number) => value.toFixed(Math.abs(value) < 10 ? 3 : 2);
+
+function expectOnlyOwnOrigin(requests: Request[], key: string): void {
+  expect(requests.length).toBeGreaterThan(5);
+  for (const request of requests) {
+    expect(new URL(request.url()).origin, request.url()).toBe(server.base);
+    expect(request.url()).not.toContain(key);
+  }
+}
+
+describe('the explorer', () => {
+  it('shows 600519.SH: chart, ex-dividend markers, quote, depth, intraday and a live update', async () => {
+    const { context, page, requests, problems } = await openPage('/explorer');
+    try {
+      await expect(page.textContent('#status')).resolves.toContain('An API key is needed');
+      await enterKey(page, BROWSER_KEYS.demo);
+      await page.waitForFunction(() => /\d+ symbols in \d+ pools/.test(document.getElementById('search-state')!.textContent ?? ''), undefined, WAIT);
+      expect(await page.evaluate(() => sessionStorage.getItem('mdqs.explorer.apiKey'))).toBe(BROWSER_KEYS.demo);
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+
+      await pick(page, '600519.SH');
+      await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
+
+      // Ex-dividend markers: one per API event inside the candles' range.
+      const klines = await apiGet('/v1/klines?symbol=600519.SH&period=1d&adjust=forward&count=300');
+      const factors = await apiGet('/v1/klines/ex-factors?symbols=600519.SH');
+      const [first, last] = [klines.body.data.timestamp[0], klines.body.data.timestamp.at(-1)];
+      const inRange = (factors.body.data['600519.SH'] as { timestamp: number; ex_factor: number }[])
+        .filter((e) => e.timestamp >= first && e.timestamp <= last);
+      expect(inRange.length).toBeGreaterThan(0);
+      expect((await hookOf(page)).markers).toEqual(inRange.map((e) => `XD ×${e.ex_factor.toFixed(4)}`));
+
+      // Quote panel and depth ladder against the API at the same instant.
+      await page.waitForFunction(() => {
+        const hook = (window as unknown as { __explorer: Hook }).__explorer;
+        return hook.quote !== null && hook.depth !== null && hook.intraday !== null;
+      }, undefined, WAIT);
+      const quote = (await apiGet('/v1/quotes?symbols=600519.SH')).body.data[0];
+      expect(await page.textContent('#quote-last')).toBe(price(quote.last_price));
+      expect(await page.textContent('#quote-change')).toBe(`${quote.ext.change_amount > 0 ? '+' : ''}${quote.ext.change_amount.toFixed(2)}`);
+      expect(await page.textContent('#quote-change-pct')).toBe(`${quote.ext.change_pct > 0 ? '+' : ''}${(quote.ext.change_pct * 100).toFixed(2)}%`);
+      expect(await page.textContent('#quote-session')).toBe('open (regular session)');
+      expect(await page.textContent('#quote-time')).toBe('2025-06-18 10:15:30 Asia/Shanghai');
+      const depth = (await apiGet('/v1/depth?symbol=600519.SH')).body.data;
+      for (const side of ['bid', 'ask'] as const) {
+        const prices: number[] = depth[`${side}_prices`];
+        const volumes: number[] = depth[`${side}_volumes`];
+        expect(prices.length).toBe(5);
+        for (let level = 1; level <= 5; level += 1) {
+          const row = page.locator(`#depth-rows tr[data-side="${side}"][data-level="${level}"]`);
+          expect(await row.locator('td.price').textContent()).toBe(price(prices[level - 1]));
+          expect(await row.locator('td.volume').textContent()).toBe(volumes[level - 1].toLocaleString('en-US'));
+        }
+      }
+      const intraday = (await apiGet('/v1/klines/intraday?symbol=600519.SH')).body.data;
+      expect((await hookOf(page)).intraday).toMatchObject({ count: intraday.close.length, lastClose: intraday.close.at(-1) });
+
+      // The source badge: X-Upstream, and simulated on sim.
+      expect(await page.getAttribute('#source-badge', 'data-upstream')).toBe('sim');
+      expect(await page.textContent('#source-badge')).toContain('SIMULATED');
+
+      // Switching period and adjust reloads exactly what the API returns.
+      await page.selectOption('#period', '1w');
+      await expectChartMatchesApi(page, '600519.SH', '1w', 'forward');
+      await page.selectOption('#adjust', 'backward');
+      await expectChartMatchesApi(page, '600519.SH', '1w', 'backward');
+      await page.selectOption('#period', '5m');
+      await expectChartMatchesApi(page, '600519.SH', '5m', 'backward');
+      await page.selectOption('#period', '1d');
+      await page.selectOption('#adjust', 'forward');
+      await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
+
+      // One live update: the server's clock moves a minute on; the next poll shows the new quote.
+      const before = (await hookOf(page)).quote!.timestamp;
+      server.clock.now += 60_000;
+      await page.waitForFunction((t) => {
+        const hook = (window as unknown as { __explorer: Hook }).__explorer;
+        return hook.quote !== null && hook.quote.timestamp > t && hook.liveUpdates >= 1;
+      }, before, WAIT);
+      const moved = (await apiGet('/v1/quotes?symbols=600519.SH')).body.data[0];
+      expect((await hookOf(page)).quote!.timestamp).toBe(moved.timestamp);
+      expect(moved.timestamp).toBeGreaterThan(before);
+      expect(await page.textContent('#quote-last')).toBe(price(moved.last_price));
+      expect(await page.textContent('#quote-time')).toBe('2025-06-18 10:16:30 Asia/Shanghai');
+
+      await page.screenshot({ path: `${ARTIFACTS}explorer-600519.png`, fullPage: true });
+      expectOnlyOwnOrigin(requests, BROWSER_KEYS.demo);
+      // Every /v1 call carried the key in the header.
+      for (const request of requests.filter((r) => new URL(r.url()).pathname.startsWith('/v1/') && !r.url().endsWith('/v1/meta'))) {
+        expect(request.headers()['x-api-key'], request.url()).toBe(BROWSER_KEYS.demo);
+      }
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, CASE_MS);
+
+  it('a key without the HK market picks 00700.HK and is told in words', async () => {
+    const { context, page, requests, problems } = await openPage('/explorer');
+    try {
+      await enterKey(page, BROWSER_KEYS.noHk);
+      await pick(page, '00700.HK');
+      await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') !== '', undefined, WAIT);
+      await expect(page.textContent('#status')).resolves.toBe('Your plan (cn_us) does not include the HK market (00700.HK) (403 MARKET_NOT_PERMITTED).');
+      await page.waitForFunction(() => (document.getElementById('quote-error')?.textContent ?? '') !== '', undefined, WAIT);
+      expect(await page.textContent('#quote-error')).toContain('does not include the HK market');
+      expect((await hookOf(page)).chart).toMatchObject({ symbol: '00700.HK', count: 0, error: 'MARKET_NOT_PERMITTED' });
+      await page.screenshot({ path: `${ARTIFACTS}explorer-403.png` });
+      expectOnlyOwnOrigin(requests, BROWSER_KEYS.noHk);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, CASE_MS);
+
+  it('says every other error in words: 401, 429 (waits and retries), 5xx, X-Failed-Symbols', async () => {
+    const { context, page, requests, problems } = await openPage('/explorer');
+    try {
+      await enterKey(page, 'wrong-key');
+      await pick(page, '600519.SH');
+      await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') !== '', undefined, WAIT);
+      expect(await page.textContent('#status')).toBe('This API key is not valid (401 INVALID_API_KEY). Enter a valid key above.');
+      expect(await page.textContent('#search-state')).toContain('401 INVALID_API_KEY');
+
+      // The upstream misbehaves (replayed in the browser, the server is healthy): the first
+      // candles call is rate limited, depth is unavailable, ex-factors report a failed symbol.
+      let klinesCalls = 0;
+      await page.route((url) => url.pathname === '/v1/klines', async (route) => {
+        klinesCalls += 1;
+        if (klinesCalls > 1) return route.continue();
+        return route.fulfill({
+          status: 429,
+          headers: { 'content-type': 'application/json', 'retry-after': '2' },
+          body: JSON.stringify({ code: 429, message: 'rate limit of 3 requests exceeded', error: 'RATE_LIMITED', request_id: 'r1', retry_after_ms: 1500 }),
+        });
+      });
+      await page.route((url) => url.pathname === '/v1/depth', (route) => route.fulfill({
+        status: 503,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: 503, message: 'the upstream vendor is unavailable', error: 'UPSTREAM_UNAVAILABLE', request_id: 'r2' }),
+      }));
+      await page.route((url) => url.pathname === '/v1/klines/ex-factors', (route) => route.fulfill({
+        status: 200,
+        headers: { 'content-type': 'application/json', 'x-upstream': 'sim', 'x-failed-symbols': '600519.SH' },
+        body: JSON.stringify({ data: {} }),
+      }));
+
+      await enterKey(page, BROWSER_KEYS.demo);
+      await page.waitForFunction(() => (document.getElementById('notice-rate')?.textContent ?? '').includes('429'), undefined, WAIT);
+      expect(await page.textContent('#notice-rate')).toBe('Rate limited (429 RATE_LIMITED): waiting 1.5 s as the server asks, then retrying.');
+      await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
+      expect(klinesCalls).toBe(2);
+      await page.waitForFunction(() => (document.getElementById('notice-rate')?.textContent ?? 'x') === '', undefined, WAIT);
+
+      await page.waitForFunction(() => (document.getElementById('depth-error')?.textContent ?? '') !== '', undefined, WAIT);
+      expect(await page.textContent('#depth-error')).toBe('The upstream data source is failing (503 UPSTREAM_UNAVAILABLE): the upstream vendor is unavailable. The explorer keeps retrying.');
+      expect(await page.textContent('#notice-failed')).toBe('The upstream failed for 600519.SH (X-Failed-Symbols): those symbols are missing from what is shown.');
+      expect((await hookOf(page)).markers).toEqual([]);
+      expectOnlyOwnOrigin(requests, 'wrong-key');
+      expectOnlyOwnOrigin(requests, BROWSER_KEYS.demo);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, CASE_MS);
+});
+
+describe('/docs', () => {
+  it('shows the demo key, and "Try it out" on GET /v1/quotes answers 200', async () => {
+    const { context, page, requests, problems } = await openPage('/docs');
+    try {
+      await page.getByText('Demo key (local use only)').waitFor(WAIT);
+      expect(await page.locator('.info').textContent()).toContain('demo-key');
+
+      const block = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path[data-path="/v1/quotes"]') });
+      await block.locator('.opblock-summary').click();
+      await block.locator('button.try-out__btn').click();
+      const symbols = block.locator('tr[data-param-name="symbols"] input');
+      await expect(symbols.inputValue()).resolves.toBe('600519.SH,00700.HK,AAPL.US');
+      await block.locator('button.execute').click();
+      const status = block.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor(WAIT);
+      expect((await status.textContent())?.trim()).toBe('200');
+
+      const call = requests.find((r) => new URL(r.url()).pathname === '/v1/quotes');
+      expect(call?.headers()['x-api-key']).toBe('demo-key');
+      expect(call?.url()).not.toContain('demo-key');
+      await page.screenshot({ path: `${ARTIFACTS}docs-try-it-out.png` });
+      for (const request of requests) expect(new URL(request.url()).origin).toBe(server.base);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, CASE_MS);
+});
