@@ -6,6 +6,9 @@ import type { LimitDecision } from './access/rate-limit.ts';
 import { createFastPath, type FastPath } from './http/fast-path.ts';
 import { createHistoryTier, type HistoryTier } from './store/index.ts';
 import { historySettings } from './store/settings.ts';
+import { createFillLock, type FillLock } from './cache/fill-lock.ts';
+import { createRedisTier, jsonCodec, responseCodec } from './cache/redis-tier.ts';
+import { redisReadiness, trackRedisHealth } from './redis.ts';
 import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
@@ -15,7 +18,7 @@ import { AppError } from './errors.ts';
 import { sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
-import { loggerOptions, requestId } from './http/logging.ts';
+import { loggerOptions, OneLineLogController, registerRequestLog, requestId } from './http/logging.ts';
 import { API_VERSION, registerDocs } from './http/docs.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
@@ -104,6 +107,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return server;
     },
     logger: options.logger ?? loggerOptions(config),
+    // One access line per request (registerRequestLog) instead of Fastify's two.
+    logController: new OneLineLogController(),
     genReqId: requestId,
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
@@ -144,14 +149,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let responder: Responder = options.responder ?? directResponder;
   const tiers: Tier<DataEntry>[] = [];
   let fastPathCache: ReturnType<typeof createByteCache<CachedResponse>> | undefined;
+  // Scaled out (Redis configured): a shared second tier for data entries and finished responses,
+  // and a fill lock per key so N instances make one upstream call for the same cold data.
+  const redis = options.redis;
+  const redisHealthTracker = redis === undefined ? undefined : trackRedisHealth(redis, { now });
+  let lock: FillLock | undefined;
+  if (redis !== undefined && options.cache !== false) {
+    const timeoutMs = config.redis.commandTimeoutMs ?? 250;
+    const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
+    subscriber.on('error', () => undefined);
+    lock = createFillLock({ redis, subscriber, prefix: 'mdqs:fill:', lockTtlMs: config.redis.fillLockMs ?? 5_000, now, health: redisHealthTracker });
+    const opened = lock;
+    app.addHook('onClose', async () => {
+      await opened.close();
+      subscriber.disconnect();
+      redisHealthTracker?.stop();
+    });
+  }
   if (options.cache !== false) {
     const memory = createMemoryTier<DataEntry>({ maxBytes: config.cache.dataMaxBytes, now });
     const responseCache = createByteCache<CachedResponse>({ maxSize: config.cache.responseMaxBytes, now });
     metrics.trackCacheBytes('data', () => memory.bytes);
     metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
     tiers.push(memory, ...(options.dataTiers ?? []));
+    if (redis !== undefined) {
+      tiers.push(createRedisTier<DataEntry>({ redis, prefix: 'mdqs:data:', codec: jsonCodec(), now, timeoutMs: config.redis.commandTimeoutMs ?? 250, health: redisHealthTracker }));
+    }
     responder = options.responder ?? createCachingResponder({
       cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics,
+      shared: redis === undefined ? undefined : createRedisTier({ redis, prefix: 'mdqs:resp:', codec: responseCodec, now, timeoutMs: config.redis.commandTimeoutMs ?? 250, health: redisHealthTracker }),
       onStored: (request, key) => {
         if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
         fastPath?.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });
@@ -184,6 +210,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tiers,
     now,
     isSimulated: (id) => simulated.has(id),
+    lock,
+    // A waiter never waits past the request's deadline: then it fetches itself.
+    lockWaitMs: config.upstream.deadlineMs,
     onLookup: (resource, result) => metrics.cacheLookups.inc({ layer: 'data', resource, result }),
     onJoin: (resource, joined) => metrics.singleflightWaiters.inc({ resource }, joined),
     onFetched: (adapter, region) => {
@@ -227,8 +256,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const access = await registerAccess(app, { keys: options.keys, metrics, redis: options.redis, now, config });
+  const keyUsage = registerRequestLog(app, { registry: metrics.registry });
   if (fastPathCache !== undefined && options.fastPath !== false) {
-    const limitSync = (access as { limitSync?: (entry: KeyEntry) => LimitDecision | undefined } | undefined)?.limitSync;
+    const limitSync = access.limitSync;
     const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
     const served = new Map<string, { count: () => void; observe: (s: number) => void }>();
     fastPath = createFastPath({
@@ -236,13 +266,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       cache: fastPathCache,
       gzipMinBytes: config.cache.gzipMinBytes,
       now,
-      limit: (entry) => limitSync?.(entry),
+      limit: (entry, address) => limitSync(entry, address),
       isClosing: () => closing,
+      // Behind a proxy the address needs the proxy rules: the normal path then decides.
+      address: (req) => (config.server.trustProxy ? undefined : req.socket.remoteAddress),
       requestId: (req) => {
         const incoming = req.headers['x-request-id'];
         return typeof incoming === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(incoming) ? incoming : `${requestCounter.prefix}-${++requestCounter.n}`;
       },
-      onServed: (route, status, _entry, startedAt) => {
+      onServed: (route, status, entry, startedAt, req, requestIdSent) => {
+        keyUsage.record(entry.id, status);
+        const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+        if ((app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false) {
+          app.log.info({
+            reqId: requestIdSent, req: { method: 'GET', url: redactUrl(req.url ?? '') }, route, status,
+            duration_ms: Math.round(seconds * 10_000) / 10, key_id: entry.id, cache: 'HIT', cache_tier: 'memory', fast_path: true,
+          }, 'request completed');
+        }
         const id = `${route}|${status}`;
         let bound = served.get(id);
         if (bound === undefined) {
@@ -252,7 +292,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           served.set(id, bound);
         }
         bound.count();
-        bound.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
+        bound.observe(seconds);
       },
     });
   }
@@ -284,17 +324,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // A store failing at run time degrades to the vendor: reported, never a reason to be unready.
       name: 'history',
       run: async () => ({ ready: true, detail: store.health() }),
-    }]), ...(options.redis ? [{
-      name: 'redis',
-      run: async () => {
-        try {
-          const pong = await options.redis?.ping();
-          return { ready: pong === 'PONG', detail: pong === 'PONG' ? 'ok' : 'unreachable' };
-        } catch {
-          return { ready: false, detail: 'unreachable' };
-        }
-      },
-    }] : [])],
+    }]), ...(redisHealthTracker === undefined ? [] : [redisReadiness(redisHealthTracker)])],
   }));
   app.addHook('onClose', async () => {
     await service.close();

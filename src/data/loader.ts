@@ -16,6 +16,7 @@
 // shared fetch: the deadline (from the moment the data is first needed) bounds it instead.
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
 import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
+import type { FillLock } from '../cache/fill-lock.ts';
 import type { MemoryTier } from '../cache/memory-tier.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { Region } from '../domain.ts';
@@ -67,6 +68,21 @@ export interface LoaderOptions {
   onJoin?(resource: Resource, joined: number): void;
   /** An adapter answered a fetch for `region` (the app warns when that adapter is simulated). */
   onFetched?(adapter: string, region: Region): void;
+  /**
+   * Cross-instance single-flight (Redis): a miss takes a short lock per key; the instance that
+   * wins fetches and writes the shared tier, the others wait (at most `lockWaitMs` from when the
+   * data was needed, then fetch themselves) and read it from there.
+   */
+  lock?: FillLock;
+  lockWaitMs?: number;
+}
+
+interface Queued<Q> {
+  key: string;
+  query: Q;
+  neededAt: number;
+  resolve(entry: DataEntry): void;
+  reject(error: unknown): void;
 }
 
 interface Found {
@@ -77,6 +93,8 @@ interface Found {
 export class Loader {
   readonly #o: LoaderOptions;
   readonly #inFlight = new Map<string, Promise<DataEntry>>();
+  /** Keys won under the fill lock, waiting for the next turn to be fetched in native batches. */
+  readonly #queued = new Map<string, { spec: ResourceSpec<unknown, unknown>; region: Region; items: Queued<unknown>[] }>();
 
   constructor(options: LoaderOptions) {
     this.#o = options;
@@ -211,6 +229,18 @@ export class Loader {
     }
     if (joined > 0) this.#o.onJoin?.(spec.resource, joined);
 
+    const lock = this.#o.lock;
+    if (lock !== undefined) {
+      const waitUntil = neededAt + (this.#o.lockWaitMs ?? 5_000);
+      for (const [region, group] of missing) {
+        for (const item of group) {
+          const entry = lock.run(item.key, { deadlineAt: waitUntil }, () => this.#enqueue(spec, region, item, neededAt), () => this.#readShared(item.key));
+          this.#track(item.key, entry);
+          out.set(item.key, entry);
+        }
+      }
+      return out;
+    }
     for (const [region, group] of missing) {
       const size = spec.batch ? this.#batchSize(spec, region, group[0].query) : 1;
       for (let i = 0; i < group.length; i += size) {
@@ -218,16 +248,66 @@ export class Loader {
         const loaded = this.#fetchChunk(spec, region, chunk, neededAt);
         for (const item of chunk) {
           const entry = loaded.then((entries) => entries.get(item.key) as DataEntry);
-          const settle = () => {
-            if (this.#inFlight.get(item.key) === entry) this.#inFlight.delete(item.key);
-          };
-          entry.then(settle, settle);
-          this.#inFlight.set(item.key, entry);
+          this.#track(item.key, entry);
           out.set(item.key, entry);
         }
       }
     }
     return out;
+  }
+
+  #track(key: string, entry: Promise<DataEntry>): void {
+    const settle = () => {
+      if (this.#inFlight.get(key) === entry) this.#inFlight.delete(key);
+    };
+    entry.then(settle, settle);
+    this.#inFlight.set(key, entry);
+  }
+
+  /** A key this instance won the fill lock for: fetched with the others of this turn, batched. */
+  #enqueue<Q, T>(spec: ResourceSpec<Q, T>, region: Region, item: { key: string; query: Q }, neededAt: number): Promise<DataEntry> {
+    return new Promise<DataEntry>((resolve, reject) => {
+      const id = `${spec.resource}|${region}`;
+      let queue = this.#queued.get(id);
+      if (queue === undefined) {
+        queue = { spec: spec as ResourceSpec<unknown, unknown>, region, items: [] };
+        this.#queued.set(id, queue);
+        setImmediate(() => this.#flush(id));
+      }
+      queue.items.push({ key: item.key, query: item.query, neededAt, resolve, reject } as Queued<unknown>);
+    });
+  }
+
+  #flush(id: string): void {
+    const queue = this.#queued.get(id);
+    if (queue === undefined) return;
+    this.#queued.delete(id);
+    const { spec, region, items } = queue;
+    const size = spec.batch ? this.#batchSize(spec, region, items[0].query) : 1;
+    for (let i = 0; i < items.length; i += size) {
+      const chunk = items.slice(i, i + size);
+      const neededAt = Math.min(...chunk.map((item) => item.neededAt));
+      this.#fetchChunk(spec, region, chunk, neededAt).then(
+        (entries) => {
+          for (const item of chunk) item.resolve(entries.get(item.key) as DataEntry);
+        },
+        (error: unknown) => {
+          for (const item of chunk) item.reject(error);
+        },
+      );
+    }
+  }
+
+  /** What another instance filled: a fresh entry in a shared tier, copied into the memory tier. */
+  async #readShared(key: string): Promise<DataEntry | undefined> {
+    const [first, ...shared] = this.#o.tiers;
+    for (const tier of shared) {
+      const hit = await tier.get(key);
+      if (hit === undefined || hit.state !== 'fresh') continue;
+      void first?.set(key, hit.value, { ...hit.windows, size: estimateBytes(hit.value.value) + 64, storedAt: hit.storedAt });
+      return hit.value;
+    }
+    return undefined;
   }
 
   #batchSize<Q>(spec: ResourceSpec<Q, unknown>, region: Region, sample: Q): number {
@@ -245,17 +325,20 @@ export class Loader {
     this.#o.onFetched?.(adapter.id, region);
     const now = this.#o.now();
     const entries = new Map<string, DataEntry>();
+    const writes: Promise<void>[] = [];
     for (const item of chunk) {
       const value = found.get(spec.key(item.query));
       const windows = spec.windows(value, item.query, now);
       const entry: DataEntry = { value, adapter: adapter.id, freshUntil: now + windows.ttlMs };
       entries.set(item.key, entry);
-      // Written before the in-flight entry settles, so no gap where a key is neither.
+      // Written before the in-flight entry settles (and, shared, before the fill lock releases
+      // its waiters), so there is no gap where a key is neither.
       if (windows.ttlMs > 0) {
         const size = spec.size(value) + 64;
-        for (const tier of this.#o.tiers) void tier.set(item.key, entry, { ...windows, size, storedAt: now });
+        for (const tier of this.#o.tiers) writes.push(tier.set(item.key, entry, { ...windows, size, storedAt: now }));
       }
     }
+    await Promise.all(writes);
     return entries;
   }
 

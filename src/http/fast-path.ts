@@ -36,10 +36,12 @@ export interface FastPathOptions {
   gzipMinBytes: number;
   now: () => number;
   /** A synchronous rate-limit decision; undefined sends the request the normal way. */
-  limit(entry: KeyEntry): LimitDecision | undefined;
+  limit(entry: KeyEntry, address: string | undefined): LimitDecision | undefined;
   isClosing(): boolean;
   requestId(req: IncomingMessage): string;
-  onServed(route: string, status: number, entry: KeyEntry, startedAt: bigint): void;
+  onServed(route: string, status: number, entry: KeyEntry, startedAt: bigint, req: IncomingMessage, requestId: string): void;
+  /** The client address as the normal path sees it (trustProxy honoured). */
+  address(req: IncomingMessage): string | undefined;
 }
 
 export interface FastPath {
@@ -105,13 +107,14 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // The gzip variant is built by the normal path the first time a client asks for it.
       if (gzip && cached.gzip === undefined) return false;
       // Last: a refused request goes the normal way, which refuses it with the 429 body.
-      const decision = options.limit(entry);
+      const decision = options.limit(entry, options.address(req));
       if (decision === undefined || !decision.allowed) return false;
 
       const fixed = fixedHeaders(cached);
       const headers = (gzip ? fixed.gzip : fixed.plain) as string[];
+      const requestId = options.requestId(req);
       const varying = [
-        'x-request-id', options.requestId(req),
+        'x-request-id', requestId,
         'age', String(Math.floor((hit.age + cached.dataAgeMs) / 1000)),
         'x-ratelimit-limit', String(decision.limit),
         'x-ratelimit-remaining', String(decision.remaining),
@@ -122,12 +125,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (match !== undefined && (etagMatches(match, gzip ? `${cached.etag.slice(0, -1)}-gz"` : cached.etag) || etagMatches(match, cached.etag))) {
         res.writeHead(304, [...varying, 'etag', gzip ? `${cached.etag.slice(0, -1)}-gz"` : cached.etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
         res.end();
-        options.onServed(route.route, 304, entry, startedAt);
+        options.onServed(route.route, 304, entry, startedAt, req, requestId);
         return true;
       }
       res.writeHead(200, headers.concat(varying));
       res.end(gzip ? cached.gzip : cached.body);
-      options.onServed(route.route, 200, entry, startedAt);
+      options.onServed(route.route, 200, entry, startedAt, req, requestId);
       return true;
     },
     get served() {

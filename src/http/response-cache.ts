@@ -9,6 +9,8 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createSingleFlight } from '../cache/batch-loader.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
+import type { StoredResponse } from '../cache/redis-tier.ts';
+import type { Tier } from '../cache/tier.ts';
 import { cacheOutcome, type CacheOutcome } from '../data/status.ts';
 import type { Metrics } from '../metrics.ts';
 import { applyOutcomeHeaders, outcomeHeaders, type OutcomeHeaders, type Produced, type Responder, type ResponseSpec } from './respond.ts';
@@ -33,6 +35,39 @@ export interface ResponseCacheOptions {
   metrics?: Metrics;
   /** Told about every stored answer, so the fast path can serve its URL next time. */
   onStored?(request: FastifyRequest, key: string): void;
+  /** The shared tier behind this one (Redis): finished bytes other instances built. */
+  shared?: Tier<StoredResponse>;
+}
+
+/** A cached response as the shared tier stores it: bytes as they are, the rest in `meta`. */
+export function toStored(entry: CachedResponse): StoredResponse {
+  const meta: Record<string, string> = {
+    upstream: entry.headers.upstream,
+    data_age_ms: String(entry.dataAgeMs),
+    x_cache: entry.xCache,
+  };
+  if (entry.headers.simulated) meta.simulated = '1';
+  if (entry.headers.missing !== undefined) meta.missing = entry.headers.missing;
+  return { body: entry.body, ...(entry.gzip !== undefined ? { gzip: entry.gzip } : {}), etag: entry.etag, meta };
+}
+
+export function fromStored(stored: StoredResponse, storedAt: number, ttlMs: number): CachedResponse {
+  return {
+    body: stored.body,
+    gzip: stored.gzip,
+    etag: stored.etag,
+    headers: {
+      upstream: stored.meta.upstream ?? '',
+      simulated: stored.meta.simulated === '1',
+      missing: stored.meta.missing,
+      failed: undefined,
+      tier: undefined,
+    },
+    dataAgeMs: Number(stored.meta.data_age_ms ?? 0),
+    storedAt,
+    ttlMs,
+    xCache: (stored.meta.x_cache ?? 'MISS') as CacheOutcome,
+  };
 }
 
 /** Size charged to the cache for an entry. */
@@ -123,6 +158,17 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
         if (acceptsGzip(request.headers['accept-encoding'])) withGzip(entry, options, spec.key);
         return send(request, reply, entry, 'HIT', 'memory', Math.floor((hit.age + entry.dataAgeMs) / 1000));
       }
+      if (options.shared !== undefined) {
+        const remote = await options.shared.get(spec.key);
+        if (remote !== undefined && remote.state === 'fresh') {
+          options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'hit' });
+          const entry = fromStored(remote.value, remote.storedAt, remote.windows.ttlMs);
+          // Another instance built it: this one keeps it for the rest of its life.
+          if (options.cache.set(spec.key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt)) options.onStored?.(request, spec.key);
+          if (acceptsGzip(request.headers['accept-encoding'])) withGzip(entry, options, spec.key);
+          return send(request, reply, entry, 'HIT', options.shared.name, Math.floor((remote.age + entry.dataAgeMs) / 1000));
+        }
+      }
       options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'miss' });
       const entry = await flight.run(spec.key, async () => {
         const produced = await produce();
@@ -133,6 +179,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
         if (!produced.status.stale && !partial && ttlMs >= 1 && Number.isFinite(ttlMs)) {
           built.ttlMs = ttlMs;
           if (options.cache.set(spec.key, built, { ttlMs, size: sizeOf(built) }, builtAt)) options.onStored?.(request, spec.key);
+          await options.shared?.set(spec.key, toStored(built), { ttlMs, swrMs: 0, sieMs: 0, size: sizeOf(built), storedAt: builtAt });
         }
         return built;
       });

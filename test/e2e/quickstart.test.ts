@@ -190,7 +190,7 @@ describe('SIGHUP reloads the keys file', () => {
 
 describe('graceful shutdown on SIGTERM', () => {
   it('finishes the in-flight request, refuses new connections, exits 0', async () => {
-    const server = await startServer({ MDQS__adapters__sim__latency__fixedMs: '1500' });
+    const server = await startServer({ LOG_LEVEL: 'debug', MDQS__adapters__sim__latency__fixedMs: '1500' });
     let stopped = false;
     try {
       const slow = fetch(`${server.base}/v1/quotes?symbols=600519.SH`, { headers: { 'x-api-key': 'demo-key' } });
