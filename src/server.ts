@@ -12,7 +12,7 @@ import { createAdapters, productionDeps } from '../adapters/registry.ts';
 import { createMetrics, upstreamSink } from './metrics.ts';
 import { KeyStore } from './access/keys.ts';
 import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
-import { buildApp } from './app.ts';
+import { RoutingError, buildApp } from './app.ts';
 import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
@@ -58,11 +58,19 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   const { config } = loaded;
   const now = () => Date.now();
   const metrics = createMetrics({ processMetrics: true });
-  const deps = productionDeps(now, upstreamSink(metrics));
+  // Dropped vendor rows: counted always, logged once the app (and its logger) exists.
+  let log: { warn(fields: object, message: string): void } | undefined;
+  const deps = productionDeps(now, upstreamSink(metrics), (event) => {
+    metrics.invalidRows.inc({ adapter: event.adapter, resource: event.resource, reason: event.reason });
+    log?.warn(event, 'invalid vendor rows dropped');
+  });
   const adapters = createAdapters(config.routing, config.adapters, deps);
   const redisOptions = { commandTimeoutMs: config.redis.commandTimeoutMs };
   const redis = config.redis.url ? createRedisClient(config.redis.url, redisOptions) : undefined;
-  const app = await buildApp({ config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients });
+  const app = await buildApp({
+    config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients, databaseUrl: process.env.DATABASE_URL,
+  });
+  log = app.log;
   const connections = trackConnections(app.server);
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
@@ -167,6 +175,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`fatal: ${(error as Error).stack ?? String(error)}\n`);
+  // Refusals of the configuration at boot (routing, the history store) are messages, not crashes.
+  if (error instanceof RoutingError || /history store|schema/i.test((error as Error).message ?? '')) {
+    process.stderr.write(`cannot start: ${(error as Error).message}\n`);
+  } else {
+    process.stderr.write(`fatal: ${(error as Error).stack ?? String(error)}\n`);
+  }
   process.exit(1);
 });

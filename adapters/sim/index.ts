@@ -10,7 +10,7 @@ import {
 } from './boundary.ts';
 import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
-import { createSimMarket, minuteBarsToCandles } from './market.ts';
+import { createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles } from './market.ts';
 import type { MinuteBars } from './minute.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
@@ -87,7 +87,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
    * go would hold every other request (a real vendor's bars arrive over a socket instead).
    */
   const minutesInSlices = async (inst: SimInstrument, window: { start?: number; end?: number; count?: number }, now: number): Promise<Candles> => {
-    const wanted = window.count ?? Number.POSITIVE_INFINITY;
+    const wanted = window.count ?? MAX_MINUTE_BARS;
     if (wanted <= MINUTE_SLICE) return market.minuteCandles(inst, window, now);
     const slices: Candles[] = [];
     let end = window.end;

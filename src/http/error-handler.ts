@@ -218,6 +218,18 @@ function writeAndClose(socket: Duplex, response: string): void {
   });
 }
 
+/**
+ * onResponse hook for the root scope: a request that arrived through node's `upgrade` event
+ * (`Upgrade: websocket`) but was answered as plain HTTP has a socket the HTTP server no longer
+ * owns; nothing else ends it, and server.close() waits for it forever. A real WebSocket upgrade
+ * hijacks its reply and never gets here. Sync and one property read: cheap on the hot path.
+ */
+export function releaseUpgradeSocket(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  // node sets `upgrade` on requests it emitted through the `upgrade` event (absent from @types/node).
+  if ((request.raw as IncomingMessage & { upgrade?: boolean }).upgrade === true) request.raw.socket?.destroy();
+  done();
+}
+
 /** onRequest hook: an HTTP/1.1 request without Host is a 400 (RFC 9112 3.2), with our body. */
 export async function requireHost(request: FastifyRequest): Promise<void> {
   const raw = request.raw;
@@ -229,10 +241,12 @@ export async function requireHost(request: FastifyRequest): Promise<void> {
 
 /**
  * Everything of issue 14.7 that is not a constructor option: the `checkExpectation` and `connect`
- * listeners and the Host check. Call once right after `Fastify({...})` (before other onRequest hooks).
+ * listeners, the Host check, and the release of upgrade sockets answered as plain HTTP. Call once
+ * right after `Fastify({...})`, in the root scope (before other onRequest hooks).
  */
 export function installClientErrorHandling(app: FastifyInstance): void {
   app.server.on('checkExpectation', expectationFailedHandler);
   app.server.on('connect', connectMethodHandler);
   app.addHook('onRequest', requireHost);
+  app.addHook('onResponse', releaseUpgradeSocket);
 }

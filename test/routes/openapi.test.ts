@@ -99,6 +99,13 @@ describe('every /v1 route the app serves is described', () => {
       ...Object.keys(POST_BODIES).map((p) => `POST ${p}`),
       'GET /v1/meta',
       'GET /v1/openapi.json',
+      // Issue 11: streaming, exchanges, the trading calendar and market status.
+      'GET /v1/ws/stream',
+      'GET /v1/ws/quotes',
+      'GET /v1/exchanges',
+      'GET /v1/exchanges/{exchange}/instruments',
+      'GET /v1/calendar',
+      'GET /v1/market-status',
     ].sort();
     expect(served).toEqual(expected);
   });
@@ -139,7 +146,8 @@ describe('every /v1 route the app serves is described', () => {
 
   it('every data route documents 200 {data} and the error statuses of DESIGN.md 4.6', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
-      if (path === '/v1/meta') continue;
+      // /v1/ws/* document the WebSocket handshake (101 and its refusals), not a JSON body.
+      if (path === '/v1/meta' || path.startsWith('/v1/ws/')) continue;
       for (const [method, op] of Object.entries(ops)) {
         const statuses = Object.keys(op.responses);
         expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['200', ...ERRORS]));
