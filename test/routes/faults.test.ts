@@ -141,7 +141,11 @@ describe('circuit breaker', () => {
     expect(adapter.calls.getQuotes).toBe(4);
     const ready = await app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', adapters: { sim: { ready: true, circuit: 'closed' } } });
+    expect(ready.json()).toEqual({
+      status: 'ready',
+      markets: { CN: { ready: true, adapters: ['sim'] }, HK: { ready: true, adapters: ['sim'] }, US: { ready: true, adapters: ['sim'] } },
+      adapters: { sim: { ready: true, circuit: 'closed', in_flight: 0, queued: 0, budget_remaining: null } },
+    });
     expect(await metricValue(app, 'mdqs_circuit_state', { adapter: 'sim' })).toBe(0);
   });
 
