@@ -15,7 +15,7 @@ import type { Config } from '../config/schema.ts';
 import { registerAccess } from './access/plugin.ts';
 import type { KeyStore } from './access/keys.ts';
 import { AppError } from './errors.ts';
-import { sendError, toAppError } from './http/error-handler.ts';
+import { clientErrorHandler, HTTP_SERVER_OPTIONS, installClientErrorHandling, sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
 import { loggerOptions, OneLineLogController, registerRequestLog, requestId } from './http/logging.ts';
@@ -110,6 +110,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // One access line per request (registerRequestLog) instead of Fastify's two.
     logController: new OneLineLogController(),
     genReqId: requestId,
+    // Malformed HTTP (garbage request lines, oversized headers, …) gets our JSON error body too.
+    clientErrorHandler,
+    http: HTTP_SERVER_OPTIONS,
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
     return503OnClosing: false,
@@ -125,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
   });
 
+  installClientErrorHandling(app);
   const metrics = options.metrics ?? createMetrics();
   const simulated = new Set([...options.adapters.keys()].filter((id) => isSimAdapter(id, config.adapters[id])));
   const routingReport = checkRouting(config.routing, options.adapters, simulated);

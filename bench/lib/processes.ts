@@ -117,6 +117,8 @@ export interface ServiceOptions {
   probe?: boolean;
   /** Entry script relative to the project root; default src/server.ts (what `npm start` runs). */
   entry?: string;
+  /** Another checkout to run (e.g. an earlier commit, for before/after in one run). */
+  root?: string;
 }
 
 /** Start `node src/server.ts` exactly as `npm start` does, on a free loopback port, log level warn. */
@@ -126,8 +128,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let stderr = '';
   let probeCalls = 0;
   const probeArgs = options.probe === true ? ['--expose-gc', '--import', PROBE] : [];
-  const child = spawn(...pinned(1, [process.execPath, ...probeArgs, ...(options.nodeArgs ?? []), join(ROOT, options.entry ?? 'src/server.ts')]), {
-    cwd: ROOT,
+  const root = options.root ?? ROOT;
+  const child = spawn(...pinned(1, [process.execPath, ...probeArgs, ...(options.nodeArgs ?? []), join(root, options.entry ?? 'src/server.ts')]), {
+    cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',

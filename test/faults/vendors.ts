@@ -2,6 +2,7 @@
 // vendor, which resource a vendor request is for, a clean payload per resource (the msw
 // fixtures), and the edits that break one quote or one candle row in the vendor's own format.
 import { fixture } from '../../mocks/handlers/support.ts';
+import { DEADLINE_MS } from './harness.ts';
 
 export type FaultResource = 'quotes' | 'candles' | 'other';
 export type QuoteField = 'price' | 'volume';
@@ -50,7 +51,9 @@ const cnTime = (date: string, hhmm: string) => {
   return Date.UTC(y, m - 1, d, hh, mm) - 8 * 3_600_000;
 };
 
-const HTTP = { timeoutMs: 5_000, retry: { maxRetries: 1, baseDelayMs: 20 }, breaker: { failureThreshold: 1_000, openMs: 1_000 }, budget: { max: 10_000, windowMs: 60_000 } };
+// A vendor's deadline is its `http.timeoutMs` where the data path takes it from there (and
+// upstream.deadlineMs where it does not): both are DEADLINE_MS.
+const HTTP = { timeoutMs: DEADLINE_MS, retry: { maxRetries: 1, baseDelayMs: 20 }, breaker: { failureThreshold: 1_000, openMs: 1_000 }, budget: { max: 10_000, windowMs: 60_000 } };
 
 function columns(body: Json, edit: (name: string, column: unknown[]) => unknown[]): Json {
   for (const [name, column] of Object.entries(body)) if (Array.isArray(column)) body[name] = edit(name, column);

@@ -53,6 +53,10 @@ describe('raw HTTP on a real socket', () => {
   }, 120_000);
 });
 
+// A request with Upgrade: websocket leaves node's HTTP server at the `upgrade` event; answered as
+// plain HTTP outside the stream routes' scope (ops routes, or refused by an earlier onRequest
+// hook), its socket used to stay open and app.close() waited forever. Fixed by
+// releaseUpgradeSocket (installed by installClientErrorHandling).
 describe('Upgrade: websocket on a plain route', () => {
   it.each([
     ['/healthz', 'demo-key', 200],

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { isDecimalInteger, NOT_AN_INTEGER, parseQueryString } from '../../src/http/querystring.ts';
+import { INTEGER_KEYS, isDecimalInteger, NOT_AN_INTEGER, parseQueryString } from '../../src/http/querystring.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
 let app: FastifyInstance;
@@ -39,6 +39,17 @@ describe('parseQueryString', () => {
 });
 
 describe('routes', () => {
+  it('every integer query parameter of the OpenAPI document is one the parser checks', async () => {
+    const doc = (await app.inject({ url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema?: { type?: string } }> }>> };
+    const integers = new Set<string>();
+    for (const operations of Object.values(doc.paths)) {
+      for (const op of Object.values(operations)) {
+        for (const p of op.parameters ?? []) if (p.in === 'query' && (p.schema?.type === 'integer' || p.schema?.type === 'number')) integers.add(p.name);
+      }
+    }
+    expect([...integers].sort()).toEqual([...INTEGER_KEYS].sort());
+  });
+
   it.each(LOOSE)('count=%j → 400 INVALID_COUNT', async (value) => {
     const res = await get(`/v1/klines?symbol=600519.SH&count=${encodeURIComponent(value)}`);
     expect(res.statusCode).toBe(400);
