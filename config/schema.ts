@@ -16,7 +16,6 @@ export const ConfigSchema = Type.Object({
     requestTimeoutMs: Ms(1000, 600_000),
     shutdownGraceMs: Ms(0, 120_000),
     trustProxy: Type.Boolean(),
-    corsOrigins: Type.Array(Type.String()),
     /** Worker processes on one port (node:cluster); > 1 needs redis.url. Default 1. */
     workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */
@@ -94,10 +93,6 @@ export const ConfigSchema = Type.Object({
     /** Failed authentications (wrong key) per client address per minute; then 429. Default 30. */
     failuresPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   })),
-  limits: Type.Object({
-    /** Symbols per request when a plan does not set its own cap. */
-    defaultMaxSymbols: Type.Integer({ minimum: 1, maximum: 10_000 }),
-  }),
   /** Candle history store (src/store/): raw closed 1m/1d bars fetched from each vendor once. */
   history: Type.Optional(Type.Object({
     /** Off: candles go to the vendor as before. Default true. */

@@ -10,6 +10,7 @@ import type { BySymbol } from '../types.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
 import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../common/bars.ts';
 import { EXT_TYPE, asInstrumentType, asSession, checkedDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
+import { DAY_MS } from '../../src/markets/time.ts';
 import {
   checkBars, checkExFactorList, checkQuotes, instrumentProblem, settleBatch, unequalColumns,
   type JsonRecord, type PayloadReader, type RowCheck,
@@ -151,7 +152,6 @@ export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUni
   }), check);
 }
 
-const DAY_MS = 86_400_000;
 
 // [verify] chose: a daily stamp (bar or ex-factor) names the trade date it falls on in the
 // exchange's zone (CN samples are Beijing midnight, so this is the identity there), except a stamp

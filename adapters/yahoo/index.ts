@@ -14,6 +14,7 @@ import { ADAPTER_ID, NOT_FOUND, NO_DATA, readChart } from './errors.ts';
 import { chartPrevClose, parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
 import { unsplit, yahooExFactors } from './raw.ts';
 import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
+import { DAY_MS } from '../../src/markets/time.ts';
 
 export interface YahooOptions {
   /** Default https://query2.finance.yahoo.com (query1 also works). */
@@ -41,7 +42,6 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
 }
 
 const DAY_S = 86_400;
-const DAY_MS = DAY_S * 1000;
 
 export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Adapter {
   const http: UpstreamHttp | undefined = deps.http;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createSingleFlight } from '../cache/batch-loader.ts';
+import { createSingleFlight } from '../data/single-flight.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
 import type { StoredResponse } from '../cache/redis-tier.ts';
 import type { Tier } from '../cache/tier.ts';

@@ -100,11 +100,10 @@ describe('invalid configuration reports every problem at once', () => {
       MDQS__cache__gzipMinBytes: '-1',
       MDQS__cache__ttl__negativeMs: '-1',
       MDQS__cache__ttl__referenceMs: '-1',
-      MDQS__limits__defaultMaxSymbols: '0',
     };
     const problems = problemsOf(() => loadConfig(env));
     for (const path of ['server.port', 'server.bodyLimitBytes', 'server.requestTimeoutMs', 'server.shutdownGraceMs', 'cache.dataMaxBytes',
-      'cache.responseMaxBytes', 'cache.gzipMinBytes', 'cache.ttl.negativeMs', 'cache.ttl.referenceMs', 'limits.defaultMaxSymbols']) {
+      'cache.responseMaxBytes', 'cache.gzipMinBytes', 'cache.ttl.negativeMs', 'cache.ttl.referenceMs']) {
       expect(problems.some((p) => p.startsWith(`${path}:`)), path).toBe(true);
     }
   });
@@ -114,7 +113,7 @@ describe('invalid configuration reports every problem at once', () => {
     raw.server.port = 'eighty';
     raw.server.shutdownGraceMs = -1;
     // CONFIG_FILE is merged over the default file: a missing section is the default's, a misspelt one is an error.
-    raw.limits = { defaultMaxSymbol: 5 };
+    raw.auth = { failuresPerMinut: 5 };
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, stringify(raw));
     let error: ConfigError | undefined;
@@ -125,7 +124,7 @@ describe('invalid configuration reports every problem at once', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error!.problems.length).toBeGreaterThanOrEqual(3);
-    for (const path of ['server.port', 'server.shutdownGraceMs', 'limits.defaultMaxSymbol']) {
+    for (const path of ['server.port', 'server.shutdownGraceMs', 'auth.failuresPerMinut']) {
       expect(error!.problems.some((p) => p.includes(path)), path).toBe(true);
       expect(error!.message).toContain(path);
     }
