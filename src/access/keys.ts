@@ -156,8 +156,12 @@ export function loadKeysFile(path: string): KeyStoreSnapshot {
 }
 
 /** The live key set; `reload()` swaps it atomically (SIGHUP), keeping the old one on error. */
+/** Valid presented keys remembered by KeyStore.lookup. */
+const KEY_MEMO_MAX = 10_000;
+
 export class KeyStore {
   #snapshot: KeyStoreSnapshot;
+  readonly #memo = new Map<string, KeyEntry>();
   readonly path: string | undefined;
   readonly #now: () => number;
 
@@ -174,15 +178,24 @@ export class KeyStore {
   reload(): KeyStoreSnapshot {
     if (this.path === undefined) return this.#snapshot;
     this.#snapshot = loadKeysFile(this.path);
+    this.#memo.clear();
     return this.#snapshot;
   }
 
-  /** Look a presented key up by its hash, then confirm in constant time; an expired key is unknown. */
+  /**
+   * Look a presented key up by its hash, then confirm in constant time; an expired key is unknown.
+   * Valid keys are remembered (bounded, cleared on reload) so a repeat skips the SHA-256: the key
+   * stays only in this process's memory, as it already is in the request; it is never logged.
+   */
   lookup(presented: string): KeyEntry | undefined {
-    const digest = createHash('sha256').update(presented, 'utf8').digest();
-    const entry = this.#snapshot.byHash.get(digest.toString('hex'));
-    if (entry === undefined) return undefined;
-    if (!timingSafeEqual(entry.hash, digest)) return undefined;
+    let entry = this.#memo.get(presented);
+    if (entry === undefined) {
+      const digest = createHash('sha256').update(presented, 'utf8').digest();
+      entry = this.#snapshot.byHash.get(digest.toString('hex'));
+      if (entry === undefined || !timingSafeEqual(entry.hash, digest)) return undefined;
+      if (this.#memo.size >= KEY_MEMO_MAX) this.#memo.clear();
+      this.#memo.set(presented, entry);
+    }
     return entry.expiresAt !== undefined && this.#now() >= entry.expiresAt ? undefined : entry;
   }
 
