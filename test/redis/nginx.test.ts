@@ -34,10 +34,18 @@ describeNginx('two instances behind nginx', () => {
     await admin.flushdb();
     const keysFile = join(dir, 'keys.yaml');
     writeFileSync(keysFile, stringify({
-      plans: { p: { markets: ['CN', 'HK', 'US'], features: ['quotes'], rate_limit: { max: LIMIT, window_ms: 60_000 }, max_symbols: 10 } },
-      keys: [{ id: 'e2e', plan: 'p', sha256: sha256Hex('e2e-key') }],
+      plans: {
+        p: { markets: ['CN', 'HK', 'US'], features: ['quotes'], rate_limit: { max: LIMIT, window_ms: 60_000 }, max_symbols: 10 },
+        wide: { markets: ['CN', 'HK', 'US'], features: ['klines_daily'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 },
+      },
+      keys: [{ id: 'e2e', plan: 'p', sha256: sha256Hex('e2e-key') }, { id: 'sf', plan: 'wide', sha256: sha256Hex('sf-key') }],
     }));
-    const env = { REDIS_URL: REDIS_DB_URL, KEYS_FILE: keysFile, MDQS__server__trustProxy: 'true', MDQS__redis__instances: '2', MDQS__redis__commandTimeoutMs: '2000', LOG_LEVEL: 'info' };
+    // A slow sim (400 ms a call) so that concurrent cold requests really overlap; history off so
+    // every cold request would be an upstream call without the fill lock.
+    const env = {
+      REDIS_URL: REDIS_DB_URL, KEYS_FILE: keysFile, MDQS__server__trustProxy: 'true', MDQS__redis__instances: '2', MDQS__redis__commandTimeoutMs: '2000', LOG_LEVEL: 'info',
+      MDQS__adapters__sim__latency__fixedMs: '400', MDQS__history__enabled: 'false',
+    };
     servers = await Promise.all([startServer(env), startServer(env)]);
     const port = await freePort();
     const conf = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8')
@@ -97,5 +105,24 @@ describeNginx('two instances behind nginx', () => {
     expect(served[1]).toBeGreaterThan(0);
     expect(served[0] + served[1]).toBe(3 * LIMIT);
     expect(await admin.llen('mdqs:rl:key:e2e')).toBe(LIMIT);
+  });
+
+  it('single-flight holds through the balancer: 40 concurrent cold requests make one upstream call in all', async () => {
+    const upstreamCalls = async () => {
+      const counts = await Promise.all(servers.map(async (server) => {
+        const text = await (await fetch(`${server.base}/metrics`)).text();
+        return [...text.matchAll(/^mdqs_upstream_requests_total\{[^}]*resource="candles"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      }));
+      return counts;
+    };
+    const before = await upstreamCalls();
+    const answers = await Promise.all(Array.from({ length: 40 }, () =>
+      fetch(`${base}/v1/klines?symbol=NVDA.US&period=1d&count=60&adjust=none`, { headers: { 'x-api-key': 'sf-key' } })));
+    expect(answers.map((r) => r.status)).toEqual(Array(40).fill(200));
+    const bodies = new Set(await Promise.all(answers.map((r) => r.text())));
+    expect(bodies.size).toBe(1);
+    const after = await upstreamCalls();
+    // Both instances served some of the 40 (round robin), one of them called the vendor once.
+    expect(after[0] - before[0] + after[1] - before[1]).toBe(1);
   });
 });
