@@ -29,9 +29,15 @@ export function cpuSeconds(pid: number): number {
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-wrk-'));
 
-function script(pipeline: number, headers: Record<string, string>): string {
-  const file = join(dir, `p${pipeline}.lua`);
+function script(pipeline: number, headers: Record<string, string>, paths?: string[]): string {
+  const file = join(dir, `p${pipeline}-${paths?.length ?? 0}.lua`);
   const lines = Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`);
+  if (paths !== undefined) {
+    // Random paths from a list (e.g. more keys than the in-process tier holds).
+    lines.push(`local paths = { ${paths.map((p) => `"${p}"`).join(', ')} }`, 'request = function() return wrk.format(nil, paths[math.random(#paths)]) end');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
+  }
   lines.push(
     'local req',
     'init = function(args)',
@@ -45,10 +51,10 @@ function script(pipeline: number, headers: Record<string, string>): string {
   return file;
 }
 
-export async function runWrk(url: string, options: { seconds: number; connections: number; pipeline: number; headers: Record<string, string>; serverPid: number }): Promise<WrkResult> {
+export async function runWrk(url: string, options: { seconds: number; connections: number; pipeline: number; headers: Record<string, string>; serverPid: number; paths?: string[] }): Promise<WrkResult> {
   const before = cpuSeconds(options.serverPid);
   const started = Date.now();
-  const child = spawn('wrk', ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script(options.pipeline, options.headers), url], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('wrk', ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script(options.pipeline, options.headers, options.paths), url], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
