@@ -139,6 +139,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       const inst = market.instrument(query.symbol.symbol);
       if (inst === undefined) return undefined;
       const now = deps.now();
+      await market.prepare(inst, now);
       const window = { start: query.start, end: query.end, count: query.count };
       const c = query.period === '1m' ? await minutesInSlices(inst, window, now) : market.dailyCandles(inst, window, now);
       return checked(c, 'candles', inst.symbol);

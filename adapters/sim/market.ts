@@ -6,10 +6,11 @@ import { emptyCandles } from '../../src/candles/window.ts';
 import { LRUCache } from 'lru-cache';
 import type { Candles } from '../../src/domain.ts';
 import {
-  latestStartedSessionDay, latestTradingDay, localDate, localMidnight, minuteBarLabels, sessions,
+  addDays, latestStartedSessionDay, latestTradingDay, localDate, localMidnight, minuteBarLabels, sessions,
 } from '../../src/markets/calendar.ts';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
-  buildDailyHistory, extendDailyHistory, lastIndexOnOrBefore, tailOf, trimTail, type DailyHistory,
+  buildDailyHistory, extendDailyHistory, HISTORY_START, lastIndexOnOrBefore, tailOf, trimTail, type DailyHistory,
 } from './daily.ts';
 import { findSimInstrument, type SimInstrument } from './instruments.ts';
 import { aggregateDay, barsAt, buildMinuteBars, type DayBar, type MinuteBars } from './minute.ts';
@@ -66,6 +67,11 @@ export interface SimMarket {
   instrument(symbol: string): SimInstrument | undefined;
   /** The full history up to the latest trading day at `now` (bars after now included: callers filter). */
   history(inst: SimInstrument, now: number): DailyHistory;
+  /**
+   * Build `history(inst, now)` ahead, a year at a time with a turn of the event loop between
+   * years: a cold 25-year history is ~100 ms of CPU, which must not hold the service's loop.
+   */
+  prepare(inst: SimInstrument, now: number): Promise<void>;
   /** The newest bars and every ex-event; cheap to keep for thousands of symbols. */
   recent(inst: SimInstrument, now: number): RecentHistory;
   /** undefined when the instrument had not listed by `now`. */
@@ -120,6 +126,22 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
       : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
     histories.set(inst.symbol, built);
     return built;
+  };
+
+  const prepare = async (inst: SimInstrument, now: number): Promise<void> => {
+    const through = latestTradingDay(inst.region, now);
+    let cached = histories.get(inst.symbol);
+    if (cached !== undefined && cached.through >= through) return;
+    let step = cached === undefined ? addDays(inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START, 365) : cached.through;
+    while (step < through) {
+      cached = cached === undefined
+        ? buildDailyHistory(inst, step, midnightOf(inst.region))
+        : extendDailyHistory(inst, cached, step, midnightOf(inst.region));
+      histories.set(inst.symbol, cached);
+      await yieldToLoop();
+      step = addDays(step, 365);
+    }
+    history(inst, now);
   };
 
   const recent = (inst: SimInstrument, now: number): RecentHistory => {
@@ -262,5 +284,5 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     return out;
   };
 
-  return { instrument, history, recent, sessionDay, dailyCandles, minuteCandles };
+  return { instrument, history, prepare, recent, sessionDay, dailyCandles, minuteCandles };
 }

@@ -4,7 +4,7 @@
 import { api, describeError, keyStore, on } from './api.js';
 import { createIntradayChart, createPriceChart } from './chart.js';
 import { ZONES, chartTime, regionOf } from './format.js';
-import { startPolling } from './live.js';
+import { startLive as startTransport } from './live.js';
 import { clearDepth, clearQuote, renderBadge, renderDepth, renderQuote } from './panels.js';
 import { createSymbolSearch } from './symbols.js';
 
@@ -14,7 +14,7 @@ const MINUTE = new Set(['1m', '5m', '10m', '15m', '30m', '60m']);
 const $ = (id) => document.getElementById(id);
 const hook = {
   chart: null, intraday: null, quote: null, depth: null, markers: [],
-  liveUpdates: 0, polls: 0, badge: { upstream: '', simulated: false }, loads: 0,
+  liveUpdates: 0, polls: 0, transport: '', badge: { upstream: '', simulated: false }, loads: 0,
 };
 window.__explorer = hook;
 
@@ -211,7 +211,10 @@ function foldIntoChart(quote) {
 function startLive(generation) {
   const symbol = state.symbol;
   notice('notice-live', '');
-  state.live = startPolling(symbol, {
+  state.live = startTransport(symbol, {
+    onTransport(name) {
+      if (generation === state.generation) hook.transport = name;
+    },
     onQuote(quote) {
       if (generation !== state.generation) return;
       hook.polls += 1;

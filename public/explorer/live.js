@@ -1,10 +1,12 @@
-// Live quotes and depth by polling /v1/quotes and /v1/depth.
+// Live quotes and depth: pushed over /v1/ws/stream when it answers, else by polling /v1/quotes and
+// /v1/depth.
 //
-// Why not /v1/ws/stream: the stream authenticates at the handshake with the key in its URL or an
-// X-API-Key header. A browser cannot set headers on a WebSocket, and a key in a URL ends up in
-// logs and history, which this page never allows. Polling sends the key in a header like every
-// other call, and the response cache makes a 2 s poll cheap.
-import { ApiError, api } from './api.js';
+// A browser cannot set an X-API-Key header on a WebSocket, and a key in the URL would end up in
+// logs and history, which this page never allows: the key goes as the WebSocket subprotocol
+// `mdqs.key.<key>` (a request header), next to `mdqs.v1`, which the server selects. When the
+// stream cannot be used (refused, closed, an error message), the page polls instead: the key then
+// goes in X-API-Key like every other call, and the response cache makes a 2 s poll cheap.
+import { ApiError, api, keyStore } from './api.js';
 
 export const POLL_MS = 2000;
 /** Outside sessions quotes do not move; look now and then for the open. */
@@ -70,6 +72,89 @@ export function startPolling(symbol, { onQuote, onDepth, onError }) {
       stopped = true;
       clearTimeout(timer);
       document.removeEventListener('visibilitychange', onVisible);
+    },
+  };
+}
+
+/**
+ * Live updates for one symbol: the stream first, polling when it fails. `onTransport(name)` says
+ * which one runs ('stream' or 'polling').
+ */
+export function startLive(symbol, callbacks) {
+  let stopped = false;
+  let poller;
+  let socket;
+  const fallBack = () => {
+    if (stopped || poller !== undefined) return;
+    socket?.close();
+    callbacks.onTransport?.('polling');
+    poller = startPolling(symbol, callbacks);
+  };
+  const key = keyStore.get();
+  // A key that is not a plain token cannot be a subprotocol name: poll. The stream is opened
+  // only once the API has accepted the key for this symbol (one quote over REST), so a wrong key
+  // or a plan without the market is said in words by the polling path, not by a failed socket.
+  if (typeof WebSocket === 'undefined' || !/^[A-Za-z0-9._~+-]+$/.test(key)) {
+    fallBack();
+  } else {
+    api(`/v1/quotes?symbols=${encodeURIComponent(symbol)}`, { maxRetries: 0 }).then(({ data }) => {
+      const quote = (data ?? []).find((q) => q.symbol === symbol);
+      if (stopped) return;
+      if (quote === undefined) fallBack();
+      else {
+        callbacks.onQuote(quote);
+        openStream();
+      }
+    }, () => fallBack());
+  }
+
+  function openStream() {
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    try {
+      socket = new WebSocket(`${scheme}//${location.host}/v1/ws/stream`, ['mdqs.v1', `mdqs.key.${key}`]);
+    } catch {
+      fallBack();
+    }
+    if (socket !== undefined) {
+      let subscribed = false;
+      socket.addEventListener('open', () => {
+        callbacks.onTransport?.('stream');
+        socket.send(JSON.stringify({ op: 'subscribe', channel: 'quotes', symbols: [symbol] }));
+        socket.send(JSON.stringify({ op: 'subscribe', channel: 'depth', symbols: [symbol] }));
+      });
+      socket.addEventListener('message', (event) => {
+        if (stopped) return;
+        let message;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (message.op === 'subscribed') subscribed = true;
+        else if (message.op === 'quotes') {
+          const quote = (message.data ?? []).find((q) => q.symbol === symbol);
+          if (quote !== undefined) callbacks.onQuote(quote);
+        } else if (message.op === 'depth') {
+          const depth = (message.data ?? []).find((d) => d.symbol === symbol);
+          if (depth !== undefined) callbacks.onDepth(depth);
+        } else if (message.op === 'error') {
+          // e.g. the plan lacks depth or the market: polling shows that error in words.
+          fallBack();
+        }
+      });
+      socket.addEventListener('close', () => {
+        if (!stopped) fallBack();
+      });
+      socket.addEventListener('error', () => {
+        if (!subscribed) fallBack();
+      });
+    }
+  }
+  return {
+    stop() {
+      stopped = true;
+      socket?.close();
+      poller?.stop();
     },
   };
 }

@@ -5,7 +5,14 @@ import type { Region, SymbolRef } from '../domain.ts';
 import { AppError, featureReason } from '../errors.ts';
 import type { Feature, KeyEntry, KeyStore } from './keys.ts';
 
-/** The key as presented: header `X-API-Key` wins over the `api_key` query parameter. */
+/** The WebSocket subprotocol a browser names to carry its key (it cannot set X-API-Key). */
+export const WS_KEY_PROTOCOL_PREFIX = 'mdqs.key.';
+
+/**
+ * The key as presented: header `X-API-Key` wins over the `api_key` query parameter; a WebSocket
+ * handshake may also carry it as a subprotocol `mdqs.key.<key>` (browsers can set no header on a
+ * WebSocket, and a key in the URL would end up in logs and history).
+ */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers['x-api-key'];
   const fromHeader = Array.isArray(header) ? header[0] : header;
@@ -13,6 +20,13 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   const query = request.query as Record<string, unknown> | undefined;
   const fromQuery = query?.api_key;
   if (typeof fromQuery === 'string' && fromQuery !== '') return fromQuery;
+  const protocols = request.headers['sec-websocket-protocol'];
+  if (typeof protocols === 'string' && protocols.includes(WS_KEY_PROTOCOL_PREFIX)) {
+    for (const protocol of protocols.split(',')) {
+      const name = protocol.trim();
+      if (name.startsWith(WS_KEY_PROTOCOL_PREFIX) && name.length > WS_KEY_PROTOCOL_PREFIX.length) return name.slice(WS_KEY_PROTOCOL_PREFIX.length);
+    }
+  }
   return undefined;
 }
 

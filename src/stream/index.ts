@@ -26,6 +26,9 @@ export function streamHub(app: FastifyInstance): StreamHub {
   return hub;
 }
 
+/** The subprotocol selected for browsers (see access/guard.ts presentedKey). */
+export const STREAM_PROTOCOL = 'mdqs.v1';
+
 const ROUTES = [
   { url: '/v1/ws/stream', legacy: false },
   { url: '/v1/ws/quotes', legacy: true },
@@ -62,6 +65,9 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       maxPayload: settings.maxPayloadBytes,
       // The official client offers permessage-deflate; small frames are not worth compressing.
       perMessageDeflate: { threshold: 1024, serverMaxWindowBits: 15, concurrencyLimit: 10 },
+      // A browser that sent its key as the `mdqs.key.<key>` subprotocol also offers `mdqs.v1`,
+      // which is the one selected (the key is never echoed back).
+      handleProtocols: (protocols: Set<string>) => (protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
     },
     preClose: async () => {
       await hub.shutdown(Math.min(5_000, ctx.config.server.shutdownGraceMs || 5_000));

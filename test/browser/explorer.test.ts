@@ -19,6 +19,7 @@ interface Hook {
   depth: { bid_prices: number[]; bid_volumes: number[]; ask_prices: number[]; ask_volumes: number[] } | null;
   markers: string[];
   liveUpdates: number;
+  transport: string;
   badge: { upstream: string; simulated: boolean };
 }
 
@@ -163,7 +164,9 @@ describe('the explorer', () => {
       await page.selectOption('#adjust', 'forward');
       await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
 
-      // One live update: the server's clock moves a minute on; the next poll shows the new quote.
+      // One live update: the server's clock moves a minute on; the stream pushes the new quote
+      // (the key went as a WebSocket subprotocol, never in a URL).
+      expect((await hookOf(page)).transport).toBe('stream');
       const before = (await hookOf(page)).quote!.timestamp;
       server.clock.now += 60_000;
       await page.waitForFunction((t) => {
@@ -215,8 +218,10 @@ describe('the explorer', () => {
       expect(await page.textContent('#status')).toBe('This API key is not valid (401 INVALID_API_KEY). Enter a valid key above.');
       expect(await page.textContent('#search-state')).toContain('401 INVALID_API_KEY');
 
-      // The upstream misbehaves (replayed in the browser, the server is healthy): the first
-      // candles call is rate limited, depth is unavailable, ex-factors report a failed symbol.
+      // The stream is refused (closed at once): the page falls back to polling, where the
+      // upstream misbehaves (replayed in the browser, the server is healthy): the first candles
+      // call is rate limited, depth is unavailable, ex-factors report a failed symbol.
+      await page.routeWebSocket(/\/v1\/ws\/stream/, (ws) => ws.close());
       let klinesCalls = 0;
       await page.route((url) => url.pathname === '/v1/klines', async (route) => {
         klinesCalls += 1;
@@ -248,6 +253,7 @@ describe('the explorer', () => {
       await page.waitForFunction(() => (document.getElementById('depth-error')?.textContent ?? '') !== '', undefined, WAIT);
       expect(await page.textContent('#depth-error')).toBe('The upstream data source is failing (503 UPSTREAM_UNAVAILABLE): the upstream vendor is unavailable. The explorer keeps retrying.');
       expect(await page.textContent('#notice-failed')).toBe('The upstream failed for 600519.SH (X-Failed-Symbols): those symbols are missing from what is shown.');
+      expect((await hookOf(page)).transport).toBe('polling');
       expect((await hookOf(page)).markers).toEqual([]);
       expectOnlyOwnOrigin(requests, 'wrong-key');
       expectOnlyOwnOrigin(requests, BROWSER_KEYS.demo);

@@ -62,6 +62,21 @@ describe('admitted', () => {
     await client.closed;
   });
 
+  it('takes the key from a browser\'s subprotocol mdqs.key.<key> and selects mdqs.v1 (never echoing the key)', async () => {
+    const browser = new (await import('ws')).default(`${s.base}/v1/ws/stream`, ['mdqs.v1', `mdqs.key.${STREAM_KEYS.full}`]);
+    await new Promise((resolve, reject) => {
+      browser.once('open', resolve);
+      browser.once('error', reject);
+    });
+    expect(browser.protocol).toBe('mdqs.v1');
+    const answer = new Promise<Record<string, unknown>>((resolve) => browser.once('message', (data) => resolve(JSON.parse(data.toString()))));
+    browser.send(JSON.stringify({ op: 'subscribe', channel: 'quotes', symbols: ['600519.SH'] }));
+    expect(await answer).toEqual({ op: 'subscribed', channel: 'quotes', symbols: ['600519.SH'], total: 1 });
+    browser.close();
+    const wrong = await refused(`${s.base}/v1/ws/stream`, { 'sec-websocket-protocol': 'mdqs.v1, mdqs.key.not-a-key' });
+    expect(wrong).toMatchObject({ status: 401, body: { error: 'INVALID_API_KEY' } });
+  });
+
   it('a plain GET (no upgrade) answers 426 UPGRADE_REQUIRED with the JSON body', async () => {
     const res = await s.app.inject({ url: `/v1/ws/stream?api_key=${STREAM_KEYS.full}` });
     expect(res.statusCode).toBe(426);
