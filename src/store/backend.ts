@@ -107,3 +107,31 @@ export function emptyStats(backend: 'sqlite' | 'postgres', location: string): Hi
   const zero = (): PeriodStats => ({ series: 0, bars: 0, ranges: 0 });
   return { backend, location, symbols: 0, series: 0, bars: 0, ranges: 0, bytes: 0, byPeriod: { '1m': zero(), '1d': zero() }, byAdapter: {} };
 }
+
+/** One row per series (its bar and range counts) added into `out`; empty series are skipped. */
+export interface SeriesCount {
+  adapter: string;
+  symbol: string;
+  period: BasePeriod;
+  bars: number | string;
+  ranges: number | string;
+}
+
+export function tallySeries(out: HistoryStats, rows: readonly SeriesCount[]): void {
+  const symbols = new Set<string>();
+  for (const row of rows) {
+    // PostgreSQL sends bigint counts as strings.
+    const bars = Number(row.bars);
+    const ranges = Number(row.ranges);
+    if (bars === 0 && ranges === 0) continue;
+    symbols.add(row.symbol);
+    out.series += 1;
+    out.bars += bars;
+    out.ranges += ranges;
+    out.byPeriod[row.period].series += 1;
+    out.byPeriod[row.period].bars += bars;
+    out.byPeriod[row.period].ranges += ranges;
+    out.byAdapter[row.adapter] = (out.byAdapter[row.adapter] ?? 0) + bars;
+  }
+  out.symbols = symbols.size;
+}

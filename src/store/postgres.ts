@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, rowsToCandles, type Backend, type BarRow, type DropFilter, type FillHook, type HistoryStats, type SeriesKey,
+  emptyStats, rowsToCandles, tallySeries, type Backend, type BarRow, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
 
@@ -200,19 +200,7 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
           (SELECT count(*) FROM ${s}.bars b WHERE b.series = s.id)::bigint AS bars,
           (SELECT count(*) FROM ${s}.coverage c WHERE c.series = s.id)::bigint AS ranges
         FROM ${s}.series s`);
-      const symbols = new Set<string>();
-      for (const row of r.rows as { adapter: string; symbol: string; period: BasePeriod; bars: number; ranges: number }[]) {
-        if (row.bars === 0 && row.ranges === 0) continue;
-        symbols.add(row.symbol);
-        out.series += 1;
-        out.bars += row.bars;
-        out.ranges += row.ranges;
-        out.byPeriod[row.period].series += 1;
-        out.byPeriod[row.period].bars += row.bars;
-        out.byPeriod[row.period].ranges += row.ranges;
-        out.byAdapter[row.adapter] = (out.byAdapter[row.adapter] ?? 0) + row.bars;
-      }
-      out.symbols = symbols.size;
+      tallySeries(out, r.rows as SeriesCount[]);
       out.bytes = await sizeBytes();
       return out;
     },

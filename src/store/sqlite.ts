@@ -8,7 +8,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, rowsToCandles, type Backend, type BarRow, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
+  emptyStats, rowsToCandles, tallySeries, type Backend, type BarRow, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
 } from './backend.ts';
 import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
 
@@ -231,19 +231,7 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
           (SELECT count(*) FROM bars b WHERE b.series = s.id) AS bars,
           (SELECT count(*) FROM coverage c WHERE c.series = s.id) AS ranges
         FROM series s`).all() as { adapter: string; symbol: string; period: BasePeriod; bars: number; ranges: number }[];
-      const symbols = new Set<string>();
-      for (const r of rows) {
-        if (r.bars === 0 && r.ranges === 0) continue;
-        symbols.add(r.symbol);
-        out.series += 1;
-        out.bars += r.bars;
-        out.ranges += r.ranges;
-        out.byPeriod[r.period].series += 1;
-        out.byPeriod[r.period].bars += r.bars;
-        out.byPeriod[r.period].ranges += r.ranges;
-        out.byAdapter[r.adapter] = (out.byAdapter[r.adapter] ?? 0) + r.bars;
-      }
-      out.symbols = symbols.size;
+      tallySeries(out, rows);
       out.bytes = sizeBytes();
       return out;
     },
