@@ -90,6 +90,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
+      // A GET with a body (odd, but a client may send one) goes the normal way, which reads it:
+      // answering before the body is consumed could lose the answer on a closing connection.
+      if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') return false;
       const url = req.url;
       if (url === undefined) return false;
       const route = index.get(url);

@@ -38,7 +38,7 @@ describe('raw HTTP on a real socket', () => {
       const res = await rawRequest(port, bytes, ANSWER_WITHIN_MS, true);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       const method = bytes.split(' ', 1)[0];
-      const url = bytes.slice(method.length + 1).split(' ', 1)[0];
+      const url = bytes.slice(method.length + 1).split(/\s/, 1)[0];
       const problems = res.timedOut ? ['no complete answer in time'] : res.status === 0 ? ['connection closed without an answer'] : contractProblems(method, url, res);
       if (problems.length > 0) lastFailure = `${problems.join('; ')}\n  sent ${JSON.stringify(bytes.slice(0, 300))}\n  got ${JSON.stringify(res.raw.slice(0, 300))}`;
       return problems.length === 0;
