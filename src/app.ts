@@ -101,9 +101,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const server = createServer(opts.http ?? {}, (req, res) => {
         if (fastPath === undefined || !fastPath.handle(req, res)) handler(req, res);
       });
-      // A client may half-close after its request (shutdown(SHUT_WR), `nc -q`): answer it anyway.
-      // node's default drops the in-flight answer of such a connection at the client's FIN.
-      (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
       server.keepAliveTimeout = opts.keepAliveTimeout ?? 72_000;
       server.requestTimeout = opts.requestTimeout ?? 0;
       server.setTimeout(opts.connectionTimeout ?? 0);
