@@ -1,8 +1,6 @@
 // buildApp: registers plugins and routes. Never reads the environment, never listens.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createServer } from 'node:http';
-import type { KeyEntry } from './access/keys.ts';
-import type { LimitDecision } from './access/rate-limit.ts';
 import { createFastPath, type FastPath } from './http/fast-path.ts';
 import { createHistoryTier, type HistoryTier } from './store/index.ts';
 import { historySettings } from './store/settings.ts';

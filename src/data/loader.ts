@@ -96,8 +96,11 @@ export class Loader {
   /** Keys won under the fill lock, waiting for the next turn to be fetched in native batches. */
   readonly #queued = new Map<string, { spec: ResourceSpec<unknown, unknown>; region: Region; items: Queued<unknown>[] }>();
 
+  readonly #memoryOnly: boolean;
+
   constructor(options: LoaderOptions) {
     this.#o = options;
+    this.#memoryOnly = options.tiers.length === 1 && typeof (options.tiers[0] as Partial<MemoryTier<DataEntry>>).peek === 'function';
   }
 
   #chainId(resource: Resource, region: Region): string {
@@ -106,6 +109,12 @@ export class Loader {
 
   cacheKey<Q>(spec: ResourceSpec<Q, unknown>, query: Q): string {
     return `${spec.resource}|${this.#chainId(spec.resource, spec.region(query))}|${spec.key(query)}`;
+  }
+
+  #peekMemory(key: string): Found | undefined {
+    const memory = this.#o.tiers[0] as Partial<MemoryTier<DataEntry>> & Tier<DataEntry> | undefined;
+    const hit = memory?.peek?.(key);
+    return hit === undefined ? undefined : { hit, tier: memory!.name };
   }
 
   async #lookup(key: string): Promise<Found | undefined> {
@@ -147,7 +156,8 @@ export class Loader {
       seen.add(id);
       order.push(id);
       const key = this.cacheKey(spec, query);
-      const found = await this.#lookup(key);
+      // Memory alone answers without a promise; a shared tier behind it needs one.
+      const found = this.#memoryOnly ? this.#peekMemory(key) : await this.#lookup(key);
       const state = found?.hit.state;
       this.#o.onLookup?.(spec.resource, state === undefined ? 'miss' : state === 'fresh' ? 'hit' : state);
       if (found !== undefined && (state === 'fresh' || state === 'stale')) {
@@ -340,11 +350,6 @@ export class Loader {
     }
     await Promise.all(writes);
     return entries;
-  }
-
-  /** Forget one resource's cached keys (operators: after a vendor correction). */
-  async forget(keys: string[]): Promise<void> {
-    for (const key of keys) for (const tier of this.#o.tiers) await tier.delete(key);
   }
 }
 

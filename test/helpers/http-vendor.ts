@@ -117,7 +117,7 @@ export function vendorQuote(code: string, price: number, time: number): VendorQu
 }
 
 /** The response body parsed as JSON (the adapters' parse.ts does this in the service). */
-async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
+export async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
   const res = await c.request(req);
   if (res.text === '') return { status: res.status, headers: res.headers, body: undefined };
   try {

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamHttp, type UpstreamClient } from '../../src/upstream/http.ts';
+import { json } from '../helpers/http-vendor.ts';
 
 let server: Server;
 let base = '';
@@ -63,9 +64,3 @@ describe('createUpstreamHttp over a real socket', () => {
     await c.close();
   });
 });
-
-/** The response body parsed as JSON (the adapters' parse.ts does this in the service). */
-async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const res = await c.request(req);
-  return { status: res.status, headers: res.headers, body: res.text === '' ? undefined : JSON.parse(res.text) };
-}

@@ -5,6 +5,7 @@ import { AppError } from '../../src/errors.ts';
 import {
   createUpstreamHttp, parseRetryAfter, type UpstreamClient, type UpstreamHttpOptions, type UpstreamOutcomeEvent,
 } from '../../src/upstream/http.ts';
+import { json } from '../helpers/http-vendor.ts';
 
 const URL_QUOTES = 'https://vendor.test/quotes?codes=600000.SH';
 const server = setupServer();
@@ -247,9 +248,3 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(null, nowMs)).toBe(1);
   });
 });
-
-/** The response body parsed as JSON (the adapters' parse.ts does this in the service). */
-async function json(c: { request: UpstreamClient['request'] }, req: Parameters<UpstreamClient['request']>[0]): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const res = await c.request(req);
-  return { status: res.status, headers: res.headers, body: res.text === '' ? undefined : JSON.parse(res.text) };
-}
