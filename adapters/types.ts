@@ -44,8 +44,12 @@ export interface CallContext {
   signal?: AbortSignal;
 }
 
-/** Result of a batch call: found items keyed by normalised symbol; absent keys are unknown symbols. */
-export type BySymbol<T> = Map<string, T>;
+/**
+ * Result of a batch call: found items keyed by normalised symbol; absent keys are unknown symbols,
+ * except those in `rejected`: the vendor answered for them, but only with rows that failed
+ * validation (a vendor failure for that symbol, never an unknown symbol).
+ */
+export type BySymbol<T> = Map<string, T> & { rejected?: ReadonlySet<string> };
 
 export interface Adapter {
   readonly id: string;

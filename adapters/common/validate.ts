@@ -5,7 +5,7 @@
 
 import { AppError } from '../../src/errors.ts';
 import type { Candles, ExFactor, Instrument, Quote } from '../../src/domain.ts';
-import type { InvalidRowsEvent, Resource } from '../types.ts';
+import type { BySymbol, InvalidRowsEvent, Resource } from '../types.ts';
 import type { Bar } from './bars.ts';
 
 export type JsonRecord = Record<string, unknown>;
@@ -261,12 +261,14 @@ export function quoteProblem(q: Quote): string | undefined {
  * the newest by timestamp (a tie keeps the later row). Pass only quotes of symbols we asked
  * about: when there are some and none is valid, UPSTREAM_BAD_RESPONSE.
  */
-export function checkQuotes(quotes: readonly Quote[], check: RowCheck): Map<string, Quote> {
-  const out = new Map<string, Quote>();
+export function checkQuotes(quotes: readonly Quote[], check: RowCheck): BySymbol<Quote> {
+  const out: BySymbol<Quote> = new Map<string, Quote>();
+  const dropped = new Set<string>();
   for (const q of quotes) {
     const problem = quoteProblem(q);
     if (problem !== undefined) {
       check.drop(problem);
+      dropped.add(q.symbol);
       continue;
     }
     const seen = out.get(q.symbol);
@@ -279,6 +281,8 @@ export function checkQuotes(quotes: readonly Quote[], check: RowCheck): Map<stri
   }
   if (quotes.length > 0 && out.size === 0) check.nothingUsable();
   check.flush();
+  const rejected = new Set([...dropped].filter((symbol) => !out.has(symbol)));
+  if (rejected.size > 0) out.rejected = rejected;
   return out;
 }
 

@@ -14,7 +14,7 @@
 // (the upstream failed and nothing stale could answer: never cached) and a DataStatus. A 4xx
 // from the upstream is the client's answer and is thrown as is. No client abort signal reaches a
 // shared fetch: the deadline (from the moment the data is first needed) bounds it instead.
-import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
+import type { Adapter, BySymbol, CallContext, Resource } from '../../adapters/types.ts';
 import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
 import type { FillLock } from '../cache/fill-lock.ts';
 import type { MemoryTier } from '../cache/memory-tier.ts';
@@ -257,7 +257,7 @@ export class Loader {
         const chunk = group.slice(i, i + size);
         const loaded = this.#fetchChunk(spec, region, chunk, neededAt);
         for (const item of chunk) {
-          const entry = loaded.then((entries) => entries.get(item.key) as DataEntry);
+          const entry = loaded.then((entries) => settled(entries, item.key));
           this.#track(item.key, entry);
           out.set(item.key, entry);
         }
@@ -299,7 +299,13 @@ export class Loader {
       const neededAt = Math.min(...chunk.map((item) => item.neededAt));
       this.#fetchChunk(spec, region, chunk, neededAt).then(
         (entries) => {
-          for (const item of chunk) item.resolve(entries.get(item.key) as DataEntry);
+          for (const item of chunk) {
+            try {
+              item.resolve(settled(entries, item.key));
+            } catch (error) {
+              item.reject(error);
+            }
+          }
         },
         (error: unknown) => {
           for (const item of chunk) item.reject(error);
@@ -327,17 +333,25 @@ export class Loader {
     return Number.isFinite(size) ? Math.max(1, size) : 1;
   }
 
-  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, DataEntry>> {
+  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, DataEntry | AppError>> {
     const queries = chunk.map((item) => item.query);
     const { value: found, adapter } = await this.#o.router.run(
       spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need: spec.need?.(queries[0]), neededAt },
     );
     this.#o.onFetched?.(adapter.id, region);
     const now = this.#o.now();
-    const entries = new Map<string, DataEntry>();
+    const entries = new Map<string, DataEntry | AppError>();
+    const rejected = (found as BySymbol<T>).rejected;
     const writes: Promise<void>[] = [];
     for (const item of chunk) {
       const value = found.get(spec.key(item.query));
+      if (value === undefined && rejected?.has(spec.key(item.query))) {
+        // The vendor sent only invalid rows for it: a failure of this symbol, never "unknown".
+        entries.set(item.key, new AppError('UPSTREAM_BAD_RESPONSE', `${adapter.label} sent no usable data for ${spec.key(item.query)}`, {
+          details: { adapter: adapter.id, resource: spec.resource },
+        }));
+        continue;
+      }
       const windows = spec.windows(value, item.query, now);
       const entry: DataEntry = { value, adapter: adapter.id, freshUntil: now + windows.ttlMs };
       entries.set(item.key, entry);
@@ -351,6 +365,13 @@ export class Loader {
     await Promise.all(writes);
     return entries;
   }
+}
+
+/** One key's entry from a chunk, or its failure. */
+function settled(entries: Map<string, DataEntry | AppError>, key: string): DataEntry {
+  const entry = entries.get(key);
+  if (entry instanceof AppError) throw entry;
+  return entry as DataEntry;
 }
 
 /** Every key failed upstream: the most telling of their errors answers (DESIGN.md 4.1). */
