@@ -281,9 +281,15 @@ export function checkQuotes(quotes: readonly Quote[], check: RowCheck): BySymbol
   }
   if (quotes.length > 0 && out.size === 0) check.nothingUsable();
   check.flush();
-  const rejected = new Set([...dropped].filter((symbol) => !out.has(symbol)));
-  if (rejected.size > 0) out.rejected = rejected;
+  for (const symbol of dropped) if (!out.has(symbol)) reject(out, symbol);
   return out;
+}
+
+/** The vendor answered for `symbol`, but with nothing usable: a failure, not an unknown symbol. */
+export function reject<T>(out: BySymbol<T>, symbol: string): void {
+  const rejected = new Set(out.rejected ?? []);
+  rejected.add(symbol);
+  out.rejected = rejected;
 }
 
 /**

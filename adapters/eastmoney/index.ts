@@ -4,9 +4,9 @@
 
 import type { Candles, Region, SymbolRef } from '../../src/domain.ts';
 import { addDays, localDate } from '../../src/markets/calendar.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
-import { mapLimit, payloadReader, rowCheck, settleBatch } from '../common/validate.ts';
+import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
@@ -123,16 +123,17 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   async function perSymbol<T>(
     refs: SymbolRef[], resource: Resource, ctx: CallContext | undefined,
     one: (secid: string, ref: SymbolRef) => Promise<T | undefined | typeof NOT_FOUND>,
-  ): Promise<Map<string, T>> {
+  ): Promise<BySymbol<T>> {
     const entries = [...(await secids(refs, ctx))];
     const results = await mapLimit(entries, concurrency, ([secid, ref]) => one(secid, ref));
-    const out = new Map<string, T>();
+    const out: BySymbol<T> = new Map<string, T>();
     let sent = 0;
     entries.forEach(([, ref], i) => {
       const value = results[i];
       if (value === NOT_FOUND) return;
       sent++;
       if (value !== undefined) out.set(ref.symbol, value);
+      else reject(out, ref.symbol);
     });
     settleBatch(check(resource), sent, out.size);
     return out;

@@ -5,8 +5,9 @@
 import type { Candles, Depth, ExFactor, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
 import { checkedDepth, type DepthLevel } from '../common/shapes.ts';
 import {
-  checkCandles, checkExFactorList, checkQuotes, instrumentProblem, settleBatch, type RowCheck,
+  checkCandles, checkExFactorList, checkQuotes, instrumentProblem, reject, settleBatch, type RowCheck,
 } from '../common/validate.ts';
+import type { BySymbol } from '../types.ts';
 import type { Corruption } from './faults.ts';
 
 /** Index of the row to spoil: the middle one, so windows at either end still see it. */
@@ -78,11 +79,12 @@ export function checkDepthAnswer(depth: Depth, check: RowCheck): Depth | undefin
 }
 
 /** One batch answer through its per-item check; refused when items came and none is usable. */
-export function checkBatch<T>(items: Map<string, T>, keep: (symbol: string, item: T) => T | undefined, batch: RowCheck): Map<string, T> {
-  const out = new Map<string, T>();
+export function checkBatch<T>(items: Map<string, T>, keep: (symbol: string, item: T) => T | undefined, batch: RowCheck): BySymbol<T> {
+  const out: BySymbol<T> = new Map<string, T>();
   for (const [symbol, item] of items) {
     const kept = keep(symbol, item);
     if (kept !== undefined) out.set(symbol, kept);
+    else reject(out, symbol);
   }
   settleBatch(batch, items.size, out.size);
   return out;

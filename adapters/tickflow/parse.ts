@@ -12,7 +12,7 @@ import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../commo
 import { EXT_TYPE, asInstrumentType, asSession, checkedDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 import {
-  checkBars, checkExFactorList, checkQuotes, instrumentProblem, settleBatch, unequalColumns,
+  checkBars, checkExFactorList, checkQuotes, instrumentProblem, reject, settleBatch, unequalColumns,
   type JsonRecord, type PayloadReader, type RowCheck,
 } from '../common/validate.ts';
 
@@ -112,6 +112,7 @@ export function parseDepthBatch(
     );
     c.flush();
     if (depth !== undefined) out.set(ref.symbol, depth);
+    else reject(out, ref.symbol);
   }
   settleBatch(check(), sent, out.size);
   return out;
@@ -192,7 +193,10 @@ export function parseExFactors(
     const checked = checkExFactorList(events, c);
     c.flush();
     if (items.length > 0) sent++;
-    if (checked === undefined) continue;
+    if (checked === undefined) {
+      reject(out, ref.symbol);
+      continue;
+    }
     if (items.length > 0) kept++;
     out.set(ref.symbol, checked);
   }
@@ -249,8 +253,10 @@ export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r:
     const lot = size('lot_size');
     if (lot !== null) instrument.ext.lot_size = Number.isFinite(lot) ? Math.round(lot) : lot;
     const problem = instrumentProblem(instrument);
-    if (problem !== undefined) check.drop(problem);
-    else out.set(ref.symbol, instrument);
+    if (problem !== undefined) {
+      check.drop(problem);
+      reject(out, ref.symbol);
+    } else out.set(ref.symbol, instrument);
   });
   settleBatch(check, sent, out.size);
   return out;

@@ -6,10 +6,10 @@ import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
 import type { ExFactor } from '../../src/domain.ts';
 import { localDate } from '../../src/markets/calendar.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
 import { emptyCandles } from '../../src/candles/window.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
-import { checkExFactorList, mapLimit, payloadReader, rowCheck, settleBatch } from '../common/validate.ts';
+import { checkExFactorList, mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, NO_DATA, readChart } from './errors.ts';
 import { chartPrevClose, parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
 import { unsplit, yahooExFactors } from './raw.ts';
@@ -69,15 +69,16 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
   /** `one` answers NOT_FOUND for an unknown ticker, undefined for one whose data was all invalid. */
   async function perSymbol<T>(
     symbols: SymbolRef[], resource: Resource, one: (ref: SymbolRef) => Promise<T | undefined | typeof NOT_FOUND>,
-  ): Promise<Map<string, T>> {
+  ): Promise<BySymbol<T>> {
     const values = await mapLimit(symbols, concurrency, one);
-    const out = new Map<string, T>();
+    const out: BySymbol<T> = new Map<string, T>();
     let sent = 0;
     symbols.forEach((s, i) => {
       const v = values[i];
       if (v === NOT_FOUND) return;
       sent++;
       if (v !== undefined) out.set(s.symbol, v);
+      else reject(out, s.symbol);
     });
     settleBatch(check(resource), sent, out.size);
     return out;

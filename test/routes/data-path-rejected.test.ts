@@ -12,11 +12,19 @@ import { TICKFLOW_TEST_BASE } from '../../mocks/handlers/tickflow.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
 let calls = 0;
-const server = setupServer(http.get(`${TICKFLOW_TEST_BASE}/v1/quotes`, () => {
-  calls += 1;
-  const { data } = fixture<{ data: Array<{ symbol: string; last_price: number }> }>('tickflow', 'quotes-ok');
-  return HttpResponse.json({ data: data.map((q) => (q.symbol === '00700.HK' ? { ...q, last_price: -10.5 } : q)) });
-}));
+const server = setupServer(
+  http.get(`${TICKFLOW_TEST_BASE}/v1/quotes`, () => {
+    calls += 1;
+    const { data } = fixture<{ data: Array<{ symbol: string; last_price: number }> }>('tickflow', 'quotes-ok');
+    return HttpResponse.json({ data: data.map((q) => (q.symbol === '00700.HK' ? { ...q, last_price: -10.5 } : q)) });
+  }),
+  // Depth: every level of 00700.HK negative (nothing usable left), 600519.SH intact.
+  http.get(`${TICKFLOW_TEST_BASE}/v1/depth/batch`, () => {
+    const { data } = fixture<{ data: Record<string, { bid_prices: number[]; ask_prices: number[] }> }>('tickflow', 'depth-ok');
+    const hk = data['00700.HK'];
+    return HttpResponse.json({ data: { ...data, '00700.HK': { ...hk, bid_prices: hk.bid_prices.map((p) => -p), ask_prices: hk.ask_prices.map((p) => -p) } } });
+  }),
+);
 const NOW = Date.UTC(2024, 5, 4, 8, 0, 0);
 let app: FastifyInstance;
 
@@ -56,5 +64,13 @@ describe('a symbol with only invalid vendor rows', () => {
     const res = await app.inject({ url: '/v1/quotes?symbols=00700.HK', headers: { 'x-api-key': KEYS.demo } });
     expect(res.statusCode).toBe(502);
     expect(res.json().error).toBe('UPSTREAM_BAD_RESPONSE');
+  });
+
+  it('the same for depth: the broken book is failed, not unknown', async () => {
+    const res = await app.inject({ url: '/v1/depth/batch?symbols=600519.SH,00700.HK', headers: { 'x-api-key': KEYS.demo } });
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json().data)).toEqual(['600519.SH']);
+    expect(res.headers['x-failed-symbols']).toBe('00700.HK');
+    expect(res.headers['x-missing-symbols']).toBeUndefined();
   });
 });
