@@ -80,13 +80,17 @@ function fixedHeaders(entry: CachedResponse): { plain: string[]; gzip: string[] 
 }
 
 export function createFastPath(options: FastPathOptions): FastPath {
+  // Bounded by count: an entry is a URL (≤ 2 KiB) and a few small fields.
   const index = new LRUCache<string, FastRoute>({ max: 50_000 });
   let served = 0;
   return {
     record(url, route) {
       // A key in the query string would make the URL a secret: such requests never take this path.
       if (url.length > 2048 || /api(?:_|%5f)key/i.test(url)) return;
-      index.set(url, route);
+      // Only the markets matter to the plan check: keep those, not up to 100 symbols per URL.
+      const regions = new Set(route.needs.regions ?? []);
+      for (const ref of route.needs.symbols ?? []) regions.add(ref.region);
+      index.set(url, { ...route, needs: { features: route.needs.features, regions: [...regions], explicitCount: route.needs.explicitCount } });
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
