@@ -63,8 +63,8 @@ export interface AppOptions {
   responder?: Responder;
   metrics?: Metrics;
   /**
-   * Shared Redis (scale-out): rate-limit counters live there so every instance counts against
-   * the same bucket. Without it each instance counts on its own.
+   * Shared Redis (scale-out): the second tier of both caches, the fill lock per key, the shared
+   * rate-limit counters and key reloads. Without it each instance works on its own.
    */
   redis?: Redis;
   /** The HTTP layers of HTTP vendors (registry productionDeps().clients): budgets and shutdown. */
@@ -155,9 +155,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // and a fill lock per key so N instances make one upstream call for the same cold data.
   const redis = options.redis;
   const redisHealthTracker = redis === undefined ? undefined : trackRedisHealth(redis, { now });
+  if (redisHealthTracker !== undefined) app.addHook('onClose', async () => redisHealthTracker.stop());
+  const redisTimeoutMs = config.redis.commandTimeoutMs ?? 250;
   let lock: FillLock | undefined;
   if (redis !== undefined && options.cache !== false) {
-    const timeoutMs = config.redis.commandTimeoutMs ?? 250;
     const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
     subscriber.on('error', () => undefined);
     lock = createFillLock({ redis, subscriber, prefix: 'mdqs:fill:', lockTtlMs: config.redis.fillLockMs ?? 5_000, now, health: redisHealthTracker });
@@ -165,7 +166,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', async () => {
       await opened.close();
       subscriber.disconnect();
-      redisHealthTracker?.stop();
     });
   }
   if (options.cache !== false) {
@@ -175,11 +175,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
     tiers.push(memory, ...(options.dataTiers ?? []));
     if (redis !== undefined) {
-      tiers.push(createRedisTier<DataEntry>({ redis, prefix: 'mdqs:data:', codec: jsonCodec(), now, timeoutMs: config.redis.commandTimeoutMs ?? 250, health: redisHealthTracker }));
+      tiers.push(createRedisTier<DataEntry>({ redis, prefix: 'mdqs:data:', codec: jsonCodec(), now, timeoutMs: redisTimeoutMs, health: redisHealthTracker }));
     }
     responder = options.responder ?? createCachingResponder({
       cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics,
-      shared: redis === undefined ? undefined : createRedisTier({ redis, prefix: 'mdqs:resp:', codec: responseCodec, now, timeoutMs: config.redis.commandTimeoutMs ?? 250, health: redisHealthTracker }),
+      shared: redis === undefined ? undefined : createRedisTier({ redis, prefix: 'mdqs:resp:', codec: responseCodec, now, timeoutMs: redisTimeoutMs, health: redisHealthTracker }),
       onStored: (request, key) => {
         if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
         fastPath?.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });
