@@ -1,4 +1,4 @@
-// Summarise a V8 .cpuprofile (from `BENCH_CPU_PROF=<dir> npm run bench`, or `node --cpu-prof`):
+// Summarise a V8 .cpuprofile (from `BENCH_CPU_PROF=<dir> npm run bench:suite`, bench/profile-hit.ts, or `node --cpu-prof`):
 // self time by package/folder and the top functions by self and by inclusive time.
 // Usage: node bench/profile-summary.ts <file.cpuprofile> [top=25]
 import { readFileSync } from 'node:fs';

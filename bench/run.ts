@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark of DESIGN.md section 7 in one run, against the real service.
+// `npm run bench:suite`: the earlier autocannon suite of DESIGN.md section 7 (coalescing, batching, memory soak) against the real service; `npm run bench` is the wrk cache-hit bench (bench/hit.ts).
 // Knobs (environment):
 //   BENCH_PAIRS (5)            quiet bare/service pairs per throughput scenario
 //   BENCH_WARMUP (1), BENCH_SECONDS (5)   seconds of warm-up and of measurement per round

@@ -4,6 +4,7 @@
 // whole run. RSS is sampled from /proc/<pid>/status of the child; a preloaded probe
 // (lib/probe.ts) reads process.memoryUsage() after a forced full GC at the baseline and at the
 // end, so what the process retains can be told apart from garbage V8 has not collected yet.
+import { readFileSync } from 'node:fs';
 import { measure, type LoadResult } from './lib/load.ts';
 import { sample, scrape, type Samples } from './lib/metrics.ts';
 import { BENCH_KEY, rssOf, startService, type ServiceChild } from './lib/processes.ts';
@@ -18,6 +19,12 @@ export interface SoakVariant {
    * memos filled before it listens, so only the service can grow during the soak.
    */
   primedSim?: boolean;
+  /** Another checkout to run (bench/soak-memory.ts: the commit before a change). */
+  root?: string;
+  /** Extra node flags for the service, e.g. the V8 heap flags under test. */
+  nodeArgs?: string[];
+  /** Extra environment for the service (e.g. MALLOC_ARENA_MAX). */
+  env?: Record<string, string>;
 }
 
 export interface SoakOptions {
@@ -30,7 +37,11 @@ export interface SoakOptions {
 interface Retained {
   rss: number;
   heapUsed: number;
+  /** V8 heap of the main isolate, committed (garbage and free space included). */
+  heapTotal: number;
   external: number;
+  /** Threads of the process (libuv pool, V8 platform, the candle-build worker once started). */
+  threads: number;
   /** Bytes the two caches account for (their own size estimates, from /metrics). */
   cacheBytes: number;
   dataCacheBytes: number;
@@ -99,9 +110,14 @@ async function retained(service: ServiceChild): Promise<Retained> {
   const cache = cacheBytesOf(await scrape(service.url));
   const usage = await service.memory(true);
   return {
-    rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, external: usage.external,
+    rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, threads: threadsOf(service.pid),
     cacheBytes: cache.data + cache.response, dataCacheBytes: cache.data, responseCacheBytes: cache.response,
   };
+}
+
+function threadsOf(pid: number): number {
+  const match = /^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? 0 : Number(match[1]);
 }
 
 export async function runSoak(variant: SoakVariant, options: SoakOptions): Promise<SoakResult> {
@@ -110,9 +126,12 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       MDQS__cache__dataMaxBytes: String(variant.cacheBytes),
       MDQS__cache__responseMaxBytes: String(variant.cacheBytes),
       MDQS__adapters__sim__syntheticUniverse: String(variant.universe),
+      ...variant.env,
     },
     probe: true,
     entry: variant.primedSim === true ? 'bench/soak-server.ts' : undefined,
+    root: variant.root,
+    nodeArgs: variant.nodeArgs,
   });
   try {
     const headers = { 'x-api-key': BENCH_KEY };

@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object({
     responseMaxBytes: Type.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 * 1024 * 1024 }),
     /** Bodies above this size also get a gzip variant. */
     gzipMinBytes: Type.Integer({ minimum: 0, maximum: 1_048_576 }),
+    /** Issue 15 item 4: byte budget of the exchange calendar's per-day memos (0: no memo). */
+    calendarMemoMaxBytes: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 * 1024 * 1024 })),
     ttl: Type.Object({
       quotes: TtlPair,
       depth: TtlPair,

@@ -1,5 +1,6 @@
 // buildApp: registers plugins and routes. Never reads the environment, never listens.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { createFastPath, type FastPath } from './http/fast-path.ts';
 import { createHistoryTier, type HistoryTier } from './store/index.ts';
@@ -16,11 +17,12 @@ import { AppError } from './errors.ts';
 import { clientErrorHandler, HTTP_SERVER_OPTIONS, installClientErrorHandling, sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
-import { loggerOptions, OneLineLogController, registerRequestLog, requestId } from './http/logging.ts';
+import { createHitLogger, loggerOptions, OneLineLogController, registerRequestLog, requestId } from './http/logging.ts';
 import { API_VERSION, registerDocs } from './http/docs.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { createByteCache } from './cache/byte-cache.ts';
+import { configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES } from './markets/calendar.ts';
 import { createMemoryTier } from './cache/memory-tier.ts';
 import { policyFromConfig } from './cache/policy-from-config.ts';
 import type { Tier } from './cache/tier.ts';
@@ -87,6 +89,33 @@ export interface AppOptions {
 /** The routing is refused at boot (sim after a real vendor, or a gap under routing.strict). */
 export class RoutingError extends Error {}
 
+type ValidatorFactory = (externalSchemas: unknown, ajvOptions: unknown) => (route: { schema: unknown }) => ValidateFn;
+type ValidateFn = ((data: unknown) => boolean) & { errors?: unknown };
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * Fastify's own validator compiler (@fastify/ajv-compiler, same options), compiling each route's
+ * schema on its first request instead of at boot: ~100 ms of CPU in a ~0.9 s start went to
+ * compiling validators for routes a process may never serve (BENCHMARKS.md, startup). Fastify reads a failed
+ * validation's `errors` from the function it was given, so the wrapper carries them over.
+ */
+function lazyValidators(externalSchemas: unknown, ajvOptions: unknown): (route: { schema: unknown }) => ValidateFn {
+  // Ajv itself (its module, its instance, the shared schemas checked against the meta-schema) also
+  // waits for the first request that validates anything.
+  let build: ((route: { schema: unknown }) => ValidateFn) | undefined;
+  return (route) => {
+    let compiled: ValidateFn | undefined;
+    const validate: ValidateFn = (data) => {
+      build ??= (requireCjs('@fastify/ajv-compiler') as () => ValidatorFactory)()(externalSchemas, ajvOptions);
+      compiled ??= build(route);
+      const ok = compiled(data);
+      validate.errors = compiled.errors;
+      return ok;
+    };
+    return validate;
+  };
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const now = options.now ?? Date.now;
@@ -124,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       sendError(request, reply, toAppError(error));
     },
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators as never } },
   });
 
   installClientErrorHandling(app);
@@ -206,6 +236,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     : (adapter, query, ctx) => (historyOff.has(adapter.id)
       ? adapter.getCandles(query, ctx)
       : store.candles(adapter.id, query, (range) => adapter.getCandles(range, ctx))));
+  // The calendar's memos are process-wide; their byte budget follows the config of the app built last.
+  configureCalendarMemo({ maxBytes: config.cache.calendarMemoMaxBytes ?? DEFAULT_CALENDAR_MEMO_MAX_BYTES });
   const resources = createResources(policyFromConfig(config.cache), candleFetch);
   const loader = new Loader({
     router,
@@ -266,6 +298,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const limitSync = access.limitSync;
     const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
     const served = new Map<string, { count: () => void; observe: (s: number) => void }>();
+    const logHit = createHitLogger(app.log);
     fastPath = createFastPath({
       keys: options.keys,
       cache: fastPathCache,
@@ -282,12 +315,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onServed: (route, status, entry, startedAt, req, requestIdSent) => {
         keyUsage.record(entry.id, status);
         const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-        if ((app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false) {
-          app.log.info({
-            reqId: requestIdSent, req: { method: 'GET', url: redactUrl(req.url ?? '') }, route, status,
-            duration_ms: Math.round(seconds * 10_000) / 10, key_id: entry.id, cache: 'HIT', cache_tier: 'memory', fast_path: true,
-          }, 'request completed');
-        }
+        logHit({ reqId: requestIdSent, url: req.url ?? '', route, status, durationMs: Math.round(seconds * 10_000) / 10, keyId: entry.id });
         const id = `${route}|${status}`;
         let bound = served.get(id);
         if (bound === undefined) {

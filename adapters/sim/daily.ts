@@ -15,7 +15,7 @@ import { onOrAfterTradingDay, planActions, type PlannedAction } from './actions.
 import { advanceWalk, dateKeyOf, type WalkState } from './walk.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPercent } from './limits.ts';
-import { createRng, hashString, mixSeed, rngFor, type Rng } from './random.ts';
+import { createRng, hashString, mixSeed3, rngFor, type Rng } from './random.ts';
 import { roundToTick } from './ticks.ts';
 
 /** Histories start here when the instrument listed earlier (older calendars are not modelled). */
@@ -49,15 +49,19 @@ export interface DailyHistory {
   /** Last date the walk covers; bars stop earlier only when the instrument was suspended. */
   through: string;
   dates: string[];
-  timestamp: number[];
-  open: number[];
-  high: number[];
-  low: number[];
-  close: number[];
-  volume: number[];
-  amount: number[];
+  /**
+   * Numeric columns, each exactly dates.length long: views over buffers that may hold spare
+   * capacity for the days the walk will append (volumes and timestamps are exact integers).
+   */
+  timestamp: Float64Array;
+  open: Float64Array;
+  high: Float64Array;
+  low: Float64Array;
+  close: Float64Array;
+  volume: Float64Array;
+  amount: Float64Array;
   /** Previous raw close; on an ex-date the reference price; on the first day the issue price. */
-  prevClose: number[];
+  prevClose: Float64Array;
   events: ExEvent[];
   /** Planned actions through max(through, ANCHOR_DATE), for share counts at any date. */
   planned: PlannedAction[];
@@ -65,10 +69,56 @@ export interface DailyHistory {
   walk?: WalkState;
 }
 
-export type Midnight = (date: string) => number;
+/** 00:00 exchange-local of a date; `key` is dateKeyOf(date), for memos keyed by number. */
+export type Midnight = (date: string, key: number) => number;
 
 function defaultMidnight(inst: SimInstrument): Midnight {
   return (date) => localMidnight(inst.region, date);
+}
+
+/** The numeric columns of a history, in one fixed order. */
+export const NUMERIC_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prevClose'] as const;
+export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
+
+const EMPTY_COLUMN = new Float64Array(0);
+
+/** Bytes the history's numeric columns hold, spare capacity included. */
+export function columnBytes(history: DailyHistory): number {
+  let bytes = 0;
+  for (const name of NUMERIC_COLUMNS) bytes += history[name].buffer.byteLength;
+  return bytes;
+}
+
+/**
+ * Makes room for `extra` more bars and returns full-capacity views to write into. Growth is
+ * exact when `extra` is the last need, else by an eighth, so a daily extension rarely copies.
+ */
+export function reserveColumns(history: DailyHistory, extra: number): Record<NumericColumn, Float64Array> {
+  const n = history.dates.length;
+  const need = n + extra;
+  const room = (view: Float64Array): Float64Array => {
+    const capacity = view.buffer.byteLength / 8;
+    if (need <= capacity && view.byteOffset === 0) return new Float64Array(view.buffer, 0, capacity);
+    const grown = new Float64Array(Math.max(need, n + (n >> 3) + 16));
+    grown.set(view.subarray(0, n));
+    return grown;
+  };
+  return {
+    timestamp: room(history.timestamp), open: room(history.open), high: room(history.high), low: room(history.low),
+    close: room(history.close), volume: room(history.volume), amount: room(history.amount), prevClose: room(history.prevClose),
+  };
+}
+
+/** Points the history's columns at the first `n` values of `full`. */
+export function commitColumns(history: DailyHistory, full: Record<NumericColumn, Float64Array>, n: number): void {
+  history.timestamp = full.timestamp.subarray(0, n);
+  history.open = full.open.subarray(0, n);
+  history.high = full.high.subarray(0, n);
+  history.low = full.low.subarray(0, n);
+  history.close = full.close.subarray(0, n);
+  history.volume = full.volume.subarray(0, n);
+  history.amount = full.amount.subarray(0, n);
+  history.prevClose = full.prevClose.subarray(0, n);
 }
 
 export interface WalkParams {
@@ -107,6 +157,33 @@ export function walkParams(inst: SimInstrument): WalkParams {
   };
 }
 
+/**
+ * Trading days of a region from HISTORY_START on, shared by every symbol: a cold history slices
+ * this list instead of formatting a fresh string per day (the strings are then shared too).
+ */
+const tradingDayLists: Partial<Record<SimInstrument['region'], string[]>> = {};
+
+function tradingDays(region: SimInstrument['region'], from: string, to: string): string[] {
+  if (from < HISTORY_START) return tradingDaysBetween(region, from, to);
+  let list = tradingDayLists[region];
+  if (list === undefined) list = tradingDayLists[region] = tradingDaysBetween(region, HISTORY_START, to);
+  const last = list.length > 0 ? list[list.length - 1] : HISTORY_START;
+  if (to > last) for (const day of tradingDaysBetween(region, addDays(last, 1), to)) list.push(day);
+  return list.slice(firstIndexAfter(list, from, false), firstIndexAfter(list, to, true));
+}
+
+/** First index whose day is > day (inclusive: true) or ≥ day (false). */
+function firstIndexAfter(list: readonly string[], day: string, inclusive: boolean): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid] < day || (inclusive && list[mid] === day)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** 'YYYY-MM-DD' → YYYYMMDD, a per-date seed part that needs no calendar. */
 export const dateKey = dateKeyOf;
 
@@ -114,7 +191,7 @@ const SALT_WALK = hashString('walk');
 
 /** The next value of the zero-mean part of the latent log path (OU noise plus rare jumps). */
 function nextNoise(params: WalkParams, symbolHash: number, day: string, previous: number, noiseRng: Rng): number {
-  noiseRng.reseed(mixSeed(symbolHash, dateKey(day), SALT_WALK));
+  noiseRng.reseed(mixSeed3(symbolHash, dateKey(day), SALT_WALK));
   const shock = noiseRng.normal();
   const jumpRoll = noiseRng.next();
   const jumpSize = noiseRng.range(0.6, 1.6) * params.jumpScale * (noiseRng.next() < 0.5 ? -1 : 1);
@@ -144,8 +221,8 @@ export function shareMultiplier(history: Pick<DailyHistory, 'planned'>, date: st
 
 function emptyHistory(inst: SimInstrument, firstDay: string, through: string): DailyHistory {
   return {
-    symbol: inst.symbol, firstDay, through, dates: [], timestamp: [], open: [], high: [], low: [], close: [],
-    volume: [], amount: [], prevClose: [], events: [], planned: [],
+    symbol: inst.symbol, firstDay, through, dates: [], timestamp: EMPTY_COLUMN, open: EMPTY_COLUMN, high: EMPTY_COLUMN,
+    low: EMPTY_COLUMN, close: EMPTY_COLUMN, volume: EMPTY_COLUMN, amount: EMPTY_COLUMN, prevClose: EMPTY_COLUMN, events: [], planned: [],
   };
 }
 
@@ -155,7 +232,7 @@ export function buildDailyHistory(inst: SimInstrument, through: string, midnight
   const firstDay = onOrAfterTradingDay(region, inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START);
   if (through < firstDay) return emptyHistory(inst, firstDay, through);
   const walkEnd = through > ANCHOR_DATE ? through : ANCHOR_DATE;
-  const days = tradingDaysBetween(region, firstDay, walkEnd);
+  const days = tradingDays(region, firstDay, walkEnd);
   const params = walkParams(inst);
   const symbolHash = hashString(inst.symbol);
   const noise: number[] = [];
@@ -181,6 +258,8 @@ export function buildDailyHistory(inst: SimInstrument, through: string, midnight
 
   const history = emptyHistory(inst, firstDay, through);
   history.planned = planned;
+  // Room for every walk day up front: building a year at a time (prepare) then never copies.
+  commitColumns(history, reserveColumns(history, days.length), 0);
   history.walk = {
     params, symbolHash, scale, drift, days, noise, cursor: 0, index: 0, lastNoise,
     lastClose: roundToTick(inst, Math.exp(scale)), logFactors: 0, nextAction: 0, suspendedLeft: 0,
@@ -201,7 +280,7 @@ export function extendDailyHistory(inst: SimInstrument, history: DailyHistory, t
   const lastDay = walk.days.length > 0 ? walk.days[walk.days.length - 1] : history.firstDay;
   if (through > lastDay) {
     const rng = createRng(0);
-    for (const day of tradingDaysBetween(inst.region, addDays(lastDay, 1), through)) {
+    for (const day of tradingDays(inst.region, addDays(lastDay, 1), through)) {
       walk.days.push(day);
       walk.noise.push((walk.lastNoise = nextNoise(walk.params, walk.symbolHash, day, walk.lastNoise, rng)));
     }
@@ -232,11 +311,12 @@ export function tailOf(history: DailyHistory, bars: number): DailyHistory & { tr
 
 /** Drops all but the newest `bars` bars of a tail after it was extended. */
 export function trimTail(tail: DailyHistory & { truncated: boolean }, bars: number): void {
-  const drop = tail.dates.length - bars;
+  const n = tail.dates.length;
+  const drop = n - bars;
   if (drop <= 0) return;
-  for (const column of [tail.dates, tail.timestamp, tail.open, tail.high, tail.low, tail.close, tail.volume, tail.amount, tail.prevClose]) {
-    column.splice(0, drop);
-  }
+  tail.dates.splice(0, drop);
+  // Shift within each buffer: a tail keeps its (small) capacity for the next day.
+  for (const name of NUMERIC_COLUMNS) tail[name] = tail[name].copyWithin(0, drop, n).subarray(0, bars);
   tail.truncated = true;
 }
 

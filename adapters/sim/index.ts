@@ -10,8 +10,9 @@ import {
 } from './boundary.ts';
 import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
-import { createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles } from './market.ts';
-import type { MinuteBars } from './minute.ts';
+import { chunksToCandles, createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles, type MinuteChunk } from './market.ts';
+import { DEFAULT_MEMO_MAX_BYTES, MIN_MEMO_MAX_BYTES } from './memo.ts';
+import { allocMinuteBars, type MinuteBars } from './minute.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
 import { syntheticSymbols } from './synthetic.ts';
@@ -21,6 +22,8 @@ export interface SimOptions {
   faults?: FaultOptions;
   /** Extra synthetic US symbols SIM0001.US … for load tests; default 0. */
   syntheticUniverse?: number;
+  /** Bound of the sim's memos (histories, 1m days, tails, midnights) together, bytes; default 64 MiB. */
+  memoMaxBytes?: number;
 }
 
 export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
@@ -36,20 +39,14 @@ export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
 
 const MINUTE_SLICE = 5_000;
 
-function concatCandles(parts: Candles[]): Candles {
-  const pick = (column: keyof Candles) => parts.flatMap((part) => part[column] ?? []);
-  const out: Candles = {
-    timestamp: pick('timestamp'), open: pick('open'), high: pick('high'), low: pick('low'),
-    close: pick('close'), volume: pick('volume'), amount: pick('amount'),
-  };
-  if (parts.length > 0 && parts.every((part) => part.prev_close !== undefined)) out.prev_close = pick('prev_close');
-  return out;
-}
-
-const NO_MINUTES: MinuteBars = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
+const NO_MINUTES: MinuteBars = allocMinuteBars(0);
 
 export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapter {
-  const market = createSimMarket({ syntheticUniverse: options.syntheticUniverse });
+  const memoMaxBytes = Number(options.memoMaxBytes ?? DEFAULT_MEMO_MAX_BYTES);
+  if (!Number.isFinite(memoMaxBytes) || memoMaxBytes < MIN_MEMO_MAX_BYTES) {
+    throw new Error(`adapters.sim.memoMaxBytes must be a number of bytes ≥ ${MIN_MEMO_MAX_BYTES}, got ${String(options.memoMaxBytes)}`);
+  }
+  const market = createSimMarket({ syntheticUniverse: options.syntheticUniverse, memoMaxBytes });
   const injector = createFaultInjector(options.latency, options.faults);
   const synthetic = syntheticSymbols(Math.max(0, Math.floor(options.syntheticUniverse ?? 0)));
 
@@ -89,20 +86,25 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
   const minutesInSlices = async (inst: SimInstrument, window: { start?: number; end?: number; count?: number }, now: number): Promise<Candles> => {
     const wanted = window.count ?? MAX_MINUTE_BARS;
     if (wanted <= MINUTE_SLICE) return market.minuteCandles(inst, window, now);
-    const slices: Candles[] = [];
+    // Slices are kept as ranges of days' bars and copied once at the end.
+    const chunks: MinuteChunk[] = [];
     let end = window.end;
     let left = wanted;
     while (left > 0) {
-      const slice = market.minuteCandles(inst, { start: window.start, end, count: Math.min(MINUTE_SLICE, left) }, now);
-      const n = slice.timestamp.length;
+      const slice = market.minuteChunks(inst, { start: window.start, end, count: Math.min(MINUTE_SLICE, left) }, now);
+      let n = 0;
+      for (const chunk of slice) n += chunk.to - chunk.from + 1;
       if (n === 0) break;
-      slices.unshift(slice);
+      for (const chunk of slice) chunks.push(chunk);
       left -= n;
-      end = slice.timestamp[0] - 1;
+      const oldest = slice[slice.length - 1];
+      end = oldest.minutes.timestamp[oldest.from] - 1;
       if (n < Math.min(MINUTE_SLICE, left + n)) break;
       await yieldToLoop();
     }
-    return concatCandles(slices);
+    if (chunks.length > 0) return chunksToCandles(chunks);
+    // No bars at all: the shape slices joined to before (no prev_close column).
+    return { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
   };
 
   return {

@@ -30,7 +30,11 @@ export function limitPercent(rules: LimitRules): number | undefined {
 
 /** Limit-up and limit-down prices from the base price (previous close or ex-rights reference). */
 export function limitPrices(rules: LimitRules, base: number): LimitPrices | undefined {
-  const pct = limitPercent(rules);
+  return limitPricesAt(rules, limitPercent(rules), base);
+}
+
+/** limitPrices with the instrument's limitPercent already known (the walk asks once per run of days). */
+export function limitPricesAt(rules: LimitRules, pct: number | undefined, base: number): LimitPrices | undefined {
   if (pct === undefined) return undefined;
   const decimals = priceDecimals(rules);
   const scale = 10 ** decimals;

@@ -1,32 +1,26 @@
 // The simulated market's state at an instant: which bars exist at `now`, today's partial day, and
-// the candle windows the adapter serves. Histories are memoised per symbol in a bounded LRU; the
-// clock only decides what is visible, never what a date's bar looks like.
+// the candle windows the adapter serves. Histories are memoised per symbol in LRUs bounded by bytes
+// (memo.ts); the clock only decides what is visible, never what a date's bar looks like.
 
-import { emptyCandles } from '../../src/candles/window.ts';
 import { LRUCache } from 'lru-cache';
 import type { Candles } from '../../src/domain.ts';
+import { sizedCandles } from '../../src/candles/window.ts';
 import {
-  addDays, latestStartedSessionDay, latestTradingDay, localDate, localMidnight, minuteBarLabels, sessions,
+  addDays, latestStartedSessionDay, latestTradingDay, localDate, minuteBarLabels, sessions,
 } from '../../src/markets/calendar.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
-  buildDailyHistory, extendDailyHistory, HISTORY_START, lastIndexOnOrBefore, tailOf, trimTail, type DailyHistory,
+  buildDailyHistory, extendDailyHistory, HISTORY_START, lastIndexOnOrBefore, tailOf, trimTail, type DailyHistory, type Midnight,
 } from './daily.ts';
 import { findSimInstrument, type SimInstrument } from './instruments.ts';
-import { aggregateDay, barsAt, buildMinuteBars, type DayBar, type MinuteBars } from './minute.ts';
+import { aggregateDay, allocMinuteBars, barsAt, buildMinuteBars, type DayBar, type MinuteBars } from './minute.ts';
+import { historyBytes, memoBudget, midnightMemo, minuteDayBytes } from './memo.ts';
 import { syntheticInstrument } from './synthetic.ts';
 
 /** Most 1m bars one call returns when no `count` bounds it (the newest ones). */
 export const MAX_MINUTE_BARS = 10_000;
-/** Full histories (~7000 bars each, ~0.5 MB) kept for candle requests. */
-const HISTORY_CACHE_SYMBOLS = 64;
-/** Full days of 1m bars (~25 KB each), so polling quotes mid-session rebuilds nothing. */
-const MINUTE_CACHE_DAYS = 512;
-/** Recent tails (a few KB each) kept for quotes, depth, instruments and ex-factors. */
-const RECENT_CACHE_SYMBOLS = 20_000;
 /** Bars kept in a tail: enough to reach back over a pre-open morning plus a suspension. */
 const TAIL_BARS = 12;
-const MIDNIGHT_MEMO_LIMIT = 50_000;
 
 export interface WindowQuery {
   start?: number;
@@ -59,9 +53,7 @@ export interface RecentHistory extends DailyHistory {
   truncated: boolean;
 }
 
-const EMPTY_MINUTES: MinuteBars = Object.freeze({
-  timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [],
-}) as unknown as MinuteBars;
+const EMPTY_MINUTES: MinuteBars = allocMinuteBars(0);
 
 export interface SimMarket {
   instrument(symbol: string): SimInstrument | undefined;
@@ -77,16 +69,62 @@ export interface SimMarket {
   /** undefined when the instrument had not listed by `now`. */
   sessionDay(inst: SimInstrument, now: number): SessionDay | undefined;
   dailyCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+  /** The 1m bars of a window as ranges of whole days' bars, newest first (nothing copied yet). */
+  minuteChunks(inst: SimInstrument, query: WindowQuery, now: number): MinuteChunk[];
   minuteCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+  memoStats(): SimMemoStats;
 }
 
 /** One day's 1m bars as candles; the first bar's prev_close is the day's base price. */
 export function minuteBarsToCandles(minutes: MinuteBars, prevClose: number): Candles {
+  const n = minutes.timestamp.length;
+  const prev = new Array<number>(n);
+  for (let k = 0; k < n; k++) prev[k] = k === 0 ? prevClose : minutes.close[k - 1];
   return {
-    timestamp: minutes.timestamp.slice(), open: minutes.open.slice(), high: minutes.high.slice(), low: minutes.low.slice(),
-    close: minutes.close.slice(), volume: minutes.volume.slice(), amount: minutes.amount.slice(),
-    prev_close: minutes.close.map((_, k) => (k === 0 ? prevClose : minutes.close[k - 1])),
+    timestamp: Array.from(minutes.timestamp), open: Array.from(minutes.open), high: Array.from(minutes.high), low: Array.from(minutes.low),
+    close: Array.from(minutes.close), volume: Array.from(minutes.volume), amount: Array.from(minutes.amount), prev_close: prev,
   };
+}
+
+/**
+ * Stores a value that may be the one already held, grown in place: lru-cache keeps the size it
+ * measured when the same object is set again, so it is taken out and measured afresh.
+ */
+function remember<V extends object>(cache: LRUCache<string, V>, key: string, value: V): void {
+  if (cache.peek(key) === value) cache.delete(key);
+  cache.set(key, value);
+}
+
+/** Bars [from, to] of one day's 1m bars; prevClose is the day's base price. */
+export interface MinuteChunk {
+  minutes: MinuteBars;
+  from: number;
+  to: number;
+  prevClose: number;
+}
+
+/** Chunks (newest first, as minuteChunks returns them) joined oldest first into exact-size columns. */
+export function chunksToCandles(chunks: readonly MinuteChunk[]): Candles {
+  let n = 0;
+  for (const chunk of chunks) n += chunk.to - chunk.from + 1;
+  const out = sizedCandles(n, true);
+  const { timestamp, open, high, low, close, volume, amount } = out;
+  const prev = out.prev_close as number[];
+  let j = 0;
+  for (let c = chunks.length - 1; c >= 0; c--) {
+    const { minutes, from, to, prevClose } = chunks[c];
+    for (let k = from; k <= to; k++, j++) {
+      timestamp[j] = minutes.timestamp[k];
+      open[j] = minutes.open[k];
+      high[j] = minutes.high[k];
+      low[j] = minutes.low[k];
+      close[j] = minutes.close[k];
+      volume[j] = minutes.volume[k];
+      amount[j] = minutes.amount[k];
+      prev[j] = k === 0 ? prevClose : minutes.close[k - 1];
+    }
+  }
+  return out;
 }
 
 function lastSessionEnd(inst: SimInstrument, date: string): number {
@@ -94,23 +132,36 @@ function lastSessionEnd(inst: SimInstrument, date: string): number {
   return windows.length === 0 ? -Infinity : windows[windows.length - 1].end;
 }
 
-export function createSimMarket(options: { syntheticUniverse?: number } = {}): SimMarket {
-  const synthetic = Math.max(0, Math.floor(options.syntheticUniverse ?? 0));
-  const histories = new LRUCache<string, DailyHistory>({ max: HISTORY_CACHE_SYMBOLS });
-  const tails = new LRUCache<string, RecentHistory>({ max: RECENT_CACHE_SYMBOLS });
-  const fullDays = new LRUCache<string, MinuteBars>({ max: MINUTE_CACHE_DAYS });
-  const midnights = new Map<string, number>();
+export interface SimMarketOptions {
+  syntheticUniverse?: number;
+  /** Bound of all memos together, bytes (default DEFAULT_MEMO_MAX_BYTES; at least MIN_MEMO_MAX_BYTES). */
+  memoMaxBytes?: number;
+}
 
-  // localMidnight per bar dominates a cold build; every symbol of a market shares the same dates.
-  const midnightOf = (region: SimInstrument['region']) => (date: string): number => {
-    const key = region + date;
-    const hit = midnights.get(key);
-    if (hit !== undefined) return hit;
-    if (midnights.size >= MIDNIGHT_MEMO_LIMIT) midnights.clear();
-    const value = localMidnight(region, date);
-    midnights.set(key, value);
-    return value;
+/** What the memos hold now: entries and (estimated) bytes each, with their bounds. */
+export interface SimMemoStats {
+  histories: { entries: number; bytes: number; maxBytes: number };
+  minuteDays: { entries: number; bytes: number; maxBytes: number };
+  tails: { entries: number; bytes: number; maxBytes: number };
+  midnights: { entries: number; maxEntries: number };
+}
+
+export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
+  const synthetic = Math.max(0, Math.floor(options.syntheticUniverse ?? 0));
+  const budget = memoBudget(options.memoMaxBytes);
+  // Full histories feed candle requests, days of 1m bars spare rebuilds while quotes poll, tails
+  // (the newest bars, every ex-event) serve quotes, depth, instruments and ex-factors.
+  const histories = new LRUCache<string, DailyHistory>({ maxSize: budget.histories, sizeCalculation: historyBytes });
+  const tails = new LRUCache<string, RecentHistory>({ maxSize: budget.tails, sizeCalculation: historyBytes });
+  const fullDays = new LRUCache<string, MinuteBars>({ maxSize: budget.minuteDays, sizeCalculation: minuteDayBytes });
+  // localMidnight per bar dominates a cold build; every symbol of a market shares the same dates,
+  // keyed by YYYYMMDD (a number: no string built per bar).
+  const midnights = { CN: new Map<number, number>(), HK: new Map<number, number>(), US: new Map<number, number>() };
+  const midnightFns = {
+    CN: midnightMemo('CN', midnights.CN, budget.midnightEntries), HK: midnightMemo('HK', midnights.HK, budget.midnightEntries),
+    US: midnightMemo('US', midnights.US, budget.midnightEntries),
   };
+  const midnightOf = (region: SimInstrument['region']): Midnight => midnightFns[region];
 
   const instrument = (symbol: string): SimInstrument | undefined =>
     findSimInstrument(symbol) ?? (synthetic > 0 ? syntheticInstrument(symbol, synthetic) : undefined);
@@ -124,7 +175,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     const built = cached === undefined
       ? buildDailyHistory(inst, through, midnightOf(inst.region))
       : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
-    histories.set(inst.symbol, built);
+    remember(histories, inst.symbol, built);
     return built;
   };
 
@@ -137,7 +188,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
       cached = cached === undefined
         ? buildDailyHistory(inst, step, midnightOf(inst.region))
         : extendDailyHistory(inst, cached, step, midnightOf(inst.region));
-      histories.set(inst.symbol, cached);
+      remember(histories, inst.symbol, cached);
       await yieldToLoop();
       step = addDays(step, 365);
     }
@@ -151,6 +202,7 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     if (cached !== undefined && cached.walk !== undefined) {
       extendDailyHistory(inst, cached, through, midnightOf(inst.region));
       trimTail(cached, TAIL_BARS);
+      remember(tails, inst.symbol, cached);
       return cached;
     }
     const tail = tailOf(history(inst, now), TAIL_BARS);
@@ -212,7 +264,6 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     const h = history(inst, now);
     const today = latestStartedSessionDay(inst.region, now);
     const last = lastIndexOnOrBefore(h, today);
-    const out = emptyCandles(true);
     const start = query.start ?? -Infinity;
     const end = query.end ?? Infinity;
     let from = 0;
@@ -220,39 +271,51 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
     let to = last;
     while (to >= from && h.timestamp[to] > end) to--;
     if (query.count !== undefined) from = Math.max(from, to - query.count + 1);
+    const n = Math.max(0, to - from + 1);
+    const out = sizedCandles(n, true);
+    const { timestamp, open, high, low, close, volume, amount } = out;
+    const prev = out.prev_close as number[];
+    let j = 0;
     for (let i = from; i <= to; i++) {
-      let bar = dayBar(h, i);
       if (h.dates[i] === today && now < lastSessionEnd(inst, today)) {
+        // Today's bar so far: an aggregate of its visible 1m bars (none yet: no bar).
         const partial = aggregateDay(today, minutesOf(inst, h, i, now));
         if (partial === undefined) continue;
-        bar = partial;
+        open[j] = partial.open;
+        high[j] = partial.high;
+        low[j] = partial.low;
+        close[j] = partial.close;
+        volume[j] = partial.volume;
+        amount[j] = partial.amount;
+      } else {
+        open[j] = h.open[i];
+        high[j] = h.high[i];
+        low[j] = h.low[i];
+        close[j] = h.close[i];
+        volume[j] = h.volume[i];
+        amount[j] = h.amount[i];
       }
-      out.timestamp.push(h.timestamp[i]);
-      out.open.push(bar.open);
-      out.high.push(bar.high);
-      out.low.push(bar.low);
-      out.close.push(bar.close);
-      out.volume.push(bar.volume);
-      out.amount.push(bar.amount);
-      out.prev_close!.push(h.prevClose[i]);
+      timestamp[j] = h.timestamp[i];
+      prev[j] = h.prevClose[i];
+      j++;
     }
+    if (j < n) for (const column of [timestamp, open, high, low, close, volume, amount, prev]) column.length = j;
     return out;
   };
 
-  const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
+  const minuteChunks = (inst: SimInstrument, query: WindowQuery, now: number): MinuteChunk[] => {
     const h = history(inst, now);
     const start = query.start ?? -Infinity;
     // Bounds apply to labels; visibility to `now`. The bar in progress is labelled by its end,
     // after now, and is still the newest bar of an open-ended window.
     const end = query.end ?? Infinity;
     const limit = query.count ?? MAX_MINUTE_BARS;
-    const out = emptyCandles(true);
-    if (end < start || limit <= 0) return out;
+    const chunks: MinuteChunk[] = [];
+    if (end < start || limit <= 0) return chunks;
     const today = latestStartedSessionDay(inst.region, now);
     const endDate = end < now ? localDate(inst.region, end) : today;
     const lastIndex = lastIndexOnOrBefore(h, endDate < today ? endDate : today);
     // Walk back day by day, newest first, until the window's start or the count is reached.
-    const chunks: { minutes: MinuteBars; from: number; to: number; prevClose: number }[] = [];
     let collected = 0;
     for (let i = lastIndex; i >= 0 && collected < limit; i--) {
       const minutes = minutesOf(inst, h, i, now);
@@ -268,21 +331,18 @@ export function createSimMarket(options: { syntheticUniverse?: number } = {}): S
       }
       if (ts.length > 0 && ts[0] < start) break;
     }
-    for (let c = chunks.length - 1; c >= 0; c--) {
-      const { minutes, from, to, prevClose } = chunks[c];
-      for (let k = from; k <= to; k++) {
-        out.timestamp.push(minutes.timestamp[k]);
-        out.open.push(minutes.open[k]);
-        out.high.push(minutes.high[k]);
-        out.low.push(minutes.low[k]);
-        out.close.push(minutes.close[k]);
-        out.volume.push(minutes.volume[k]);
-        out.amount.push(minutes.amount[k]);
-        out.prev_close!.push(k === 0 ? prevClose : minutes.close[k - 1]);
-      }
-    }
-    return out;
+    return chunks;
   };
 
-  return { instrument, history, prepare, recent, sessionDay, dailyCandles, minuteCandles };
+  const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles =>
+    chunksToCandles(minuteChunks(inst, query, now));
+
+  const memoStats = (): SimMemoStats => ({
+    histories: { entries: histories.size, bytes: histories.calculatedSize, maxBytes: budget.histories },
+    minuteDays: { entries: fullDays.size, bytes: fullDays.calculatedSize, maxBytes: budget.minuteDays },
+    tails: { entries: tails.size, bytes: tails.calculatedSize, maxBytes: budget.tails },
+    midnights: { entries: midnights.CN.size + midnights.HK.size + midnights.US.size, maxEntries: 3 * budget.midnightEntries },
+  });
+
+  return { instrument, history, prepare, recent, sessionDay, dailyCandles, minuteChunks, minuteCandles, memoStats };
 }

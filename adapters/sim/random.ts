@@ -30,6 +30,15 @@ export function mixSeed(...parts: number[]): number {
   return h >>> 0;
 }
 
+/** mixSeed(a, b, c) without a rest array, for per-bar seeds on hot loops (same value). */
+export function mixSeed3(a: number, b: number, c: number): number {
+  let h = 0x9e3779b9;
+  h = fmix32(Math.imul(h ^ (a | 0), 0x27d4eb2d) + 0x165667b1);
+  h = fmix32(Math.imul(h ^ (b | 0), 0x27d4eb2d) + 0x165667b1);
+  h = fmix32(Math.imul(h ^ (c | 0), 0x27d4eb2d) + 0x165667b1);
+  return h >>> 0;
+}
+
 /** A seed from any mix of strings and integers, e.g. seedOf('600519.SH', dayNumber, 'daily'). */
 export function seedOf(...parts: (string | number)[]): number {
   return mixSeed(...parts.map((part) => (typeof part === 'string' ? hashString(part) : part)));
@@ -50,40 +59,63 @@ export interface Rng {
   chance(p: number): boolean;
 }
 
-/** mulberry32: tiny, fast, good enough for simulation (not for cryptography). */
-export function createRng(seed: number): Rng {
-  let state = seed >>> 0;
-  // Box–Muller yields two normals per pair of uniforms; the second is kept for the next call.
-  let spare = Number.NaN;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
+/**
+ * mulberry32: tiny, fast, good enough for simulation (not for cryptography). A class rather than
+ * closures: its state lives in fields the optimiser keeps in registers on hot loops.
+ */
+class Mulberry32 implements Rng {
+  state: number;
+  // Box–Muller yields two normals per pair of uniforms; the second is kept for the next call as
+  // its radius and angle, and its sine only taken if it is drawn (many callers never draw it).
+  spareRadius = Number.NaN;
+  spareAngle = 0;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  reseed(value: number): void {
+    this.state = value >>> 0;
+    this.spareRadius = Number.NaN;
+  }
+
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    reseed: (value) => {
-      state = value >>> 0;
-      spare = Number.NaN;
-    },
-    next,
-    range: (min, max) => min + (max - min) * next(),
-    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
-    normal: () => {
-      if (spare === spare) {
-        const value = spare;
-        spare = Number.NaN;
-        return value;
-      }
-      // 1 - u keeps the logarithm's argument in (0, 1].
-      const radius = Math.sqrt(-2 * Math.log(1 - next()));
-      const angle = 2 * Math.PI * next();
-      spare = radius * Math.sin(angle);
-      return radius * Math.cos(angle);
-    },
-    chance: (p) => next() < p,
-  };
+  }
+
+  range(min: number, max: number): number {
+    return min + (max - min) * this.next();
+  }
+
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  normal(): number {
+    const spare = this.spareRadius;
+    if (spare === spare) {
+      this.spareRadius = Number.NaN;
+      return spare * Math.sin(this.spareAngle);
+    }
+    // 1 - u keeps the logarithm's argument in (0, 1].
+    const radius = Math.sqrt(-2 * Math.log(1 - this.next()));
+    const angle = 2 * Math.PI * this.next();
+    this.spareRadius = radius;
+    this.spareAngle = angle;
+    return radius * Math.cos(angle);
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
+
+export function createRng(seed: number): Rng {
+  return new Mulberry32(seed);
 }
 
 /** Shorthand for a one-off generator: rngFor('AAPL.US', 20240, 'gap'). */

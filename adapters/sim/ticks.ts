@@ -31,9 +31,12 @@ export function priceDecimals(rules: PriceRules): number {
   return 4;
 }
 
+/** 10 ** d for the decimals markets use (exact), without a pow per price on hot loops. */
+const POW10 = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000];
+
 /** The double nearest to `value` written with `decimals` decimals. */
 export function fixDecimals(value: number, decimals: number): number {
-  const scale = 10 ** decimals;
+  const scale = decimals >= 0 && decimals < POW10.length ? POW10[decimals] : 10 ** decimals;
   return Math.round(value * scale) / scale;
 }
 
@@ -57,12 +60,24 @@ export type RoundMode = 'nearest' | 'up' | 'down';
 
 /** Snaps a price onto the market's grid (never below the smallest tick). */
 export function roundToTick(rules: PriceRules, price: number, mode: RoundMode = 'nearest'): number {
-  const decimals = priceDecimals(rules);
-  const tick = tickSizeAt(rules, price);
+  // priceDecimals and tickSizeAt inlined: this runs several times per simulated bar.
+  let scale: number;
+  let tick: number;
+  if (rules.region === 'CN') {
+    const etf = rules.type === 'etf';
+    scale = etf ? 1000 : 100;
+    tick = etf ? 0.001 : 0.01;
+  } else if (rules.region === 'US') {
+    scale = 10_000;
+    tick = price < 1 ? 0.0001 : 0.01;
+  } else {
+    scale = 1000;
+    tick = HK_SPREADS[hkBandIndex(price, false)].tick;
+  }
   const steps = price / tick;
   // The epsilon keeps 1.005/0.01 = 100.49999… from rounding the wrong way.
   const n = mode === 'up' ? Math.ceil(steps - 1e-7) : mode === 'down' ? Math.floor(steps + 1e-7) : Math.floor(steps + 0.5 + 1e-9);
-  const snapped = fixDecimals(Math.max(1, n) * tick, decimals);
+  const snapped = Math.round(Math.max(1, n) * tick * scale) / scale;
   // Rounding can cross an HK band edge onto a price that is off the new band's grid.
   if (rules.region === 'HK' && !onGrid(rules, snapped)) return roundToTick(rules, snapped, mode === 'up' ? 'up' : 'down');
   return snapped;

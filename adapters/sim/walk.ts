@@ -1,11 +1,11 @@
 // One step of the daily walk: the bar of one trading day from the state the previous day left.
 // Kept apart from daily.ts (which sets the walk up and extends it) so each file has one job.
 
-import type { Midnight, DailyHistory, WalkParams } from './daily.ts';
+import { commitColumns, reserveColumns, type Midnight, type DailyHistory, type WalkParams } from './daily.ts';
 import { realiseAction } from './actions.ts';
 import type { SimInstrument } from './instruments.ts';
-import { limitPrices } from './limits.ts';
-import { createRng, hashString, mixSeed } from './random.ts';
+import { limitPercent, limitPricesAt } from './limits.ts';
+import { createRng, hashString, mixSeed3 } from './random.ts';
 import { roundToTick } from './ticks.ts';
 
 /** Everything the walk carries from one day to the next. Plain data: a tail copies it to extend alone. */
@@ -44,11 +44,40 @@ function clamp(value: number, low: number, high: number): number {
 /** Generates bars for every remaining day up to `through`, appending to the history. */
 export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: WalkState, through: string, midnight: Midnight): void {
   const { params, scale, drift } = walk;
-  const rng = createRng(0);
-  for (; walk.cursor < walk.days.length && walk.days[walk.cursor] <= through; walk.cursor++, walk.index++) {
+  const days = walk.days;
+  // The days to generate are days[cursor, stop): at most that many bars to make room for.
+  let lo = walk.cursor;
+  let hi = days.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (days[mid] <= through) lo = mid + 1;
+    else hi = mid;
+  }
+  const stop = lo;
+  if (stop > walk.cursor) advanceDays(inst, history, walk, stop, midnight, params, scale, drift);
+  // Compact consumed days now and then so a long-lived walk does not keep them all.
+  if (walk.cursor > 4096) {
+    walk.days.splice(0, walk.cursor);
+    walk.noise.splice(0, walk.cursor);
+    walk.cursor = 0;
+  }
+}
+
+const rng = createRng(0);
+
+function advanceDays(
+  inst: SimInstrument, history: DailyHistory, walk: WalkState, stop: number, midnight: Midnight,
+  params: WalkParams, scale: number, drift: number,
+): void {
+  const columns = reserveColumns(history, stop - walk.cursor);
+  const { timestamp, open: opens, high: highs, low: lows, close: closes, volume: volumes, amount: amounts, prevClose } = columns;
+  let n = history.dates.length;
+  const pct = limitPercent(inst);
+  for (; walk.cursor < stop; walk.cursor++, walk.index++) {
     const date = walk.days[walk.cursor];
     const noise = walk.noise[walk.cursor];
-    rng.reseed(mixSeed(walk.symbolHash, dateKeyOf(date), SALT_BAR));
+    const key = dateKeyOf(date);
+    rng.reseed(mixSeed3(walk.symbolHash, key, SALT_BAR));
     // Fixed draw order: every draw happens whether or not it is used.
     const gapNoise = rng.normal();
     const gapShare = rng.next();
@@ -71,7 +100,7 @@ export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: Wa
       walk.logFactors += Math.log(realised.factor);
       walk.shares *= 1 + action.shareRatio;
       history.events.push({
-        date, timestamp: midnight(date), pPrev: walk.lastClose, cash: realised.cash,
+        date, timestamp: midnight(date, key), pPrev: walk.lastClose, cash: realised.cash,
         shareRatio: action.shareRatio, ref: realised.ref, base, factor: realised.factor,
       });
     } else if (walk.index > 0 && params.suspendable) {
@@ -86,7 +115,7 @@ export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: Wa
       }
     }
 
-    const limits = limitPrices(inst, base);
+    const limits = limitPricesAt(inst, pct, base);
     const floor = limits?.down ?? 0;
     const ceiling = limits?.up ?? Infinity;
     const target = scale + drift * (walk.index + 1) + noise - walk.logFactors;
@@ -107,22 +136,18 @@ export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: Wa
     const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);
 
     history.dates.push(date);
-    history.timestamp.push(midnight(date));
-    history.open.push(open);
-    history.high.push(high);
-    history.low.push(low);
-    history.close.push(close);
-    history.volume.push(volume);
-    history.amount.push(Math.round(volume * typical * 100) / 100);
-    history.prevClose.push(base);
+    timestamp[n] = midnight(date, key);
+    opens[n] = open;
+    highs[n] = high;
+    lows[n] = low;
+    closes[n] = close;
+    volumes[n] = volume;
+    amounts[n] = Math.round(volume * typical * 100) / 100;
+    prevClose[n] = base;
+    n++;
     walk.lastClose = close;
   }
-  // Compact consumed days now and then so a long-lived walk does not keep them all.
-  if (walk.cursor > 4096) {
-    walk.days.splice(0, walk.cursor);
-    walk.noise.splice(0, walk.cursor);
-    walk.cursor = 0;
-  }
+  commitColumns(history, columns, n);
 }
 
 /** 'YYYY-MM-DD' → YYYYMMDD. */

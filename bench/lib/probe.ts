@@ -6,12 +6,17 @@ if (typeof process.send === 'function') {
   process.on('message', (message: { probe?: string; id?: number; gc?: boolean }) => {
     if (message?.probe !== 'memory') return;
     const gc = (globalThis as { gc?: () => void }).gc;
-    if (message.gc === true) {
-      if (gc === undefined) throw new Error('probe: run node with --expose-gc');
+    const reply = () => process.send!({ probe: 'memory', id: message.id, usage: process.memoryUsage() });
+    if (message.gc !== true) return reply();
+    if (gc === undefined) throw new Error('probe: run node with --expose-gc');
+    gc();
+    gc();
+    // ArrayBuffer backing stores are freed on a background thread after the GC that found them
+    // dead, and `external` drops only then: read it after that has had time to happen.
+    setTimeout(() => {
       gc();
-      gc();
-    }
-    process.send!({ probe: 'memory', id: message.id, usage: process.memoryUsage() });
+      reply();
+    }, 250);
   });
   // The channel must not keep a shutting-down server alive.
   process.channel?.unref();

@@ -11,6 +11,16 @@ export function candleLength(c: Candles): number {
   return c.timestamp.length;
 }
 
+/** Columns of `n` slots each, to be filled by index (prev_close too when asked). */
+export function sizedCandles(n: number, withPrevClose = false): Candles {
+  const c: Candles = {
+    timestamp: new Array<number>(n), open: new Array<number>(n), high: new Array<number>(n), low: new Array<number>(n),
+    close: new Array<number>(n), volume: new Array<number>(n), amount: new Array<number>(n),
+  };
+  if (withPrevClose) c.prev_close = new Array<number>(n);
+  return c;
+}
+
 export function emptyCandles(withPrevClose = false): Candles {
   const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
   if (withPrevClose) c.prev_close = [];
@@ -97,16 +107,8 @@ export function concatCandles(a: Candles, b: Candles): Candles {
   if (keepA === 0) return a.prev_close === undefined && b.prev_close !== undefined ? withoutPrevClose(b) : b;
   const n = keepA + nb;
   const both = a.prev_close !== undefined && b.prev_close !== undefined;
-  const out: Candles = {
-    timestamp: new Array<number>(n),
-    open: new Array<number>(n),
-    high: new Array<number>(n),
-    low: new Array<number>(n),
-    close: new Array<number>(n),
-    volume: new Array<number>(n),
-    amount: new Array<number>(n),
-  };
-  const prev = both ? new Array<number>(n) : undefined;
+  const out = sizedCandles(n, both);
+  const prev = out.prev_close;
   for (let k = 0; k < n; k++) {
     const src = k < keepA ? a : b;
     const i = k < keepA ? k : k - keepA;
@@ -119,7 +121,6 @@ export function concatCandles(a: Candles, b: Candles): Candles {
     out.amount[k] = src.amount[i];
     if (prev !== undefined) prev[k] = (src.prev_close as number[])[i];
   }
-  if (prev !== undefined) out.prev_close = prev;
   return out;
 }
 

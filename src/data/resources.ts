@@ -2,6 +2,7 @@
 // line of TTL policy (cache/ttl-policy.ts). Adding a resource: a domain type, an adapter method,
 // a route, and an entry here.
 import type { Adapter, CandleQuery } from '../../adapters/types.ts';
+import { packedCandleBound } from '../cache/candle-codec.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { TierWindows } from '../cache/tier.ts';
 import { ttlFor, type CachePolicy, type TtlContext } from '../cache/ttl-policy.ts';
@@ -41,6 +42,14 @@ function bySymbolSpec<T>(
     windows,
     size: (value) => estimateBytes(value),
   };
+}
+
+/**
+ * Candles are stored packed (cache/candle-codec.ts): the memory tier charges the packed buffer's
+ * exact bytes itself; this bound (no scan of the values) is what other byte-bounded tiers get.
+ */
+function candleBytes(value: Candles | undefined): number {
+  return value === undefined ? estimateBytes(value) : packedCandleBound(value);
 }
 
 function candleKey(q: CandleQuery): string {
@@ -94,7 +103,7 @@ export function createResources(policy: CachePolicy, fetchCandles: CandleFetch =
         };
         return ttlFor('candles', context, policy);
       },
-      size: (value) => estimateBytes(value),
+      size: candleBytes,
     },
     intraday: {
       resource: 'intraday',
@@ -112,7 +121,7 @@ export function createResources(policy: CachePolicy, fetchCandles: CandleFetch =
         if (marketOpen || value === undefined) return windows;
         return { ...windows, ttlMs: Math.max(1, Math.min(windows.ttlMs, nextSessionEdge(ref.region, now) - now)) };
       },
-      size: (value) => estimateBytes(value),
+      size: candleBytes,
     },
     pools: {
       resource: 'pools',

@@ -97,6 +97,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // A GET with a body (odd, but a client may send one) goes the normal way, which reads it:
       // answering before the body is consumed could lose the answer on a closing connection.
       if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') return false;
+      // No Host (the normal path's 400, error-handler.ts requireHost) or an upgrade: the normal way.
+      if (req.headers.host === undefined || req.headers.upgrade !== undefined) return false;
       const url = req.url;
       if (url === undefined) return false;
       const route = index.get(url);

@@ -7,12 +7,18 @@
 // The same onResponse hook counts requests and 429s per key id in /metrics, with a bounded number
 // of key-id labels (the first MAX_KEY_LABELS ids seen; the rest are counted as "other").
 import { randomUUID } from 'node:crypto';
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
-import pinoPretty from 'pino-pretty';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
+import { createRequire } from 'node:module';
 import pino from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { redactUrl } from './redact.ts';
+import { writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+// pino-pretty only for a terminal or LOG_FORMAT=pretty: a service's JSON logs never load it.
+const load = createRequire(import.meta.url);
+const pinoPretty = (options: import('pino-pretty').PrettyOptions) => (load('pino-pretty') as typeof import('pino-pretty').PinoPretty)(options);
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -62,7 +68,7 @@ export function loggerOptions(config: Config, extras: LoggerExtras = {}): Fastif
     : extras.stream ?? asyncStdout();
   return {
     level: config.log.level,
-    timestamp: () => `,"time":"${new Date().toISOString()}"`,
+    timestamp: () => `,"time":"${isoTime(Date.now())}"`,
     serializers: {
       req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
     },
@@ -71,14 +77,116 @@ export function loggerOptions(config: Config, extras: LoggerExtras = {}): Fastif
   } as FastifyServerOptions['logger'];
 }
 
-let stdoutDestination: ReturnType<typeof pino.destination> | undefined;
+let lastMs = -1;
+let lastIso = '';
+
+/** `new Date(ms).toISOString()`, memoised for the last millisecond: a busy server logs many lines in one. */
+export function isoTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+/** The fields of one access line written by the cache-hit fast path. */
+export interface HitLine {
+  /** A request id already checked against REQUEST_ID (or generated): needs no escaping. */
+  reqId: string;
+  /** The raw URL; the fast path never serves a URL holding a key (fast-path.ts record()). */
+  url: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  keyId: string;
+}
+
+/**
+ * The fast path's access line: the JSON pino would write for `logger.info({...}, 'request
+ * completed')` with the default base (pid, hostname), built as one string and handed to the
+ * logger's own destination. Through pino the same line costs ~15 µs of a ~20 µs hit (its
+ * redaction pass, serialisers and stringify; BENCHMARKS.md), directly ~1 µs. A destination that
+ * is not a plain stream (none, or a logger without `streamSym`) gets the line through pino.
+ */
+export function createHitLogger(logger: FastifyBaseLogger): (line: HitLine) => void {
+  const pinoLogger = logger as unknown as pino.Logger & Record<symbol, unknown>;
+  const stream = pinoLogger[pino.symbols.streamSym] as { write?: (chunk: string) => unknown } | undefined;
+  const info = pino.levels.values.info;
+  const head = `{"level":${info},"time":"`;
+  const base = `","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":"`;
+  if (typeof stream?.write !== 'function' || pinoLogger.levels?.values?.info !== info) {
+    return (line) => {
+      if ((logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return;
+      logger.info({
+        reqId: line.reqId, req: { method: 'GET', url: line.url }, route: line.route, status: line.status,
+        duration_ms: line.durationMs, key_id: line.keyId, cache: 'HIT', cache_tier: 'memory', fast_path: true,
+      }, 'request completed');
+    };
+  }
+  const write = stream.write.bind(stream);
+  return (line) => {
+    if (pinoLogger.levelVal > info) return;
+    write(`${head}${isoTime(Date.now())}${base}${line.reqId}","req":{"method":"GET","url":${JSON.stringify(line.url)}},"route":${JSON.stringify(line.route)},"status":${line.status},"duration_ms":${line.durationMs},"key_id":${JSON.stringify(line.keyId)},"cache":"HIT","cache_tier":"memory","fast_path":true,"msg":"request completed"}\n`);
+  };
+}
+
+/** A line sink in front of pino's asynchronous destination (see asyncStdout). */
+export interface LineBuffer {
+  write(chunk: string): boolean;
+  /** Hands what is gathered to the destination. */
+  flush(): void;
+  /** Writes everything out before returning (at exit). */
+  flushSync(): void;
+}
+
+/**
+ * Gathers lines into chunks of `chunkBytes` before handing them to `destination`. sonic-boom
+ * measures its pending buffer with Buffer.byteLength on every write, which flattens the growing
+ * string each time: 4–5 µs a 300-byte line at its 4 KiB minLength (measured), more than the rest
+ * of a cache hit. Handing it 16 KiB chunks costs ~0.2 µs a line. Every line goes through here
+ * (pino's and the fast path's), so their order is kept.
+ */
+export function lineBuffer(
+  destination: { write(chunk: string): boolean; flushSync(): void },
+  writeSync: (chunk: string) => void,
+  chunkBytes = 16_384,
+  flushMs = 250,
+): LineBuffer {
+  let pending = '';
+  const buffer: LineBuffer = {
+    write(chunk) {
+      pending += chunk;
+      if (pending.length >= chunkBytes) buffer.flush();
+      return true;
+    },
+    flush() {
+      if (pending === '') return;
+      const chunk = pending;
+      pending = '';
+      destination.write(chunk);
+    },
+    flushSync() {
+      // Not through destination.write: that starts an asynchronous write, which an exiting
+      // process never finishes. What the destination holds goes first, then what is gathered here.
+      destination.flushSync();
+      if (pending === '') return;
+      const chunk = pending;
+      pending = '';
+      writeSync(chunk);
+    },
+  };
+  setInterval(() => buffer.flush(), flushMs).unref();
+  return buffer;
+}
+
+let stdoutDestination: LineBuffer | undefined;
 
 /** One asynchronous stdout destination per process, flushed on exit so no line is lost. */
-function asyncStdout(): ReturnType<typeof pino.destination> {
+function asyncStdout(): LineBuffer {
   if (stdoutDestination === undefined) {
-    // Lines are gathered up to 4 KiB (or 250 ms) per write: a write per line would cost a thread
-    // pool round trip each (~20 µs of CPU per cache hit, measured), gathered it is ~1 µs.
-    const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 } as Parameters<typeof pino.destination>[0]);
+    // sonic-boom writes (fs.write on the thread pool) whatever it holds when it is not already
+    // writing; lineBuffer hands it 16 KiB at a time, so a busy server makes a write per ~50 lines.
+    const destination = lineBuffer(pino.destination({ dest: 1, sync: false }), (chunk) => writeSync(1, chunk));
     stdoutDestination = destination;
     process.once('exit', () => {
       try {

@@ -2,7 +2,9 @@
 // Pure functions over the holiday tables. They sit on hot paths (per request, per simulated
 // bar), so work is done on integer day numbers (days since 1970-01-01, exchange-local) and
 // epoch ms; Intl is only consulted for a zone's UTC offset once per UTC day, and per-day
-// results live in bounded Maps that are simply cleared when full.
+// results live in memo Maps that share one byte budget (cache.calendarMemoMaxBytes, set through
+// configureCalendarMemo): each entry is charged its measured size, and when the budget is spent
+// every memo is cleared at once (they refill from the days requests actually touch).
 
 import type { Region, Session } from '../domain.ts';
 import { EARLY_CLOSES, HOLIDAYS, type EarlyClose } from './holidays.ts';
@@ -40,15 +42,53 @@ const PROFILES: Record<Region, Profile> = {
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 import { DAY_MS } from './time.ts';
-const MEMO_LIMIT = 20_000;
-// Label arrays are large (390 numbers for US 1m); requests mostly touch recent days.
-const LABEL_MEMO_LIMIT = 1_024;
 const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
 
-function remember<K, V>(map: Map<K, V>, key: K, value: V, limit = MEMO_LIMIT): V {
-  if (map.size >= limit) map.clear();
+// Bytes of one memo entry on a 64-bit V8 heap (Map slot with its share of the table's slack, plus
+// the value), measured by bench/soak-calendar-memo.ts and rounded up.
+const ENTRY_BYTES = {
+  dayString: 96,
+  offsetDay: 176,
+  tradingDay: 64,
+  plan: 384,
+} as const;
+
+/** The default of cache.calendarMemoMaxBytes (config/default.yaml). */
+export const DEFAULT_CALENDAR_MEMO_MAX_BYTES = 4 * 1024 * 1024;
+let memoMaxBytes = DEFAULT_CALENDAR_MEMO_MAX_BYTES;
+let memoBytes = 0;
+const memos: Map<unknown, unknown>[] = [];
+
+function memo<K, V>(): Map<K, V> {
+  const map = new Map<K, V>();
+  memos.push(map as Map<unknown, unknown>);
+  return map;
+}
+
+function clearMemos(): void {
+  for (const map of memos) map.clear();
+  memoBytes = 0;
+}
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V, bytes: number): V {
+  if (memoBytes + bytes > memoMaxBytes) clearMemos();
+  if (bytes > memoMaxBytes) return value;
   map.set(key, value);
+  memoBytes += bytes;
   return value;
+}
+
+/** Sets the calendar memos' byte budget (cache.calendarMemoMaxBytes); 0 turns memoising off. */
+export function configureCalendarMemo(options: { maxBytes: number }): void {
+  memoMaxBytes = Math.max(0, Math.floor(options.maxBytes));
+  clearMemos();
+}
+
+/** Bytes charged to the calendar memos now, their budget, and their entries (tests, benches). */
+export function calendarMemoStats(): { bytes: number; maxBytes: number; entries: number } {
+  let entries = 0;
+  for (const map of memos) entries += map.size;
+  return { bytes: memoBytes, maxBytes: memoMaxBytes, entries };
 }
 
 function perRegion<T>(make: () => T): Record<Region, T> {
@@ -97,7 +137,7 @@ function daysInMonth(y: number, m: number): number {
   return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
 }
 
-const dayStrings = new Map<number, string>();
+const dayStrings = memo<number, string>();
 
 function formatDay(day: number): string {
   const cached = dayStrings.get(day);
@@ -106,7 +146,7 @@ function formatDay(day: number): string {
   const m = t.getUTCMonth() + 1;
   const d = t.getUTCDate();
   const s = `${String(t.getUTCFullYear()).padStart(4, '0')}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
-  return remember(dayStrings, day, s);
+  return remember(dayStrings, day, s, ENTRY_BYTES.dayString);
 }
 
 /** 0 = Sunday; day 0 (1970-01-01) was a Thursday. */
@@ -166,7 +206,7 @@ interface OffsetDay {
   switchAt: number;
 }
 
-const offsetDays = perRegion(() => new Map<number, OffsetDay>());
+const offsetDays = perRegion(() => memo<number, OffsetDay>());
 
 // These zones change offset at most once per UTC day and only on whole UTC hours, so one
 // entry per UTC day (with the switching hour found by scanning, twice a year) is exact.
@@ -192,7 +232,7 @@ function computeOffsetDay(region: Region, utcDay: number): OffsetDay {
 function offsetAt(region: Region, ms: number): number {
   const utcDay = Math.floor(ms / DAY_MS);
   const cache = offsetDays[region];
-  const od = cache.get(utcDay) ?? remember(cache, utcDay, computeOffsetDay(region, utcDay));
+  const od = cache.get(utcDay) ?? remember(cache, utcDay, computeOffsetDay(region, utcDay), ENTRY_BYTES.offsetDay);
   return ms < od.switchAt ? od.before : od.after;
 }
 
@@ -244,15 +284,15 @@ function trading(region: Region, day: number): boolean {
   return wd !== 0 && wd !== 6 && !holidayByDay[region].has(day);
 }
 
-const nextMemo = perRegion(() => new Map<number, number>());
-const prevMemo = perRegion(() => new Map<number, number>());
+const nextMemo = perRegion(() => memo<number, number>());
+const prevMemo = perRegion(() => memo<number, number>());
 
 function nextDay(region: Region, day: number): number {
   const hit = nextMemo[region].get(day);
   if (hit !== undefined) return hit;
   let d = day + 1;
   while (!trading(region, d)) d++;
-  return remember(nextMemo[region], day, d);
+  return remember(nextMemo[region], day, d, ENTRY_BYTES.tradingDay);
 }
 
 function prevDay(region: Region, day: number): number {
@@ -260,7 +300,7 @@ function prevDay(region: Region, day: number): number {
   if (hit !== undefined) return hit;
   let d = day - 1;
   while (!trading(region, d)) d--;
-  return remember(prevMemo[region], day, d);
+  return remember(prevMemo[region], day, d, ENTRY_BYTES.tradingDay);
 }
 
 export function isTradingDay(region: Region, date: string): boolean {
@@ -303,7 +343,7 @@ interface DayPlan {
 }
 
 const EMPTY: SessionWindow[] = Object.freeze([]) as unknown as SessionWindow[];
-const plans = perRegion(() => new Map<number, DayPlan | null>());
+const plans = perRegion(() => memo<number, DayPlan | null>());
 
 function buildPlan(region: Region, day: number): DayPlan | null {
   if (!trading(region, day)) return null;
@@ -327,7 +367,7 @@ function buildPlan(region: Region, day: number): DayPlan | null {
 function planFor(region: Region, day: number): DayPlan | null {
   const cache = plans[region];
   const hit = cache.get(day);
-  return hit !== undefined ? hit : remember(cache, day, buildPlan(region, day));
+  return hit !== undefined ? hit : remember(cache, day, buildPlan(region, day), ENTRY_BYTES.plan);
 }
 
 /** Regular sessions of `date` (shortened on half days); [] when closed. Shared and frozen: do not mutate. */
@@ -369,28 +409,28 @@ export function latestStartedSessionDay(region: Region, ms: number): string {
 // ---------------------------------------------------------------------------------------------
 // Minute bars
 
-const labelMemo = perRegion(() => new Map<number, Map<number, number[]>>());
-
 function checkPeriod(periodMinutes: number): number {
   if (!Number.isInteger(periodMinutes) || periodMinutes <= 0) invalid('period', periodMinutes);
   return periodMinutes * MINUTE_MS;
 }
 
-/** End-of-bar labels of `date`, aligned to each session's start. Shared and frozen: do not mutate. */
+/**
+ * End-of-bar labels of `date`, aligned to each session's start: a fresh array per call (the caller
+ * owns it). Not memoised: it is arithmetic over the day's memoised sessions, cheaper to redo than
+ * to keep (a frozen array of 390 labels held 9 KB of boxed numbers; issue 15 item 4).
+ */
 export function minuteBarLabels(region: Region, date: string, periodMinutes: number): number[] {
   const span = checkPeriod(periodMinutes);
-  const day = parseDay(date);
-  const byPeriod = labelMemo[region];
-  let byDay = byPeriod.get(periodMinutes);
-  if (byDay === undefined) byDay = remember(byPeriod, periodMinutes, new Map<number, number[]>(), 64);
-  const hit = byDay.get(day);
-  if (hit !== undefined) return hit;
-  const labels: number[] = [];
-  for (const w of planFor(region, day)?.sessions ?? EMPTY) {
-    for (let t = w.start + span; t < w.end; t += span) labels.push(t);
-    labels.push(w.end);
+  const windows = planFor(region, parseDay(date))?.sessions ?? EMPTY;
+  let count = 0;
+  for (const w of windows) count += Math.max(1, Math.ceil((w.end - w.start) / span));
+  const labels = new Array<number>(count);
+  let k = 0;
+  for (const w of windows) {
+    for (let t = w.start + span; t < w.end; t += span) labels[k++] = t;
+    labels[k++] = w.end;
   }
-  return remember(byDay, day, Object.freeze(labels) as number[], LABEL_MEMO_LIMIT);
+  return labels;
 }
 
 /**

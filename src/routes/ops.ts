@@ -28,6 +28,19 @@ export interface OpsContext {
 }
 
 const MARKETS: Region[] = ['CN', 'HK', 'US'];
+/** A probe (adapter.ready(), a readiness check) that has not answered by then counts as failed: /readyz never hangs. */
+export const READY_PROBE_MS = 2_000;
+
+const TIMED_OUT = Symbol('timed out');
+
+/** `work`'s value, or TIMED_OUT once READY_PROBE_MS passed. */
+function bounded<T>(work: Promise<T>): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), READY_PROBE_MS);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 const RESOURCES: Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
 
 export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): Promise<void> {
@@ -43,8 +56,11 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
     const usable = new Set<string>();
     await Promise.all([...ctx.router.adapters.values()].map(async (adapter) => {
       let reachable = true;
+      let timedOut = false;
       try {
-        reachable = adapter.ready ? await adapter.ready() : true;
+        const answer = adapter.ready ? await bounded(adapter.ready()) : true;
+        timedOut = answer === TIMED_OUT;
+        reachable = answer === true;
       } catch {
         reachable = false;
       }
@@ -57,6 +73,7 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
         in_flight: health?.inFlight ?? 0,
         queued: health?.queued ?? 0,
         budget_remaining: health?.budgetRemaining ?? null,
+        ...(timedOut ? { error: `ready probe did not answer within ${READY_PROBE_MS} ms` } : {}),
       };
     }));
     const markets: Record<string, { ready: boolean; adapters: string[] }> = {};
@@ -69,9 +86,10 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
     }
     const extra: Record<string, unknown> = {};
     for (const check of ctx.readinessChecks ?? []) {
-      const result = await check.run();
-      extra[check.name] = result.detail;
-      if (!result.ready) ready = false;
+      const result = await bounded(check.run()).catch((error: unknown) => ({ ready: false, detail: { error: String(error) } }));
+      const settled = result === TIMED_OUT ? { ready: false, detail: { error: `check did not answer within ${READY_PROBE_MS} ms` } } : result;
+      extra[check.name] = settled.detail;
+      if (!settled.ready) ready = false;
     }
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'not_ready', markets, adapters, ...extra });

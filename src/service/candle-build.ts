@@ -63,7 +63,16 @@ export function unpack(packed: Packed): Candles {
 export interface CandleBuilder {
   build(spec: BuildSpec): Promise<Candles>;
   close(): Promise<void>;
+  /** Whether the worker is up (it stops once idle for `idleMs`). */
+  readonly running: boolean;
 }
+
+/**
+ * How long the worker outlives its last job. A build of hundreds of thousands of bars leaves its
+ * isolate with a heap of tens of MiB that V8 keeps (BENCHMARKS.md, memory); big builds are rare
+ * and a worker starts in ~30 ms, so an idle one is stopped rather than kept.
+ */
+export const WORKER_IDLE_MS = 10_000;
 
 interface Job {
   resolve: (candles: Candles) => void;
@@ -71,10 +80,26 @@ interface Job {
 }
 
 /** One worker, started on first use; jobs queue in it (2 cores: one for the loop, one for builds). */
-export function createCandleBuilder(options: { inlineMaxBars: number }): CandleBuilder {
+export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: number }): CandleBuilder {
   let worker: Worker | undefined;
   let nextId = 0;
   const jobs = new Map<number, Job>();
+  let idle: NodeJS.Timeout | undefined;
+
+  const stopWhenIdle = () => {
+    if (jobs.size > 0) return;
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      const w = worker;
+      worker = undefined;
+      void w?.terminate();
+    }, options.idleMs ?? WORKER_IDLE_MS);
+    idle.unref();
+  };
+  const failAll = (error: Error) => {
+    for (const job of jobs.values()) job.reject(error);
+    jobs.clear();
+  };
 
   const start = (): Worker => {
     const w = new Worker(new URL('./candle-build-worker.ts', import.meta.url));
@@ -85,11 +110,17 @@ export function createCandleBuilder(options: { inlineMaxBars: number }): CandleB
       jobs.delete(message.id);
       if (message.packed !== undefined) job.resolve(unpack(message.packed));
       else job.reject(new Error(message.error ?? 'candle build failed'));
+      stopWhenIdle();
     });
     w.on('error', (error) => {
-      for (const job of jobs.values()) job.reject(error);
-      jobs.clear();
+      failAll(error);
+      if (worker === w) worker = undefined;
+    });
+    // Out of memory, or killed: nothing it held will answer.
+    w.on('exit', (code) => {
+      if (worker !== w) return;
       worker = undefined;
+      failAll(new Error(`candle build worker exited (code ${code})`));
     });
     return w;
   };
@@ -97,6 +128,7 @@ export function createCandleBuilder(options: { inlineMaxBars: number }): CandleB
   return {
     async build(spec) {
       if (spec.raw.timestamp.length <= options.inlineMaxBars) return buildFromSpec(spec);
+      clearTimeout(idle);
       worker ??= start();
       const id = nextId++;
       const { packed, transfer } = pack(spec.raw);
@@ -106,8 +138,13 @@ export function createCandleBuilder(options: { inlineMaxBars: number }): CandleB
       });
     },
     async close() {
-      await worker?.terminate();
+      clearTimeout(idle);
+      const w = worker;
       worker = undefined;
+      await w?.terminate();
+    },
+    get running() {
+      return worker !== undefined;
     },
   };
 }

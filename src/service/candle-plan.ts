@@ -3,7 +3,7 @@
 import type { AggregationSpec } from '../candles/pipeline.ts';
 import { periodKeyFn } from '../candles/aggregate.ts';
 import type { BasePeriod, Period, Region } from '../domain.ts';
-import { localDate, localMidnight, minuteBarLabelFor } from '../markets/calendar.ts';
+import { addDays, localDate, localMidnight, minuteBarLabelFor } from '../markets/calendar.ts';
 
 const MINUTES: Partial<Record<Period, number>> = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60 };
 
@@ -64,5 +64,18 @@ export function aggregationFor(period: Period, region: Region): AggregationSpec 
 
 /** 00:00 exchange-local of a bar's trade date: minute bars take their trade date's factor. */
 export function tradeDateStartFn(region: Region): (ts: number) => number {
-  return (ts) => localMidnight(region, localDate(region, ts));
+  // Minute bars come in runs of one trade date: keep the last date's [midnight, next midnight)
+  // instead of two calendar look-ups per bar.
+  let from = Infinity;
+  let to = -Infinity;
+  return (ts) => {
+    if (ts >= from && ts < to) return from;
+    const date = localDate(region, ts);
+    const midnight = localMidnight(region, date);
+    if (midnight <= ts) {
+      from = midnight;
+      to = localMidnight(region, addDays(date, 1));
+    }
+    return midnight;
+  };
 }

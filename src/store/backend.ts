@@ -2,6 +2,7 @@
 // (series, bars, coverage; schema.ts) and compute coverage changes with coverage.ts inside their
 // fill transaction, so the two agree by construction.
 import type { BasePeriod, Candles } from '../domain.ts';
+import { sizedCandles } from '../candles/window.ts';
 import type { Segment } from './coverage.ts';
 
 export interface SeriesKey {
@@ -61,7 +62,8 @@ export interface Backend {
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */
   drop(filter: DropFilter): Promise<number>;
   /** Retention: bars (and coverage) of `period` labelled before `before`. */
-  prune(period: BasePeriod, before: number): Promise<number>;
+  /** Deletes bars (and coverage) before `before`; may stop early once `signal` aborts (shutdown). */
+  prune(period: BasePeriod, before: number, signal?: AbortSignal): Promise<number>;
   stats(): Promise<HistoryStats>;
   sizeBytes(): Promise<number>;
   close(): Promise<void>;
@@ -81,10 +83,7 @@ export interface BarRow {
 /** Rows (ascending) → columns; prev_close only when every row has one. */
 export function rowsToCandles(rows: readonly BarRow[]): Candles {
   const n = rows.length;
-  const c: Candles = {
-    timestamp: new Array<number>(n), open: new Array<number>(n), high: new Array<number>(n), low: new Array<number>(n),
-    close: new Array<number>(n), volume: new Array<number>(n), amount: new Array<number>(n),
-  };
+  const c = sizedCandles(n);
   const prev = new Array<number>(n);
   let allPrev = true;
   for (let i = 0; i < n; i++) {

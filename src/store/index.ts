@@ -38,6 +38,8 @@ export interface HistoryTier {
   stats(): Promise<HistoryStats>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): { ok: boolean; backend: 'sqlite' | 'postgres'; error?: string };
+  /** A retention pass: the one under way if any (one runs at boot, in the background), else a new one. */
+  retention(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -54,7 +56,7 @@ export interface HistoryTierOptions {
   log?: { warn(obj: object, msg: string): void };
   /** PostgreSQL schema holding the tables (default mdqs_history); tests use one per run. */
   postgresSchema?: string;
-  /** How often retention runs, ms (default hourly; it also runs at boot). */
+  /** How often retention runs, ms (default hourly; it also starts at boot, without holding it up). */
   pruneIntervalMs?: number;
   /** Test seam: runs inside each fill transaction after the bars are written. */
   fillHook?: FillHook;
@@ -83,11 +85,23 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
     metrics,
     log: options.log,
   });
-  const prune = () => tier.prune(options.retentionDays).catch((error: unknown) => {
-    options.log?.warn({ err: error }, 'history store: retention pass failed');
-    return 0;
-  });
-  await prune();
+  // Retention never holds up boot or shutdown: a big store's first pass takes seconds (the sqlite
+  // pass deletes in chunks with turns of the event loop between; close() stops it between chunks).
+  const stop = new AbortController();
+  let running: Promise<number> | undefined;
+  const prune = (): Promise<number> => {
+    if (stop.signal.aborted) return Promise.resolve(0);
+    running ??= tier.prune(options.retentionDays, stop.signal)
+      .catch((error: unknown) => {
+        if (!stop.signal.aborted) options.log?.warn({ err: error }, 'history store: retention pass failed');
+        return 0;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+  setImmediate(() => void prune()).unref();
   const timer = setInterval(prune, options.pruneIntervalMs ?? 3_600_000);
   timer.unref();
   let closed = false;
@@ -96,10 +110,13 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
     stats: () => tier.stats(),
     drop: (filter) => tier.drop(filter),
     health: () => tier.health(),
+    retention: prune,
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(timer);
+      stop.abort();
+      await running;
       await backend.close();
     },
   };

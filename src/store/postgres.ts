@@ -183,6 +183,7 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     },
 
     async prune(period: BasePeriod, before: number) {
+      // Asynchronous already (the event loop is free while PostgreSQL deletes): one statement.
       // Set-wise over every series of the period; the series rows are locked like a fill's.
       return inTransaction(async (c) => {
         await matching(c, { period });

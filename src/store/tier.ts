@@ -108,6 +108,8 @@ export class Tier {
     const now = this.#o.now();
     const w = windowFor(region, period, query, now);
     const fetched = new Set<number>();
+    /** What this call stored, for a series that was empty before it (see fromFilled). */
+    const filled: Candles[] = [];
     const initial = await this.#db(() => backend.coverage(key));
     let calls = 0;
 
@@ -126,6 +128,7 @@ export class Tier {
       const inside = windowCandles(candles, { start: cover.lo, end: Math.min(cover.hi, w.closedEnd) });
       const covers = coverageFor(region, period, cover, now, this.#o.revision, expired);
       await this.#db(() => backend.fill({ key, bars: inside, covers }));
+      filled.push(inside);
       for (const t of inside.timestamp) fetched.add(t);
     };
 
@@ -192,7 +195,13 @@ export class Tier {
 
     let closed: Candles;
     if (w.upper < w.lo || need === 0 || (need !== undefined && need < 0)) closed = emptyCandles(true);
-    else closed = await this.#db(() => backend.read(key, w.lo, w.upper, need === undefined || need === Infinity ? undefined : need));
+    else {
+      const newest = need === undefined || need === Infinity ? undefined : need;
+      // A series first seen by this call holds exactly what it just stored: build the answer from
+      // that instead of reading back the rows just written (a read was ~13% of a cold request).
+      closed = (initial.length === 0 ? fromFilled(filled, w.lo, w.upper, newest) : undefined)
+        ?? await this.#db(() => backend.read(key, w.lo, w.upper, newest));
+    }
     let result = open === undefined ? closed : concatCandles(closed, open);
     if (query.count !== undefined) result = windowCandles(result, { count: query.count });
     let fromStore = 0;
@@ -209,12 +218,36 @@ export class Tier {
     return this.#o.backend.drop(filter);
   }
 
-  async prune(retentionDays: Record<BasePeriod, number>): Promise<number> {
+  async prune(retentionDays: Record<BasePeriod, number>, signal?: AbortSignal): Promise<number> {
     let deleted = 0;
     for (const period of ['1m', '1d'] as const) {
       const days = retentionDays[period];
-      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * 86_400_000);
+      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * 86_400_000, signal);
     }
     return deleted;
   }
+}
+
+/**
+ * What `backend.read(lo, hi, newest)` returns for a series whose only bars are `filled` (stored
+ * by one call, in any order, not overlapping): the bars in [lo, hi], the newest `newest` of them.
+ * undefined when that is not certain (nothing stored, overlapping pieces, prev_close on some
+ * pieces or bars only): the caller then reads the store.
+ */
+export function fromFilled(filled: readonly Candles[], lo: number, hi: number, newest: number | undefined): Candles | undefined {
+  const parts = filled.filter((c) => c.timestamp.length > 0).sort((a, b) => a.timestamp[0] - b.timestamp[0]);
+  if (parts.length === 0) return undefined;
+  const withPrev = parts[0].prev_close !== undefined;
+  for (const part of parts) {
+    if ((part.prev_close !== undefined) !== withPrev) return undefined;
+    if (part.prev_close?.some((v) => typeof v !== 'number') === true) return undefined;
+  }
+  let all = parts[0];
+  for (let i = 1; i < parts.length; i++) {
+    if (parts[i].timestamp[0] <= all.timestamp[all.timestamp.length - 1]) return undefined;
+    all = concatCandles(all, parts[i]);
+  }
+  let out = windowCandles(all, { start: lo, end: hi });
+  if (newest !== undefined) out = windowCandles(out, { count: newest });
+  return out.timestamp.length > 0 ? out : undefined;
 }

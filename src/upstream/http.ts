@@ -23,10 +23,14 @@
 // The global fetch is resolved at call time, so msw (which patches globalThis.fetch) intercepts it;
 // the undici 7 Agent goes in as `dispatcher` (Node 24's fetch accepts undici 7 Agents).
 
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 import type { Resource, UpstreamHttp, UpstreamRequest, UpstreamResponse } from '../../adapters/types.ts';
 import { AppError } from '../errors.ts';
 import { createBudget } from './budget.ts';
+
+// undici (~130 ms to load) only when a vendor adapter is created: the embedded sim never needs it.
+const load = createRequire(import.meta.url);
 
 export type UpstreamOutcome =
   | 'ok' | 'error' | 'timeout' | 'rate_limited' | 'circuit_open' | 'budget_exhausted' | 'bad_response';
@@ -85,7 +89,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
   const random = options.random ?? Math.random;
   const maxDeadlineMs = Math.max(options.timeoutMs, options.maxDeadlineMs ?? options.timeoutMs);
   const budget = createBudget(options.budget, now);
-  const agent = new Agent({
+  const agent: Agent = new (load('undici') as typeof import('undici')).Agent({
     connections: options.connections,
     // Backstops only: the per-call deadline signal is what normally ends a slow call.
     headersTimeout: maxDeadlineMs,

@@ -1,7 +1,10 @@
 // Shared setup of the vendor adapter tests: the real http layer (src/upstream/http.ts) over global
 // fetch, which msw intercepts; symbol refs; error capture.
 
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { RequestHandler } from 'msw';
+import { setupServer, type SetupServer } from 'msw/node';
+import type { InvalidRowsEvent } from '../../adapters/types.ts';
 import type { SymbolRef } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
@@ -55,4 +58,21 @@ export function nyTime(date: string, hhmm = '00:00'): number {
   const [y, m, d] = date.split('-').map(Number);
   const [hh, mm] = hhmm.split(':').map(Number);
   return Date.UTC(y, m - 1, d, hh, mm) + 4 * 3_600_000;
+}
+
+/**
+ * An msw server over `handlers` for the whole test file, reset after each test, and the
+ * onInvalidRows events heard meanwhile (emptied after each test). Call at module top level.
+ */
+export function vendorServer(handlers: RequestHandler[]): { server: SetupServer; events: InvalidRowsEvent[] } {
+  const server = setupServer(...handlers);
+  const events: InvalidRowsEvent[] = [];
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  afterEach(async () => {
+    server.resetHandlers();
+    events.length = 0;
+    await closeTestHttp();
+  });
+  afterAll(() => server.close());
+  return { server, events };
 }

@@ -19,7 +19,11 @@ function instrument(symbol: string): SimInstrument {
 }
 
 function candlesOf(h: DailyHistory) {
-  return { timestamp: h.timestamp, open: h.open, high: h.high, low: h.low, close: h.close, volume: h.volume, amount: h.amount, prev_close: h.prevClose };
+  const list = (column: Float64Array) => Array.from(column);
+  return {
+    timestamp: list(h.timestamp), open: list(h.open), high: list(h.high), low: list(h.low), close: list(h.close),
+    volume: list(h.volume), amount: list(h.amount), prev_close: list(h.prevClose),
+  };
 }
 
 const built = new Map<string, DailyHistory>();
@@ -72,10 +76,8 @@ describe('sim daily model', () => {
     const long = buildDailyHistory(inst, THROUGH);
     const n = short.dates.length;
     expect(short.dates.at(-1)).toBe('2024-01-10');
-    expect(candlesOf(short)).toEqual({
-      timestamp: long.timestamp.slice(0, n), open: long.open.slice(0, n), high: long.high.slice(0, n), low: long.low.slice(0, n),
-      close: long.close.slice(0, n), volume: long.volume.slice(0, n), amount: long.amount.slice(0, n), prev_close: long.prevClose.slice(0, n),
-    });
+    const prefix = Object.fromEntries(Object.entries(candlesOf(long)).map(([name, column]) => [name, column.slice(0, n)]));
+    expect(candlesOf(short)).toEqual(prefix);
     expect(short.events).toEqual(long.events.filter((e) => e.date <= '2024-01-10'));
   });
 

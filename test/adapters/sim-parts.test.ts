@@ -225,3 +225,29 @@ describe('sim fault injection', () => {
     await expect(timeout.getIntraday(ref('600519.SH'))).rejects.toMatchObject({ reason: 'UPSTREAM_TIMEOUT', status: 504 });
   });
 });
+
+describe('sim largest remainder (threshold selection)', () => {
+  /** The plain definition: sort every index by remainder, largest first, ties to the lower index. */
+  function bySorting(total: number, weights: number[]): number[] {
+    const sum = weights.reduce((a, b) => a + b, 0);
+    if (sum <= 0 || total <= 0) return weights.map(() => 0);
+    const quotas = weights.map((w) => (total * w) / sum);
+    const out = quotas.map(Math.floor);
+    let left = total - out.reduce((a, b) => a + b, 0);
+    const order = quotas.map((_, i) => i).sort((a, b) => quotas[b] - out[b] - (quotas[a] - out[a]) || a - b);
+    for (let j = 0; left > 0 && j < order.length; j++, left--) out[order[j]] += 1;
+    return out;
+  }
+
+  it('gives exactly what sorting every remainder gives, ties included', () => {
+    const rng = createRng(7);
+    for (let t = 0; t < 2000; t++) {
+      const n = 1 + Math.floor(rng.next() * 400);
+      const kind = t % 4;
+      // Random weights, all equal, small integers (many ties), a repeating pattern.
+      const weights = Array.from({ length: n }, (_, k) => (kind === 0 ? rng.next() : kind === 1 ? 1 : kind === 2 ? Math.floor(rng.next() * 4) : (k % 3) + 0.5));
+      const total = Math.floor(rng.next() * (t % 2 === 0 ? 1e7 : 1000));
+      expect(largestRemainder(total, weights)).toEqual(bySorting(total, weights));
+    }
+  });
+});

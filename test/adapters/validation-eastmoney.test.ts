@@ -1,25 +1,15 @@
 // Boundary validation of Eastmoney payloads (issue 14.4, DESIGN.md 4.2): kline/trends text rows,
 // ulist quotes, stock/get depth and the dividend table, each a good fixture with one thing
 // spoiled; exactly which rows survive, what onInvalidRows heard, and 502 when nothing is left.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createEastmoneyAdapter } from '../../adapters/eastmoney/index.ts';
-import type { Adapter, InvalidRowsEvent } from '../../adapters/types.ts';
+import type { Adapter } from '../../adapters/types.ts';
 import { EASTMONEY_TEST_HOSTS as HOSTS, eastmoneyHandlers } from '../../mocks/handlers/eastmoney.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, failure, ref, testHttp } from './helpers.ts';
+import { cnTime, failure, ref, testHttp, vendorServer } from './helpers.ts';
 
-const server = setupServer(...eastmoneyHandlers());
-const events: InvalidRowsEvent[] = [];
-
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
-  events.length = 0;
-  await closeTestHttp();
-});
-afterAll(() => server.close());
+const { server, events } = vendorServer(eastmoneyHandlers());
 
 function adapter(): Adapter {
   const now = () => cnTime('2024-06-04', '16:00');

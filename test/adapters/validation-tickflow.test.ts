@@ -1,26 +1,16 @@
 // Boundary validation of TickFlow payloads (issue 14.4, DESIGN.md 4.2): each malformed body is a
 // good fixture with a cell spoiled; the test names exactly which rows survive and what
 // onInvalidRows heard, and that an answer with nothing usable left is UPSTREAM_BAD_RESPONSE.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createTickflowAdapter, type TickflowOptions } from '../../adapters/tickflow/index.ts';
-import type { Adapter, InvalidRowsEvent } from '../../adapters/types.ts';
+import type { Adapter } from '../../adapters/types.ts';
 import { TICKFLOW_TEST_BASE as BASE, tickflowHandlers } from '../../mocks/handlers/tickflow.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, failure, ref, testHttp } from './helpers.ts';
+import { cnTime, failure, ref, testHttp, vendorServer } from './helpers.ts';
 import { runAdapterContract } from './contract.ts';
 
-const server = setupServer(...tickflowHandlers());
-const events: InvalidRowsEvent[] = [];
-
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
-  events.length = 0;
-  await closeTestHttp();
-});
-afterAll(() => server.close());
+const { server, events } = vendorServer(tickflowHandlers());
 
 function adapter(options: Partial<TickflowOptions> = {}): Adapter {
   return createTickflowAdapter({ baseUrl: BASE, ...options }, {

@@ -1,26 +1,16 @@
 // Boundary validation of Yahoo chart payloads (issue 14.4) and Yahoo's "no data" answers
 // (issue 8.6): exactly which rows survive, what onInvalidRows heard, 502 when nothing is left.
 // Fixture sources: mocks/fixtures/README.md.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createYahooAdapter } from '../../adapters/yahoo/index.ts';
-import type { Adapter, InvalidRowsEvent } from '../../adapters/types.ts';
+import type { Adapter } from '../../adapters/types.ts';
 import { YAHOO_TEST_BASE as BASE, cutChart, yahooHandlers } from '../../mocks/handlers/yahoo.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, failure, nyTime, ref, testHttp } from './helpers.ts';
+import { failure, nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 
 const NOW = nyTime('2024-06-04', '04:00');
-const server = setupServer(...yahooHandlers());
-const events: InvalidRowsEvent[] = [];
-
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
-  events.length = 0;
-  await closeTestHttp();
-});
-afterAll(() => server.close());
+const { server, events } = vendorServer(yahooHandlers());
 
 function adapter(): Adapter {
   return createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo'), onInvalidRows: (e) => events.push(e) });

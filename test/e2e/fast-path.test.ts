@@ -1,6 +1,7 @@
 // The cache-hit fast path (issue 15, src/http/fast-path.ts) over a real socket: it keeps every
 // guarantee of the normal path (auth, plan, rate limit, headers, 304, gzip, shutdown), and
 // answers only fresh hits of URLs the normal path stored.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
@@ -85,6 +86,22 @@ describe('cache-hit fast path', () => {
     expect(gz2.headers['content-encoding']).toBe('gzip');
     expect(gz2.headers.etag).toBe(gz1.headers.etag);
     expect(gz2.body.equals(gz1.body)).toBe(true);
+  });
+
+  it('leaves a request without Host to the normal path, which answers 400 with the error body', async () => {
+    const path = '/v1/quotes?symbols=600036.SH';
+    await get(path, { 'x-api-key': KEYS.demo });
+    expect(fast((await get(path, { 'x-api-key': KEYS.demo })).headers)).toBe(true);
+    const { port } = app.server.address() as { port: number };
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.1\r\nX-API-Key: ${KEYS.demo}\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => (text += String(chunk)));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw.startsWith('HTTP/1.1 400')).toBe(true);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'INVALID_PARAMETER' });
   });
 
   it('stops serving once the entry is no longer fresh', async () => {

@@ -1,29 +1,15 @@
 // Issue 13.2: one info line per request with the fields an operator needs, JSON or pretty, ISO
 // timestamps, never the key; per-key usage counters with bounded labels (src/http/logging.ts).
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { KeyEntry } from '../../src/access/keys.ts';
+import { captureLines } from '../helpers/log-lines.ts';
 import { logFormat, loggerOptions, OneLineLogController, registerRequestLog, requestId, type LogFormat } from '../../src/http/logging.ts';
 
 const SECRET = 'sk-live-Q7pZ3x';
 
-function capture(): { stream: Writable; lines: string[] } {
-  const lines: string[] = [];
-  let pending = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      pending += String(chunk);
-      const parts = pending.split('\n');
-      pending = parts.pop() ?? '';
-      lines.push(...parts.filter((l) => l !== ''));
-      done();
-    },
-  });
-  return { stream, lines };
-}
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -32,7 +18,7 @@ afterEach(async () => {
 });
 
 async function build(format: LogFormat, maxKeyLabels?: number, level = 'info') {
-  const { stream, lines } = capture();
+  const { stream, lines } = captureLines();
   const registry = new Registry();
   const config = loadDefaultConfig();
   (config.log as { level: string }).level = level;

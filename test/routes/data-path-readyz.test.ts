@@ -110,4 +110,13 @@ describe('/readyz', () => {
     expect(body.markets.CN).toEqual({ ready: false, adapters: [] });
     expect(body.adapters.vendorA).toEqual({ ...healthy, ready: false });
   });
+
+  it('a ready probe that never answers makes that adapter not ready, and /readyz still answers', async () => {
+    const { a, ready } = await setup(['vendorA', 'vendorB']);
+    (a as { ready?: () => Promise<boolean> }).ready = () => new Promise<boolean>(() => {});
+    const answer = await ready();
+    expect(answer.status).toBe(200);
+    expect(answer.body.adapters.vendorA).toEqual({ ...healthy, ready: false, error: 'ready probe did not answer within 2000 ms' });
+    expect(answer.body.markets.CN).toEqual({ ready: true, adapters: ['vendorB'] });
+  });
 });

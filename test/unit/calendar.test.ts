@@ -4,6 +4,9 @@ import type { Region } from '../../src/domain.ts';
 import {
   TIME_ZONES,
   addDays,
+  calendarMemoStats,
+  configureCalendarMemo,
+  DEFAULT_CALENDAR_MEMO_MAX_BYTES,
   earlyClose,
   holidayName,
   isMarketOpen,
@@ -491,5 +494,49 @@ describe('memoisation', () => {
     expect(sessions('CN', '2025-03-03')).toEqual(before);
     expect(minuteBarLabels('US', '2025-03-10', 1).length).toBe(390);
     expect(nextTradingDay('CN', '2025-01-27')).toBe('2025-02-05');
+  });
+
+  it('keeps its memos inside a byte budget, cleared at once when spent (cache.calendarMemoMaxBytes)', () => {
+    expect(calendarMemoStats().maxBytes).toBe(DEFAULT_CALENDAR_MEMO_MAX_BYTES);
+    const budget = 64 * 1024;
+    configureCalendarMemo({ maxBytes: budget });
+    try {
+      expect(calendarMemoStats()).toEqual({ bytes: 0, maxBytes: budget, entries: 0 });
+      let date = '1990-01-01';
+      let peak = 0;
+      let cleared = 0;
+      for (let i = 0; i < 3_000; i++) {
+        const bytes = calendarMemoStats().bytes;
+        sessions('US', date);
+        nextTradingDay('HK', date);
+        if (calendarMemoStats().bytes < bytes) cleared++;
+        peak = Math.max(peak, calendarMemoStats().bytes);
+        date = addDays(date, 1);
+      }
+      expect(peak).toBeLessThanOrEqual(budget);
+      expect(peak).toBeGreaterThan(budget / 2);
+      expect(cleared).toBeGreaterThan(0);
+      expect(calendarMemoStats().entries).toBeGreaterThan(0);
+      // Answers do not depend on what the memos hold.
+      expect(sessions('US', '2025-11-28')).toEqual([{ start: utc(2025, 11, 28, 14, 30), end: utc(2025, 11, 28, 18) }]);
+      expect(nextTradingDay('CN', '2025-01-27')).toBe('2025-02-05');
+
+      configureCalendarMemo({ maxBytes: 0 });
+      expect(sessions('CN', '2025-03-03')).toHaveLength(2);
+      expect(localDate('CN', utc(2025, 3, 3, 20))).toBe('2025-03-04');
+      expect(calendarMemoStats()).toEqual({ bytes: 0, maxBytes: 0, entries: 0 });
+    } finally {
+      configureCalendarMemo({ maxBytes: DEFAULT_CALENDAR_MEMO_MAX_BYTES });
+    }
+  });
+
+  it('hands out minute labels the caller owns (computed, not memoised)', () => {
+    const first = minuteBarLabels('CN', '2025-03-03', 1);
+    expect(first).not.toBe(minuteBarLabels('CN', '2025-03-03', 1));
+    first[0] = 0;
+    first.push(1);
+    expect(minuteBarLabels('CN', '2025-03-03', 1)).toHaveLength(240);
+    expect(minuteBarLabels('CN', '2025-03-03', 1)[0]).toBe(utc(2025, 3, 3, 1, 31));
+    expect(minuteBarLabels('CN', '2025-10-01', 1)).toEqual([]);
   });
 });

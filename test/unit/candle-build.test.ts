@@ -30,4 +30,20 @@ describe('candle building in a worker thread', () => {
     const spec: BuildSpec = { raw: raw!, events: [], adjust: 'none', period: '1w', region: 'CN', minuteBase: false, window: { count: 50 } };
     expect(await worker.build(spec)).toEqual(buildFromSpec(spec));
   });
+
+  it('stops the worker once idle (releasing its heap) and starts a new one for the next long build', async () => {
+    const builder = createCandleBuilder({ inlineMaxBars: 100, idleMs: 20 });
+    try {
+      const raw = await sim.getCandles({ symbol: ref, period: '1d', count: 500 });
+      const spec: BuildSpec = { raw: raw!, events: [], adjust: 'none', period: '1w', region: 'CN', minuteBase: false, window: { count: 50 } };
+      const first = builder.build(spec);
+      expect(builder.running).toBe(true);
+      expect(await first).toEqual(buildFromSpec(spec));
+      while (builder.running) await new Promise((r) => setTimeout(r, 10));
+      expect(await builder.build(spec)).toEqual(buildFromSpec(spec));
+    } finally {
+      await builder.close();
+    }
+    expect(builder.running).toBe(false);
+  });
 });

@@ -1,0 +1,75 @@
+// What the sim's memos weigh, so they can be bounded by bytes (adapters.sim.memoMaxBytes) rather
+// than by entry count: a history weighs 65 KB (a recent listing) to 530 KB (25 years), a quote
+// tail 7–14 KB, a day of 1m bars 14–22 KB (measured at 2026-11-23). Numeric columns count their
+// buffers' real byteLength (spare capacity included); the rest is estimated from V8's layouts (an
+// array slot holds a 4-byte compressed pointer or an 8-byte unboxed double, a small object ~100
+// bytes): the estimate came within 7% of the heap growth measured for 524 histories.
+
+import { localMidnight } from '../../src/markets/calendar.ts';
+import type { DailyHistory, Midnight } from './daily.ts';
+import type { SimInstrument } from './instruments.ts';
+import { minuteBarsBytes, type MinuteBars } from './minute.ts';
+
+/** Default bound of all memos together (measured in BENCHMARKS.md, "Cold requests"). */
+export const DEFAULT_MEMO_MAX_BYTES = 64 * 1024 * 1024;
+/** Below this a single long history no longer fits its share (each memo holds ≥ one entry). */
+export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Shares of the bound: full histories (candles), days of 1m bars, recent tails (quotes), midnights. */
+const SHARES = { histories: 0.5, minuteDays: 0.25, tails: 0.22, midnights: 0.03 } as const;
+
+export interface MemoBudget {
+  histories: number;
+  minuteDays: number;
+  tails: number;
+  /** Entries per region of the midnight memo. */
+  midnightEntries: number;
+}
+
+/** Object headers, the memo's own entry and the views over each buffer. */
+const ENTRY_OVERHEAD = 512;
+const SLOT = 8;
+const EVENT_BYTES = 160;
+const ACTION_BYTES = 96;
+/** A Map entry number → number: key, boxed value and its share of the hash table. */
+export const MIDNIGHT_ENTRY_BYTES = 48;
+
+export function memoBudget(maxBytes: number | undefined): MemoBudget {
+  const total = Math.max(MIN_MEMO_MAX_BYTES, Math.floor(maxBytes ?? DEFAULT_MEMO_MAX_BYTES));
+  return {
+    histories: Math.floor(total * SHARES.histories),
+    minuteDays: Math.floor(total * SHARES.minuteDays),
+    tails: Math.floor(total * SHARES.tails),
+    midnightEntries: Math.max(1024, Math.floor((total * SHARES.midnights) / 3 / MIDNIGHT_ENTRY_BYTES)),
+  };
+}
+
+/** Bytes a history (full or tail) holds: columns, date slots, the walk's days and noise, events, plan. */
+export function historyBytes(history: DailyHistory): number {
+  let bytes = ENTRY_OVERHEAD;
+  bytes += history.timestamp.buffer.byteLength + history.open.buffer.byteLength + history.high.buffer.byteLength
+    + history.low.buffer.byteLength + history.close.buffer.byteLength + history.volume.buffer.byteLength
+    + history.amount.buffer.byteLength + history.prevClose.buffer.byteLength;
+  // Date strings are shared with the region's trading-day list; the array holds pointers.
+  bytes += history.dates.length * SLOT;
+  const walk = history.walk;
+  if (walk !== undefined) bytes += (walk.days.length + walk.noise.length) * SLOT;
+  bytes += history.events.length * EVENT_BYTES + history.planned.length * ACTION_BYTES;
+  return bytes;
+}
+
+export function minuteDayBytes(bars: MinuteBars): number {
+  return ENTRY_OVERHEAD + minuteBarsBytes(bars);
+}
+
+/** localMidnight memo of one region keyed by YYYYMMDD, cleared when it reaches `limit` entries. */
+export function midnightMemo(region: SimInstrument['region'], memo: Map<number, number>, limit: number): Midnight {
+  return (date, key) => {
+    const hit = memo.get(key);
+    if (hit !== undefined) return hit;
+    if (memo.size >= limit) memo.clear();
+    const value = localMidnight(region, date);
+    memo.set(key, value);
+    return value;
+  };
+}

@@ -1,0 +1,68 @@
+// Issue 15 item 4: the random-key memory soak as the issue measured it (bench/soak.ts variant A:
+// `src/server.ts`, 5000-symbol sim universe, 16 MiB + 16 MiB cache bounds, 32 connections), for a
+// bounded time, reporting the two targets:
+//   peak RSS − baseline RSS − bounds ≤ 150 MiB
+//   retained after two forced full GCs (heap + external, end − baseline) ≤ bounds + 20 MiB
+//
+//   node bench/soak-memory.ts                      this checkout, no extra node flags
+//   SOAK_ROOT=/tmp/mdqs-mem-before node bench/soak-memory.ts      another checkout (before)
+//   SOAK_NODE_ARGS='--max-semi-space-size=8' node bench/soak-memory.ts   flags under test
+//   SOAK_START_FLAGS=1 node bench/soak-memory.ts   the flags and variables of package.json's `start`
+//   SOAK_MALLOC_ARENA_MAX=2 node bench/soak-memory.ts   glibc malloc arenas for the service
+//   SOAK_ENV='MDQS__adapters__sim__memoMaxBytes=16777216' …   any extra environment (K=V, spaces)
+// Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
+import { readFileSync } from 'node:fs';
+import { mib, runSoak } from './soak.ts';
+
+const MIB = 1048576;
+const num = (name: string, fallback: number) => {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? fallback : Number(raw);
+};
+
+/** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} variables. */
+export function startScriptSettings(): { flags: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const start = pkg.scripts.start;
+  const flags = /\$\{MDQS_NODE_FLAGS:-([^}]*)\}/.exec(start)?.[1].split(/\s+/).filter(Boolean) ?? [];
+  const env: Record<string, string> = {};
+  for (const match of start.matchAll(/\b([A-Z_]+)=\$\{\1:-([^}]*)\}/g)) env[match[1]] = match[2];
+  return { flags, env };
+}
+
+const seconds = num('SOAK_SECONDS', 180);
+const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
+const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings() : undefined;
+const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const root = process.env.SOAK_ROOT || undefined;
+const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
+  const at = pair.indexOf('=');
+  return [pair.slice(0, at), pair.slice(at + 1)];
+}));
+if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
+Object.assign(env, start?.env);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+log(`soak: ${root ?? 'this checkout'}, node flags [${nodeArgs.join(' ')}]${Object.keys(env).length > 0 ? `, env ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, bounds 2 × ${mib(cacheBytes)}, ${seconds} s`);
+const s = await runSoak(
+  { name: 'A', universe: num('SOAK_UNIVERSE', 5000), cacheBytes, root, nodeArgs, env },
+  { seconds, connections: num('SOAK_CONNECTIONS', 32), log },
+);
+const bounds = 2 * cacheBytes;
+const over = s.maxRss - s.baseline.rss - bounds;
+const retainedGrowth = s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
+const rows: Array<[string, string]> = [
+  ['req/s (statuses)', `${s.load.reqPerSec.toFixed(1)} (${s.statuses})`],
+  ['server CPU per request; other processes’ share of the machine', `${((1000 * (s.load.serverCores[0] ?? 0)) / Math.max(1e-9, s.load.reqPerSec)).toFixed(1)} ms; ${(100 * s.load.foreignCpu).toFixed(0)} %`],
+  ['baseline RSS', mib(s.baseline.rss)],
+  ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
+  ['peak − baseline − bounds (≤ 150 MiB)', `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
+  ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
+  ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
+  ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
+  ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
+  ['retained growth (≤ bounds + 20 MiB)', `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],
+  ['caches account (data + response)', `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
+];
+for (const [k, v] of rows) log(`| ${k} | ${v} |`);
+if (process.env.SOAK_JSON) process.stdout.write(`${JSON.stringify({ ...s, nodeArgs, root, over, retainedGrowth })}\n`);

@@ -1,0 +1,185 @@
+// The service process (loaded by src/server.ts, the entry point): load config → keys → adapters → buildApp → listen; signals; graceful close.
+//
+// Signals: `npm start` runs `exec node … src/server.ts`, so npm's child IS this process and the
+// SIGTERM/SIGINT npm forwards reach it. npm does not forward SIGHUP (it dies of it), so the pid to
+// signal is written to server.pidFile (`kill -HUP $(cat data/mdqs.pid)`, or `npm run cli -- reload`);
+// and if the npm that started us dies, we drain and exit rather than hold the port as an orphan.
+// With server.workers > 1 this process is the cluster primary (src/cluster.ts): it owns the pid
+// file and passes signals to the workers, each of which runs startWorker().
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts';
+import { createAdapters, productionDeps } from '../adapters/registry.ts';
+import { createMetrics, upstreamSink } from './metrics.ts';
+import { KeyStore } from './access/keys.ts';
+import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
+import { RoutingError, buildApp } from './app.ts';
+import { runClustered, workersProblem } from './cluster.ts';
+import { createRedisClient, createSubscriber } from './redis.ts';
+import { listenHost } from './cli/listen-host.ts';
+import { removePidFile, writePidFile } from './cli/pidfile.ts';
+import { trackConnections } from './cli/drain.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Write the pid file (removed at exit) and say which pid to signal. */
+function ownPidFile(pidFile: string, log: Logger): void {
+  if (!pidFile) return;
+  const other = writePidFile(pidFile);
+  if (other === undefined) {
+    process.on('exit', () => removePidFile(pidFile));
+    log.info({ pid: process.pid, pid_file: pidFile }, `pid ${process.pid} written to ${pidFile}: kill -HUP $(cat ${pidFile}) reloads the keys file`);
+  } else {
+    log.warn({ pid: process.pid, pid_file: pidFile, other }, `${pidFile} names another running server (pid ${other}); left as is: signal this one as pid ${process.pid}`);
+  }
+}
+
+/** Under npm our parent is npm: if it goes (npm dies of SIGHUP), stop instead of living on as an orphan. */
+function watchNpmParent(log: Logger, stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== 'start') return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    log.warn({ parent }, 'the npm process that started this server exited (npm does not forward SIGHUP; signal the pid in the pid file instead)');
+    stop();
+  }, 500);
+  watch.unref();
+}
+
+async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolean): Promise<void> {
+  const { config } = loaded;
+  const now = () => Date.now();
+  const metrics = createMetrics({ processMetrics: true });
+  // Dropped vendor rows: counted always, logged once the app (and its logger) exists.
+  let log: { warn(fields: object, message: string): void } | undefined;
+  const deps = productionDeps(now, upstreamSink(metrics), (event) => {
+    metrics.invalidRows.inc({ adapter: event.adapter, resource: event.resource, reason: event.reason });
+    log?.warn(event, 'invalid vendor rows dropped');
+  });
+  const adapters = createAdapters(config.routing, config.adapters, deps);
+  const redisOptions = { commandTimeoutMs: config.redis.commandTimeoutMs };
+  const redis = config.redis.url ? createRedisClient(config.redis.url, redisOptions) : undefined;
+  const app = await buildApp({
+    config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients, databaseUrl: process.env.DATABASE_URL,
+  });
+  log = app.log;
+  const connections = trackConnections(app.server);
+
+  app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
+  const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);
+  if (simulated.length > 0) {
+    app.log.warn({ markets: simulated }, 'SIMULATED MARKET DATA: the embedded sim adapter answers these markets; prices are not real');
+  }
+  const warnDemo = (ids: string[]) => {
+    if (ids.length > 0) {
+      app.log.warn({ key_ids: ids }, '!!! DEMO API KEY ENABLED (`demo-key`): for local use only; remove it from the keys file before exposing this service !!!');
+    }
+  };
+  warnDemo(keys.demoKeyIds);
+  const bind = listenHost(config.server.host, keys.demoKeyIds);
+  if (bind.reason !== undefined) app.log.warn({ host: bind.host }, `listening on ${bind.host}: ${bind.reason}`);
+
+  // Instances sharing Redis reload their keys when any one of them (or revoke-key) publishes.
+  const subscriber = config.redis.url ? createSubscriber(config.redis.url, redisOptions) : undefined;
+  const unsubscribe = subscriber ? subscribeKeyReloads({ subscriber, keys, log: app.log }) : undefined;
+
+  process.on('SIGHUP', () => {
+    try {
+      keys.reload();
+      app.log.info({ keys: keys.size }, 'keys reloaded');
+      warnDemo(keys.demoKeyIds);
+      if (redis) void publishKeyReload(redis).catch((error: unknown) => app.log.warn({ err: error }, 'could not tell other instances to reload their keys'));
+    } catch (error) {
+      app.log.error({ err: error }, 'keys reload failed; keeping the previous keys');
+    }
+  });
+
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    app.markClosing();
+    const timer = setTimeout(() => {
+      app.log.error('drain timed out; exiting');
+      process.exit(1);
+    }, config.server.shutdownGraceMs);
+    timer.unref();
+    // Connections without a complete request in flight (idle keep-alive, or headers that never
+    // finished) are closed now and as they go idle; responses still running end with Connection: close.
+    connections.drain();
+    const sweep = setInterval(() => connections.drain(), 50);
+    sweep.unref();
+    try {
+      await app.close();
+      for (const adapter of adapters.values()) await adapter.close?.();
+      await unsubscribe?.();
+      subscriber?.disconnect();
+      redis?.disconnect();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'error while closing');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    await app.listen({ host: bind.host, port: config.server.port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      fail(`cannot listen: port ${config.server.port} on ${bind.host} is already in use (another mdqs still running? see: ss -ltnp 'sport = :${config.server.port}'). `
+        + `Pick another port: PORT=${config.server.port === 65_535 ? 8081 : config.server.port + 1} npm start, or server.port in your CONFIG_FILE.`);
+    }
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') fail(`cannot listen on ${bind.host}: no such local address (server.host / HOST)`);
+    if (code === 'EACCES') fail(`cannot listen on port ${config.server.port}: permission denied (ports below 1024 need privileges; use 8080)`);
+    throw error;
+  }
+  if (primary) {
+    ownPidFile(config.server.pidFile ?? '', app.log);
+    watchNpmParent(app.log, () => void shutdown('parent exited'));
+  }
+}
+
+async function main(): Promise<void> {
+  let loaded: LoadedConfig;
+  let keys: KeyStore;
+  try {
+    loaded = loadConfig(process.env);
+    keys = KeyStore.fromFile(loaded.config.keys.file);
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).message}`);
+  }
+  const workers = loaded.config.server.workers ?? 1;
+  const problem = workersProblem(workers, loaded.config.redis.url);
+  if (problem !== undefined) fail(problem);
+  if (workers > 1 && cluster.isPrimary) {
+    const log: Logger = {
+      info: (_obj, msg) => process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), pid: process.pid, msg })}\n`),
+      warn: (_obj, msg) => process.stdout.write(`${JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, msg })}\n`),
+    };
+    ownPidFile(loaded.config.server.pidFile ?? '', log);
+    watchNpmParent(log, () => process.kill(process.pid, 'SIGTERM'));
+  }
+  await runClustered(workers, () => startWorker(loaded, keys, !cluster.isWorker));
+}
+
+main().catch((error) => {
+  // Refusals of the configuration at boot (routing, the history store) are messages, not crashes.
+  if (error instanceof RoutingError || /history store|schema/i.test((error as Error).message ?? '')) {
+    process.stderr.write(`cannot start: ${(error as Error).message}\n`);
+  } else {
+    process.stderr.write(`fatal: ${(error as Error).stack ?? String(error)}\n`);
+  }
+  process.exit(1);
+});

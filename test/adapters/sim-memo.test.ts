@@ -1,0 +1,83 @@
+// The sim's memos are bounded by bytes (adapters.sim.memoMaxBytes): sizes come from the typed
+// columns' real byteLengths, entries are evicted once a memo passes its share, and what is evicted
+// rebuilds to the same numbers.
+import { describe, expect, it } from 'vitest';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { SIM_INSTRUMENTS } from '../../adapters/sim/instruments.ts';
+import { createSimMarket } from '../../adapters/sim/market.ts';
+import { DEFAULT_MEMO_MAX_BYTES, historyBytes, memoBudget, MIN_MEMO_MAX_BYTES } from '../../adapters/sim/memo.ts';
+
+const MiB = 1024 * 1024;
+const AFTER_CLOSE = Date.parse('2025-06-18T08:00:00Z');
+const NEXT_DAY = Date.parse('2025-06-19T08:00:00Z');
+const CN_STOCKS = SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.listingDate < '2005-01-01');
+
+describe('sim memo budget', () => {
+  it('splits the bound between histories, 1m days, tails and midnights, and never goes below the minimum', () => {
+    expect(DEFAULT_MEMO_MAX_BYTES).toBe(64 * MiB);
+    expect(memoBudget(undefined)).toEqual({ histories: 32 * MiB, minuteDays: 16 * MiB, tails: Math.floor(64 * MiB * 0.22), midnightEntries: 13_981 });
+    expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
+  });
+
+  it('rejects a bound the memos cannot work in', () => {
+    expect(() => createSimAdapter({ memoMaxBytes: 1000 }, { now: () => AFTER_CLOSE })).toThrow(/memoMaxBytes/);
+    expect(() => createSimAdapter({ memoMaxBytes: 'lots' as unknown as number }, { now: () => AFTER_CLOSE })).toThrow(/memoMaxBytes/);
+    expect(() => createSimAdapter({ memoMaxBytes: 8 * MiB }, { now: () => AFTER_CLOSE })).not.toThrow();
+  });
+});
+
+describe('sim memos bounded by bytes', () => {
+  it('counts a history by its columns\' buffers, date slots, walk, events and plan', () => {
+    const market = createSimMarket();
+    const h = market.history(CN_STOCKS[0], AFTER_CLOSE);
+    const columns = [h.timestamp, h.open, h.high, h.low, h.close, h.volume, h.amount, h.prevClose].reduce((sum, c) => sum + c.buffer.byteLength, 0);
+    expect(columns).toBeGreaterThanOrEqual(8 * 8 * h.dates.length);
+    const walk = h.walk!;
+    expect(historyBytes(h)).toBe(512 + columns + 8 * h.dates.length + 8 * (walk.days.length + walk.noise.length) + 160 * h.events.length + 96 * h.planned.length);
+    expect(market.memoStats().histories).toEqual({ entries: 1, bytes: historyBytes(h), maxBytes: 32 * MiB });
+  });
+
+  it('evicts the oldest histories once their bytes pass the bound, and rebuilds them identically', () => {
+    const market = createSimMarket({ memoMaxBytes: 4 * MiB });
+    const first = market.history(CN_STOCKS[0], AFTER_CLOSE);
+    const firstCopy = { dates: [...first.dates], close: Array.from(first.close), volume: Array.from(first.volume) };
+    let built = 0;
+    for (const inst of CN_STOCKS.slice(1)) {
+      market.history(inst, AFTER_CLOSE);
+      built++;
+    }
+    const stats = market.memoStats().histories;
+    expect(stats.maxBytes).toBe(2 * MiB);
+    expect(stats.bytes).toBeLessThanOrEqual(2 * MiB);
+    expect(stats.entries).toBeGreaterThan(0);
+    expect(stats.entries).toBeLessThan(built);
+    // The newest is held (same object), the first was evicted (a fresh build, equal numbers).
+    const last = CN_STOCKS[CN_STOCKS.length - 1];
+    expect(market.history(last, AFTER_CLOSE)).toBe(market.history(last, AFTER_CLOSE));
+    const again = market.history(CN_STOCKS[0], AFTER_CLOSE);
+    expect(again).not.toBe(first);
+    expect({ dates: [...again.dates], close: Array.from(again.close), volume: Array.from(again.volume) }).toEqual(firstCopy);
+  });
+
+  it('holds days of 1m bars by their buffers (7 columns × bars × 8 bytes) up to their share', () => {
+    const market = createSimMarket({ memoMaxBytes: 4 * MiB });
+    const inst = CN_STOCKS[0];
+    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; 1 MiB holds 75 of them.
+    market.minuteCandles(inst, { count: 240 * 10 }, AFTER_CLOSE);
+    expect(market.memoStats().minuteDays).toEqual({ entries: 10, bytes: 10 * 13_952, maxBytes: 1 * MiB });
+    market.minuteCandles(inst, { count: 240 * 100 }, AFTER_CLOSE);
+    expect(market.memoStats().minuteDays).toEqual({ entries: 75, bytes: 75 * 13_952, maxBytes: 1 * MiB });
+  });
+
+  it('measures a tail again after it grows in place', () => {
+    const market = createSimMarket();
+    const inst = CN_STOCKS[1];
+    const tail = market.recent(inst, AFTER_CLOSE);
+    const before = market.memoStats().tails.bytes;
+    expect(before).toBe(historyBytes(tail));
+    const later = market.recent(inst, NEXT_DAY);
+    expect(later).toBe(tail);
+    expect(later.dates.at(-1)).toBe('2025-06-19');
+    expect(market.memoStats().tails).toMatchObject({ entries: 1, bytes: historyBytes(later) });
+  });
+});
