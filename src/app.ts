@@ -14,6 +14,7 @@ import type { Config } from '../config/schema.ts';
 import { registerAccess } from './access/plugin.ts';
 import type { KeyStore } from './access/keys.ts';
 import { AppError } from './errors.ts';
+import { drainWithin, trackConnections } from './cli/drain.ts';
 import { clientErrorHandler, HTTP_SERVER_OPTIONS, installClientErrorHandling, sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
@@ -157,6 +158,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   installClientErrorHandling(app);
+  // app.close() is bounded by server.shutdownGraceMs: connections without a request in flight
+  // close at once, the rest as their responses finish, and whatever is left at the deadline is
+  // destroyed (registered first, so it runs before the stream's own preClose drain).
+  const connections = trackConnections(app.server);
+  app.addHook('preClose', (done) => {
+    drainWithin(app.server, connections, config.server.shutdownGraceMs, (open) => {
+      app.log.warn({ connections: open }, 'shutdown grace over: closed connections still open');
+    });
+    done();
+  });
   const metrics = options.metrics ?? createMetrics();
   const simulated = new Set([...options.adapters.keys()].filter((id) => isSimAdapter(id, config.adapters[id])));
   const routingReport = checkRouting(config.routing, options.adapters, simulated);

@@ -17,7 +17,6 @@ import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
-import { trackConnections } from './cli/drain.ts';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -71,7 +70,6 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients, databaseUrl: process.env.DATABASE_URL,
   });
   log = app.log;
-  const connections = trackConnections(app.server);
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
   const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);
@@ -102,22 +100,23 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     }
   });
 
+  const CLOSE_BACKSTOP_MS = 5_000;
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     app.log.info({ signal }, 'shutting down: draining in-flight requests');
     app.markClosing();
+    // app.close() itself ends by the grace deadline; this backstop covers its onClose steps
+    // (the history store, adapters) hanging after that.
     const timer = setTimeout(() => {
       app.log.error('drain timed out; exiting');
       process.exit(1);
-    }, config.server.shutdownGraceMs);
+    }, config.server.shutdownGraceMs + CLOSE_BACKSTOP_MS);
     timer.unref();
-    // Connections without a complete request in flight (idle keep-alive, or headers that never
-    // finished) are closed now and as they go idle; responses still running end with Connection: close.
-    connections.drain();
-    const sweep = setInterval(() => connections.drain(), 50);
-    sweep.unref();
+    // app.close() drains: connections without a complete request in flight (idle keep-alive, or
+    // headers that never finished) close now and as they go idle; responses still running end with
+    // Connection: close; anything left at the grace deadline is destroyed (cli/drain.ts).
     try {
       await app.close();
       for (const adapter of adapters.values()) await adapter.close?.();

@@ -14,6 +14,8 @@ interface HttpSocket extends Socket {
 export interface ConnectionTracker {
   /** Close connections with no complete request in flight; mark running responses Connection: close. */
   drain(): void;
+  /** Destroy every connection still open (upgraded ones included); returns how many there were. */
+  destroyAll(): number;
   readonly size: number;
 }
 
@@ -37,8 +39,34 @@ export function trackConnections(server: Server): ConnectionTracker {
         }
       }
     },
+    destroyAll() {
+      const open = sockets.size;
+      for (const socket of sockets) socket.destroy();
+      return open;
+    },
     get size() {
       return sockets.size;
     },
   };
+}
+
+/**
+ * A close that cannot hang: drain now and every 50 ms as responses finish, and once `graceMs` has
+ * passed destroy whatever is still open (a response that never ends, a socket nobody reads). Call
+ * when the server stops listening; it stops itself when the server has closed.
+ */
+export function drainWithin(server: Server, connections: ConnectionTracker, graceMs: number, onForced: (open: number) => void): void {
+  connections.drain();
+  const sweep = setInterval(() => connections.drain(), 50);
+  const deadline = setTimeout(() => {
+    clearInterval(sweep);
+    const open = connections.destroyAll();
+    if (open > 0) onForced(open);
+  }, graceMs);
+  sweep.unref();
+  deadline.unref();
+  server.once('close', () => {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+  });
 }

@@ -141,6 +141,9 @@ export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: n
       clearTimeout(idle);
       const w = worker;
       worker = undefined;
+      // A build still running answers nothing once its worker is gone: its request fails now
+      // instead of waiting forever (and holding its connection, so app.close(), with it).
+      failAll(new Error('candle build worker stopped (service closing)'));
       await w?.terminate();
     },
     get running() {
