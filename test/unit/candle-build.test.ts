@@ -51,9 +51,9 @@ describe('candle building in a worker thread', () => {
     const builder = createCandleBuilder({ inlineMaxBars: 100 });
     const raw = await sim.getCandles({ symbol: ref, period: '1d', count: 500 });
     const spec: BuildSpec = { raw: raw!, events: [], adjust: 'none', period: '1w', region: 'CN', minuteBase: false, window: { count: 50 } };
-    const pending = builder.build(spec);
+    const pending = builder.build(spec).then(() => 'resolved', (error: Error) => error.message);
     await builder.close();
-    const settled = await Promise.race([pending.then(() => 'resolved', (error: Error) => error.message), new Promise((r) => setTimeout(() => r('still pending'), 2_000))]);
+    const settled = await Promise.race([pending, new Promise((r) => setTimeout(() => r('still pending'), 2_000))]);
     expect(settled).toMatch(/service closing/);
   });
 });
