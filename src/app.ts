@@ -287,7 +287,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', String(request.id));
     if (closing) {
-      // Keep-alive clients must let go of the socket; in-flight ones are closed idle by server.ts.
+      // Keep-alive clients must let go of the socket; in-flight ones are drained by app.close() (cli/drain.ts).
       throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', {
         retryAfterSeconds: 1,
         headers: { connection: 'close' },

@@ -4,6 +4,7 @@
 // worker thread (columns go over as transferred Float64Arrays, no copy); short ones inline, where
 // a worker's round trip would cost more than the work.
 import { Worker } from 'node:worker_threads';
+import { AppError } from '../errors.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
 import type { WindowOptions } from '../candles/window.ts';
@@ -143,7 +144,7 @@ export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: n
       worker = undefined;
       // A build still running answers nothing once its worker is gone: its request fails now
       // instead of waiting forever (and holding its connection, so app.close(), with it).
-      failAll(new Error('candle build worker stopped (service closing)'));
+      failAll(new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', { retryAfterSeconds: 1 }));
       await w?.terminate();
     },
     get running() {

@@ -54,6 +54,6 @@ describe('candle building in a worker thread', () => {
     const pending = builder.build(spec).then(() => 'resolved', (error: Error) => error.message);
     await builder.close();
     const settled = await Promise.race([pending, new Promise((r) => setTimeout(() => r('still pending'), 2_000))]);
-    expect(settled).toMatch(/service closing/);
+    expect(settled).toMatch(/shutting down/);
   });
 });
