@@ -23,10 +23,14 @@ const SECONDS = env('BENCH_SECONDS', 4);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 100);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 // A US symbol: its market is closed most of the day here, so the hit stays fresh for the run.
-const SCENARIOS = [
+const ALL_SCENARIOS = [
   { name: 'quote', path: '/v1/quotes?symbols=AAPL.US' },
   { name: '1000 daily candles', path: '/v1/klines?symbol=AAPL.US&count=1000&adjust=none' },
 ];
+// Narrowing for experiments: BENCH_ONLY=quote, BENCH_PIPELINES=1, BENCH_NODE_FLAGS="--single-threaded-gc".
+const SCENARIOS = ALL_SCENARIOS.filter((s) => process.env.BENCH_ONLY === undefined || s.name.startsWith(process.env.BENCH_ONLY));
+const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,10').split(',').map(Number);
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
 async function startMinimalFastify(response: CapturedResponse): Promise<Child> {
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-minimal-'));
@@ -61,8 +65,8 @@ function median(values: number[]): number {
 ensureWrk();
 const headers = { 'x-api-key': BENCH_KEY };
 const services: Array<{ label: string; child: Child }> = [];
-services.push({ label: 'service (info)', child: await startService({ env: { LOG_LEVEL: 'info', MDQS__history__enabled: 'false' } }) });
-services.push({ label: 'service (warn)', child: await startService({ env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) });
+services.push({ label: 'service (info)', child: await startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'info', MDQS__history__enabled: 'false' } }) });
+services.push({ label: 'service (warn)', child: await startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) });
 if (process.env.BENCH_BEFORE) {
   services.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, warn)`, child: await startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: 'warn' } }) });
 }
@@ -74,7 +78,7 @@ try {
     const bare = await startBare(hit);
     const minimal = await startMinimalFastify(hit);
     const servers = [{ label: 'bare node:http', child: bare }, { label: 'minimal Fastify', child: minimal }, ...services];
-    for (const pipeline of [1, 10]) {
+    for (const pipeline of PIPELINES) {
       log(`\n${scenario.name} (${hit.body.length} bytes), pipelining ${pipeline}: ${ROUNDS} rounds × ${SECONDS} s, wrk -t1 -c${CONNECTIONS}`);
       const results = new Map<string, WrkResult[]>();
       for (let round = 0; round < ROUNDS; round++) {

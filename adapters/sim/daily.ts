@@ -42,24 +42,20 @@ export interface ExEvent {
   factor: number;
 }
 
-export interface DailyHistory {
+/**
+ * The OHLCV columns of a run of bars as typed arrays (daily histories and minute days alike). In a
+ * DailyHistory each is exactly dates.length long: views over buffers that may hold spare capacity
+ * for the days the walk will append (volumes and timestamps are exact integers).
+ */
+export type BarColumns = Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', Float64Array>;
+
+export interface DailyHistory extends BarColumns {
   symbol: string;
   /** First trading day of the history (the listing day, or the first day from HISTORY_START). */
   firstDay: string;
   /** Last date the walk covers; bars stop earlier only when the instrument was suspended. */
   through: string;
   dates: string[];
-  /**
-   * Numeric columns, each exactly dates.length long: views over buffers that may hold spare
-   * capacity for the days the walk will append (volumes and timestamps are exact integers).
-   */
-  timestamp: Float64Array;
-  open: Float64Array;
-  high: Float64Array;
-  low: Float64Array;
-  close: Float64Array;
-  volume: Float64Array;
-  amount: Float64Array;
   /** Previous raw close; on an ex-date the reference price; on the first day the issue price. */
   prevClose: Float64Array;
   events: ExEvent[];

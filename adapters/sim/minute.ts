@@ -11,7 +11,7 @@ import { minuteBarLabelFor } from '../../src/markets/calendar.ts';
 import type { SimInstrument } from './instruments.ts';
 import { createRng, hashString, mixSeed3, type Rng } from './random.ts';
 import { roundToTick } from './ticks.ts';
-import { dateKey } from './daily.ts';
+import { dateKey, type BarColumns } from './daily.ts';
 
 export interface DayBar {
   date: string;
@@ -24,15 +24,7 @@ export interface DayBar {
 }
 
 /** Columnar 1m bars of one day; the columns may share one buffer (read-only for consumers). */
-export interface MinuteBars {
-  timestamp: Float64Array;
-  open: Float64Array;
-  high: Float64Array;
-  low: Float64Array;
-  close: Float64Array;
-  volume: Float64Array;
-  amount: Float64Array;
-}
+export type MinuteBars = BarColumns;
 
 const MINUTE_MS = 60_000;
 const COLUMNS = 7;

@@ -5,6 +5,7 @@ import type { Tier, TierHit, TierSetOptions, TierWindows } from '../../src/cache
 import { tierState } from '../../src/cache/tier.ts';
 import type { Candles, Quote, Region, SymbolRef } from '../../src/domain.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
+import { createGate } from '../helpers/gate.ts';
 
 export function ref(symbol: string): SymbolRef {
   const parsed = parseSymbol(symbol);
@@ -111,11 +112,11 @@ export function fakeCandles(version: number): Candles {
 
 export function scriptedAdapter(id: string, options: { known?: string[]; caps?: Partial<AdapterCapabilities> } = {}): ScriptedAdapter {
   const calls: Call[] = [];
-  let gate: { promise: Promise<void>; open: () => void } | undefined;
+  const gate = createGate();
 
   const enter = async (method: Method, symbols: string[], ctx: CallContext | undefined) => {
     calls.push({ method, symbols, signal: ctx?.signal });
-    if (gate !== undefined) await gate.promise;
+    if (gate.closed !== undefined) await gate.closed;
     for (const s of symbols) if (self.failing.has(s)) throw self.failing.get(s);
   };
   const bySymbol = async <T>(method: Method, refs: SymbolRef[], ctx: CallContext | undefined, make: (s: string) => T) => {
@@ -149,16 +150,8 @@ export function scriptedAdapter(id: string, options: { known?: string[]; caps?: 
       await enter('listPool', [pool], ctx);
       return undefined;
     },
-    hold() {
-      if (gate !== undefined) return;
-      let open!: () => void;
-      const promise = new Promise<void>((resolve) => { open = resolve; });
-      gate = { promise, open };
-    },
-    release() {
-      gate?.open();
-      gate = undefined;
-    },
+    hold: () => gate.hold(),
+    release: () => gate.release(),
     callsOf(method) {
       return calls.filter((c) => c.method === method).map((c) => c.symbols);
     },

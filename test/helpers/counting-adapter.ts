@@ -2,6 +2,7 @@
 // tests can prove "one upstream call" and drive every upstream failure without a real vendor.
 import type { Adapter, AdapterCapabilities, CallContext } from '../../adapters/types.ts';
 import { AppError } from '../../src/errors.ts';
+import { createGate } from './gate.ts';
 
 export type FailureMode = 'ok' | 'error' | 'hang' | 'malformed' | 'unavailable';
 
@@ -74,13 +75,13 @@ export function countingAdapter(inner: Adapter, options: CountingOptions = {}): 
   const retryAfterSeconds = options.retryAfterSeconds ?? 7;
   let calls = zeroCounts();
   const log: RecordedCall[] = [];
-  let gate: { promise: Promise<void>; open: () => void } | undefined;
+  const gate = createGate();
 
   const before = async (method: AdapterMethod, symbols: string[], ctx: CallContext | undefined): Promise<void> => {
     calls[method] += 1;
     log.push({ method, symbols, signal: ctx?.signal });
     const signal = ctx?.signal;
-    if (gate !== undefined) await orAbort(gate.promise, signal);
+    if (gate.closed !== undefined) await orAbort(gate.closed, signal);
     if (self.delayMs > 0) await orAbort(new Promise<void>((resolve) => setTimeout(resolve, self.delayMs)), signal);
     const mode = symbols.some((s) => self.failingSymbols.has(s)) ? 'error' : self.mode;
     switch (mode) {
@@ -140,16 +141,8 @@ export function countingAdapter(inner: Adapter, options: CountingOptions = {}): 
     ready: inner.ready?.bind(inner),
     close: inner.close?.bind(inner),
 
-    hold() {
-      if (gate !== undefined) return;
-      let open!: () => void;
-      const promise = new Promise<void>((resolve) => { open = resolve; });
-      gate = { promise, open };
-    },
-    release() {
-      gate?.open();
-      gate = undefined;
-    },
+    hold: () => gate.hold(),
+    release: () => gate.release(),
     count(method) {
       return method === undefined ? METHODS.reduce((sum, m) => sum + calls[m], 0) : calls[method];
     },

@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, loadDefaultConfig, mergeConfig, nearest } from '../../config/load.ts';
+import { DEFAULT_CONFIG_FILE, loadConfig, loadDefaultConfig, mergeConfig, nearest } from '../../config/load.ts';
 import { KeysFileError, loadKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { configProblems } from '../helpers/config-errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-operator-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,15 +17,7 @@ function file(name: string, text: string): string {
   return path;
 }
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = configProblems;
 
 describe('config errors name the setting, the source, the value and what is allowed', () => {
   it('a typo in a file: file:line and the nearest known key', () => {

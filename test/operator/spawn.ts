@@ -15,6 +15,8 @@ export interface LogLine {
 
 export interface Spawned {
   proc: ChildProcess;
+  /** Raw stdout lines, in order (JSON or not). */
+  raw: string[];
   logs: LogLine[];
   stderr: string[];
   waitFor(match: (line: LogLine) => boolean, what: string): Promise<LogLine>;
@@ -40,6 +42,7 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string> 
 
 export function spawnService(command: string[], env: Record<string, string>): Spawned {
   const proc = spawn(command[0], command.slice(1), { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const raw: string[] = [];
   const logs: LogLine[] = [];
   const stderr: string[] = [];
   const waiters: { match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
@@ -48,6 +51,7 @@ export function spawnService(command: string[], env: Record<string, string>): Sp
   });
   createInterface({ input: proc.stderr! }).on('line', (line) => stderr.push(line));
   createInterface({ input: proc.stdout! }).on('line', (line) => {
+    raw.push(line);
     let parsed: LogLine;
     try {
       parsed = JSON.parse(line) as LogLine;
@@ -67,11 +71,15 @@ export function spawnService(command: string[], env: Record<string, string>): Sp
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise<LogLine>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no log line "${what}" (stderr: ${stderr.join('\n')})`)), GUARD_MS);
+      void exited.then(() => {
+        // Let the last stdout lines drain before giving up.
+        setTimeout(() => reject(new Error(`server exited before "${what}" (stderr: ${stderr.join('\n')})`)), 200);
+      });
       waiters.push({ match, resolve: (line) => { clearTimeout(timer); resolve(line); } });
     });
   };
   return {
-    proc, logs, stderr, waitFor, exited,
+    proc, raw, logs, stderr, waitFor, exited,
     async port() {
       const line = await waitFor((l) => /^Server listening at http:\/\/[\d.]+:\d+$/.test(l.msg), 'Server listening');
       return Number(/:(\d+)$/.exec(line.msg)![1]);

@@ -6,19 +6,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { applyEnv, ConfigError, DEFAULT_CONFIG_FILE, loadConfig, loadDefaultConfig, readYamlFile, validateConfig } from '../../config/load.ts';
+import { configProblems } from '../helpers/config-errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = configProblems;
 
 describe('loadDefaultConfig', () => {
   it('validates and carries the documented defaults', () => {
