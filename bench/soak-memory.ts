@@ -58,7 +58,13 @@ const rows: Array<[string, string]> = [
   ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
   ['peak − baseline − bounds (≤ 150 MiB)', `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
   ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
+  ['RSS anonymous + file-backed, baseline → end', `${mib(s.baseline.rssAnon)} + ${mib(s.baseline.rssFile)} → ${mib(s.end.rssAnon)} + ${mib(s.end.rssFile)}`],
+  ['RSS outside the main heap and external, baseline → end', `${mib(s.baseline.rss - s.baseline.heapTotal - s.baseline.external)} → ${mib(s.end.rss - s.end.heapTotal - s.end.external)}`],
   ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
+  ...(s.peakUsage === undefined ? [] : [[
+    'highest sampled RSS: main heap committed + external (array buffers) + the rest',
+    `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
+  ] as [string, string]]),
   ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
   ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
   ['retained growth (≤ bounds + 20 MiB)', `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],

@@ -42,6 +42,9 @@ interface Retained {
   external: number;
   /** Threads of the process (libuv pool, V8 platform, the candle-build worker once started). */
   threads: number;
+  /** RSS split as /proc reports it: anonymous memory, and file-backed pages (the node binary, mapped files). */
+  rssAnon: number;
+  rssFile: number;
   /** Bytes the two caches account for (their own size estimates, from /metrics). */
   cacheBytes: number;
   dataCacheBytes: number;
@@ -59,6 +62,8 @@ export interface SoakResult {
   secondHalfMax: number;
   /** Highest V8 heapUsed seen while soaking, without forcing a GC (garbage included). */
   maxHeapUsed: number;
+  /** The probe's reading with the highest RSS (every 5th sample): what that RSS was made of. */
+  peakUsage?: NodeJS.MemoryUsage;
   load: LoadResult;
   statuses: string;
 }
@@ -111,13 +116,41 @@ async function retained(service: ServiceChild): Promise<Retained> {
   const usage = await service.memory(true);
   return {
     rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, threads: threadsOf(service.pid),
+    rssAnon: statusField(service.pid, 'RssAnon') * 1024, rssFile: statusField(service.pid, 'RssFile') * 1024,
     cacheBytes: cache.data + cache.response, dataCacheBytes: cache.data, responseCacheBytes: cache.response,
   };
 }
 
-function threadsOf(pid: number): number {
-  const match = /^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** SOAK_SMAPS=1: resident memory by mapping kind at the end (a developer's view of "the rest"). */
+function smapsSummary(pid: number): string {
+  const groups = new Map<string, { rss: number; count: number }>();
+  let current = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head !== null) {
+      const size = (Number.parseInt(head[2], 16) - Number.parseInt(head[1], 16)) / 1024;
+      const name = head[3] === '' ? `anon ${size >= 65536 ? '≥64M' : size >= 1024 ? '1M-64M' : size >= 256 ? '256K-1M' : '<256K'}` : head[3].replace(/^.*\//, '');
+      current = name;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss !== null) {
+      const group = groups.get(current) ?? { rss: 0, count: 0 };
+      group.rss += Number(rss[1]) * 1024;
+      group.count += 1;
+      groups.set(current, group);
+    }
+  }
+  return [...groups].sort((a, b) => b[1].rss - a[1].rss).slice(0, 10).map(([name, g]) => `  smaps ${name}: ${mib(g.rss)} in ${g.count}`).join('\n');
+}
+
+function statusField(pid: number, name: string): number {
+  const match = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match === null ? 0 : Number(match[1]);
+}
+
+function threadsOf(pid: number): number {
+  return statusField(pid, 'Threads');
 }
 
 export async function runSoak(variant: SoakVariant, options: SoakOptions): Promise<SoakResult> {
@@ -142,11 +175,17 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
 
     const samples: Array<{ t: number; rss: number }> = [];
     const heap: number[] = [];
+    let peakUsage: NodeJS.MemoryUsage | undefined;
     const started = performance.now();
     let tick = 0;
     const timer = setInterval(() => {
       samples.push({ t: performance.now() - started, rss: rssOf(service.pid).rss });
-      if (tick++ % 5 === 0) void service.memory(false).then((m) => heap.push(m.heapUsed));
+      if (tick++ % 5 === 0) {
+        void service.memory(false).then((m) => {
+          heap.push(m.heapUsed);
+          if (peakUsage === undefined || m.rss > peakUsage.rss) peakUsage = m;
+        });
+      }
     }, 200);
     let load: LoadResult;
     try {
@@ -165,6 +204,7 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       if (match !== null) statusCounts.set(Number(match[1]), (statusCounts.get(Number(match[1])) ?? 0) + value);
     }
     const end = await retained(service);
+    if (process.env.SOAK_SMAPS === '1') options.log(smapsSummary(service.pid));
     const half = (options.seconds * 1000) / 2;
     const maxOf = (list: typeof samples) => Math.max(0, ...list.map((s) => s.rss));
     return {
@@ -173,6 +213,7 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       firstHalfMax: maxOf(samples.filter((s) => s.t < half)),
       secondHalfMax: maxOf(samples.filter((s) => s.t >= half)),
       maxHeapUsed: Math.max(0, ...heap),
+      peakUsage,
       statuses: [...statusCounts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' '),
     };
   } catch (error) {

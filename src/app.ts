@@ -339,6 +339,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         bound.observe(seconds);
       },
     });
+    const index = fastPath;
+    metrics.trackCacheBytes('fast_path_index', () => index.index.bytes);
   }
 
   app.addHook('onResponse', async (request, reply) => {

@@ -10,8 +10,12 @@ import type { DailyHistory, Midnight } from './daily.ts';
 import type { SimInstrument } from './instruments.ts';
 import { minuteBarsBytes, type MinuteBars } from './minute.ts';
 
-/** Default bound of all memos together (measured in BENCHMARKS.md, "Cold requests"). */
-export const DEFAULT_MEMO_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Default bound of all memos together: 16 MiB, so a service on the sim keeps its retained heap
+ * within its cache bounds + 20 MiB (BENCHMARKS.md, "Memory"); a memo miss costs ~1.5 ms of CPU
+ * to regenerate a history, so a load test over thousands of symbols may want more.
+ */
+export const DEFAULT_MEMO_MAX_BYTES = 16 * 1024 * 1024;
 /** Below this a single long history no longer fits its share (each memo holds ≥ one entry). */
 export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
 

@@ -2,6 +2,8 @@
 // bench/lib/probe.ts src/server.ts`): answers a parent's IPC message with process.memoryUsage(),
 // optionally after a full GC, so retained memory can be told apart from garbage not yet collected.
 // It changes nothing in the service; without an IPC channel it does nothing.
+import { writeHeapSnapshot } from 'node:v8';
+
 if (typeof process.send === 'function') {
   process.on('message', (message: { probe?: string; id?: number; gc?: boolean }) => {
     if (message?.probe !== 'memory') return;
@@ -15,6 +17,9 @@ if (typeof process.send === 'function') {
     // dead, and `external` drops only then: read it after that has had time to happen.
     setTimeout(() => {
       gc();
+      // MDQS_PROBE_SNAPSHOTS=<dir>: also a heap snapshot at each after-GC reading (bench/heap-diff.ts).
+      const dir = process.env.MDQS_PROBE_SNAPSHOTS;
+      if (dir !== undefined && dir !== '') writeHeapSnapshot(`${dir}/probe-${process.pid}-${message.id}.heapsnapshot`);
       reply();
     }, 250);
   });

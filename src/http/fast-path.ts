@@ -42,6 +42,8 @@ export interface FastPathOptions {
   onServed(route: string, status: number, entry: KeyEntry, startedAt: bigint, req: IncomingMessage, requestId: string): void;
   /** The client address as the normal path sees it (trustProxy honoured). */
   address(req: IncomingMessage): string | undefined;
+  /** Bound of the URL index, bytes (default: an eighth of the response cache's bound, ≥ 1 MiB). */
+  indexMaxBytes?: number;
 }
 
 export interface FastPath {
@@ -49,6 +51,8 @@ export interface FastPath {
   handle(req: IncomingMessage, res: ServerResponse): boolean;
   /** Hits served by the fast path. */
   readonly served: number;
+  /** The URL index: entries, bytes charged, byte bound. */
+  readonly index: { entries: number; bytes: number; maxBytes: number };
 }
 
 /** The plan grants every feature and market the recorded answer needed. */
@@ -79,9 +83,17 @@ function fixedHeaders(entry: CachedResponse): { plain: string[]; gzip: string[] 
   return fixed;
 }
 
+/** What an index entry weighs: the URL (key and copy in the entry's map slot) and the route's strings, two bytes a char, and its objects. */
+function indexEntryBytes(route: FastRoute, url: string): number {
+  return INDEX_ENTRY_OVERHEAD + 2 * (url.length + route.key.length + route.route.length);
+}
+const INDEX_ENTRY_OVERHEAD = 400;
+
 export function createFastPath(options: FastPathOptions): FastPath {
-  // Bounded by count: an entry is a URL (≤ 2 KiB) and a few small fields.
-  const index = new LRUCache<string, FastRoute>({ max: 50_000 });
+  // Bounded by bytes: an entry only helps while its answer is cached, and an answer is at least a
+  // few hundred bytes, so an eighth of the response cache's bound covers every cached answer.
+  const maxSize = options.indexMaxBytes ?? Math.max(1_048_576, Math.floor(options.cache.maxSize / 8));
+  const index = new LRUCache<string, FastRoute>({ maxSize, sizeCalculation: indexEntryBytes });
   let served = 0;
   return {
     record(url, route) {
@@ -144,6 +156,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
     },
     get served() {
       return served;
+    },
+    get index() {
+      return { entries: index.size, bytes: index.calculatedSize, maxBytes: maxSize };
     },
   };
 }

@@ -14,8 +14,9 @@ const CN_STOCKS = SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.listingDa
 
 describe('sim memo budget', () => {
   it('splits the bound between histories, 1m days, tails and midnights, and never goes below the minimum', () => {
-    expect(DEFAULT_MEMO_MAX_BYTES).toBe(64 * MiB);
-    expect(memoBudget(undefined)).toEqual({ histories: 32 * MiB, minuteDays: 16 * MiB, tails: Math.floor(64 * MiB * 0.22), midnightEntries: 13_981 });
+    expect(DEFAULT_MEMO_MAX_BYTES).toBe(16 * MiB);
+    expect(memoBudget(undefined)).toEqual({ histories: 8 * MiB, minuteDays: 4 * MiB, tails: Math.floor(16 * MiB * 0.22), midnightEntries: 3_495 });
+    expect(memoBudget(64 * MiB)).toEqual({ histories: 32 * MiB, minuteDays: 16 * MiB, tails: Math.floor(64 * MiB * 0.22), midnightEntries: 13_981 });
     expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
   });
 
@@ -34,7 +35,7 @@ describe('sim memos bounded by bytes', () => {
     expect(columns).toBeGreaterThanOrEqual(8 * 8 * h.dates.length);
     const walk = h.walk!;
     expect(historyBytes(h)).toBe(512 + columns + 8 * h.dates.length + 8 * (walk.days.length + walk.noise.length) + 160 * h.events.length + 96 * h.planned.length);
-    expect(market.memoStats().histories).toEqual({ entries: 1, bytes: historyBytes(h), maxBytes: 32 * MiB });
+    expect(market.memoStats().histories).toEqual({ entries: 1, bytes: historyBytes(h), maxBytes: 8 * MiB });
   });
 
   it('evicts the oldest histories once their bytes pass the bound, and rebuilds them identically', () => {

@@ -114,3 +114,25 @@ describe('cache-hit fast path', () => {
     expect(later.headers['x-cache']).not.toBe('HIT');
   });
 });
+
+describe('fast-path URL index', () => {
+  it('is bounded by bytes (an eighth of the response cache, at least 1 MiB), reported in /metrics', async () => {
+    const { app: own } = await buildTestApp({ configure: (config) => { config.cache.responseMaxBytes = 4 * 1_048_576; } });
+    try {
+      // Long distinct URLs (an ignored parameter pads them), each a different answer stored by the
+      // normal path and recorded in the index.
+      const pad = 'x'.repeat(1_500);
+      for (let i = 0; i < 600; i++) {
+        const res = await own.inject({ url: `/v1/klines?symbol=600519.SH&period=1d&count=${i + 1}&pad=${pad}`, headers: { 'x-api-key': KEYS.demo } });
+        expect(res.statusCode).toBe(200);
+      }
+      const metrics = (await own.inject({ url: '/metrics' })).body;
+      const bytes = Number(/^mdqs_cache_bytes\{layer="fast_path_index"\} (\d+)/m.exec(metrics)?.[1]);
+      // 600 entries of ~3.7 KB would be ~2.2 MB: the 1 MiB bound evicted the oldest.
+      expect(bytes).toBeGreaterThan(900_000);
+      expect(bytes).toBeLessThanOrEqual(1_048_576);
+    } finally {
+      await own.close();
+    }
+  });
+});
