@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, startService } from './lib/processes.ts';
+import { BENCH_KEY, pinned, startService } from './lib/processes.ts';
 import { cpuSeconds, ensureWrk } from './lib/wrk.ts';
 
 const num = (name: string, fallback: number) => {
@@ -67,7 +67,7 @@ async function runWrk(url: string, serverPid: number): Promise<Result> {
   const before = cpuSeconds(serverPid);
   const started = Date.now();
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--timeout', '60s', '--latency', '-s', luaScript(), `${url}/v1/klines`];
-  const child = spawn(process.env.BENCH_PIN === '1' ? 'taskset' : 'wrk', process.env.BENCH_PIN === '1' ? ['-c', '0', 'wrk', ...args] : args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(...pinned(0, ['wrk', ...args]), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();

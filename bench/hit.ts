@@ -2,25 +2,30 @@
 // by side, rounds rotating the order: a bare node:http server and a minimal Fastify app sending
 // the service's captured bytes, the service at its shipped log level (info) and at warn, and, with
 // BENCH_BEFORE=<checkout>, the same service at an earlier commit (before/after in one run).
-//   node bench/hit.ts            (BENCH_ROUNDS=3, BENCH_SECONDS=4, BENCH_CONNECTIONS=100)
-// Prints, per scenario and pipelining depth: requests/s, the ratio to bare, server CPU µs per
-// request, and wrk's own CPU (its headroom: it must stay under 0.8 cores).
+//   node bench/hit.ts            (BENCH_ROUNDS=3, BENCH_SECONDS=4, BENCH_WARMUP=3, BENCH_CONNECTIONS=100)
+// Prints, per scenario and pipelining depth: requests/s, the ratio to bare (median and range over
+// rounds), server CPU µs per request and bare's ÷ it (steady where req/s swings with the VM's stolen
+// time), and wrk's own CPU (its headroom: it must stay under 0.8 cores).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { captureHit, type CapturedResponse } from './lib/capture.ts';
-import { BENCH_KEY, freePort, startBare, startService, type Child } from './lib/processes.ts';
+import { BENCH_KEY, freePort, pinned, startBare, startService, type Child } from './lib/processes.ts';
 import { ensureWrk, runWrk, type WrkResult } from './lib/wrk.ts';
 
 const env = (name: string, fallback: number) => {
   const value = Number(process.env[name]);
   return Number.isFinite(value) && value > 0 ? value : fallback;
 };
+// One core each: the server under test on CPU 1, wrk on CPU 0 (BENCH_PIN=0 lets them float).
+process.env.BENCH_PIN ??= '1';
 const ROUNDS = env('BENCH_ROUNDS', 3);
 const SECONDS = env('BENCH_SECONDS', 4);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 100);
+// Seconds of load before the measured run: a fresh process has a cold JIT and a small young generation.
+const WARMUP = env('BENCH_WARMUP', 3);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 // A US symbol: its market is closed most of the day here, so the hit stays fresh for the run.
 const ALL_SCENARIOS = [
@@ -37,7 +42,7 @@ async function startMinimalFastify(response: CapturedResponse): Promise<Child> {
   const file = join(dir, 'response.json');
   writeFileSync(file, JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') }));
   const port = await freePort();
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./minimal-fastify.ts', import.meta.url)), file, String(port)], { stdio: 'ignore' });
+  const child = spawn(...pinned(1, [process.execPath, fileURLToPath(new URL('./minimal-fastify.ts', import.meta.url)), file, String(port)]), { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -64,47 +69,57 @@ function median(values: number[]): number {
 
 ensureWrk();
 const headers = { 'x-api-key': BENCH_KEY };
-const services: Array<{ label: string; child: Child }> = [];
-services.push({ label: 'service (info)', child: await startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'info', MDQS__history__enabled: 'false' } }) });
-services.push({ label: 'service (warn)', child: await startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) });
+// Every server is a fresh process in every round: one process can land on a better or worse JIT
+// and memory layout for a whole run (seen as ±20 % between otherwise identical processes), so a
+// server's figure is the median over ROUNDS processes, not over rounds of one process.
+type Starter = { label: string; start: (hit: CapturedResponse) => Promise<Child> };
+const starters: Starter[] = [
+  { label: 'bare node:http', start: (hit) => startBare(hit) },
+  { label: 'minimal Fastify', start: (hit) => startMinimalFastify(hit) },
+  { label: 'service (info)', start: () => startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'info', MDQS__history__enabled: 'false' } }) },
+  { label: 'service (warn)', start: () => startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) },
+];
 if (process.env.BENCH_BEFORE) {
-  services.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, warn)`, child: await startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: 'warn' } }) });
+  starters.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, warn)`, start: () => startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) });
 }
 const rows: string[] = [];
-try {
-  for (const scenario of SCENARIOS) {
-    const hit = await captureHit(`${services[0].child.url}${scenario.path}`, headers);
-    for (const { child } of services.slice(1)) await captureHit(`${child.url}${scenario.path}`, headers);
-    const bare = await startBare(hit);
-    const minimal = await startMinimalFastify(hit);
-    const servers = [{ label: 'bare node:http', child: bare }, { label: 'minimal Fastify', child: minimal }, ...services];
-    for (const pipeline of PIPELINES) {
-      log(`\n${scenario.name} (${hit.body.length} bytes), pipelining ${pipeline}: ${ROUNDS} rounds × ${SECONDS} s, wrk -t1 -c${CONNECTIONS}`);
-      const results = new Map<string, WrkResult[]>();
-      for (let round = 0; round < ROUNDS; round++) {
-        const order = servers.map((_, i) => servers[(i + round) % servers.length]);
-        for (const server of order) {
-          await runWrk(`${server.child.url}${scenario.path}`, { seconds: 1, connections: CONNECTIONS, pipeline, headers, serverPid: server.child.pid });
-          const result = await runWrk(`${server.child.url}${scenario.path}`, { seconds: SECONDS, connections: CONNECTIONS, pipeline, headers, serverPid: server.child.pid });
-          if (result.non2xx > 0 || result.errors > 0) log(`  ! ${server.label}: ${result.non2xx} non-2xx, ${result.errors} socket errors`);
-          results.set(server.label, [...(results.get(server.label) ?? []), result]);
+for (const scenario of SCENARIOS) {
+  // The bytes the baselines send: the service's own answer, captured once.
+  const probe = await starters[2].start(undefined as never);
+  const hit = await captureHit(`${probe.url}${scenario.path}`, headers);
+  await probe.stop();
+  for (const pipeline of PIPELINES) {
+    log(`\n${scenario.name} (${hit.body.length} bytes), pipelining ${pipeline}: ${ROUNDS} rounds × ${SECONDS} s, wrk -t1 -c${CONNECTIONS}, fresh processes each round`);
+    const results = new Map<string, WrkResult[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = starters.map((_, i) => starters[(i + round) % starters.length]);
+      for (const starter of order) {
+        const child = await starter.start(hit);
+        try {
+          // A service answers the first request with a miss: warm it (and the JIT) before measuring.
+          if (starter.label !== 'bare node:http' && starter.label !== 'minimal Fastify') await captureHit(`${child.url}${scenario.path}`, headers);
+          await runWrk(`${child.url}${scenario.path}`, { seconds: WARMUP, connections: CONNECTIONS, pipeline, headers, serverPid: child.pid });
+          const result = await runWrk(`${child.url}${scenario.path}`, { seconds: SECONDS, connections: CONNECTIONS, pipeline, headers, serverPid: child.pid });
+          if (result.non2xx > 0 || result.errors > 0) log(`  ! ${starter.label}: ${result.non2xx} non-2xx, ${result.errors} socket errors`);
+          results.set(starter.label, [...(results.get(starter.label) ?? []), result]);
+        } finally {
+          await child.stop();
         }
       }
-      const bareRps = results.get('bare node:http')!.map((r) => r.requestsPerSecond);
-      for (const server of servers) {
-        const runs = results.get(server.label)!;
-        const ratio = median(runs.map((r, i) => r.requestsPerSecond / bareRps[i]));
-        const row = `| ${scenario.name} | ${pipeline} | ${server.label} | ${Math.round(median(runs.map((r) => r.requestsPerSecond)))} | ${ratio.toFixed(2)} | ${median(runs.map((r) => r.serverCpuUs)).toFixed(1)} | ${Math.max(...runs.map((r) => r.generatorCores)).toFixed(2)} |`;
-        rows.push(row);
-        log(row);
-      }
     }
-    await bare.stop();
-    await minimal.stop();
+    const bareRuns = results.get('bare node:http')!;
+    const bareRps = bareRuns.map((r) => r.requestsPerSecond);
+    for (const { label } of starters) {
+      const runs = results.get(label)!;
+      const ratios = runs.map((r, i) => r.requestsPerSecond / bareRps[i]);
+      // CPU per request does not move with the VM's stolen time the way req/s does: bare's µs ÷ this server's.
+      const cpuRatios = runs.map((r, i) => bareRuns[i].serverCpuUs / r.serverCpuUs);
+      const row = `| ${scenario.name} | ${pipeline} | ${label} | ${Math.round(median(runs.map((r) => r.requestsPerSecond)))} | ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${median(runs.map((r) => r.serverCpuUs)).toFixed(1)} | ${median(cpuRatios).toFixed(2)} | ${Math.max(...runs.map((r) => r.generatorCores)).toFixed(2)} |`;
+      rows.push(row);
+      log(row);
+    }
   }
-} finally {
-  for (const { child } of services) await child.stop();
 }
-log('\n| scenario | pipelining | server | req/s (median) | ÷ bare (median of rounds) | server CPU µs/req | wrk cores (max) |');
-log('|---|---|---|---|---|---|---|');
+log('\n| scenario | pipelining | server | req/s (median) | ÷ bare: median (range) of rounds | server CPU µs/req | bare CPU µs ÷ this (median) | wrk cores (max) |');
+log('|---|---|---|---|---|---|---|---|');
 for (const row of rows) log(row);

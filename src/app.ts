@@ -14,7 +14,7 @@ import type { Config } from '../config/schema.ts';
 import { registerAccess } from './access/plugin.ts';
 import type { KeyStore } from './access/keys.ts';
 import { AppError } from './errors.ts';
-import { drainWithin, trackConnections } from './cli/drain.ts';
+import { drainWithin, trackConnections } from './http/drain.ts';
 import { clientErrorHandler, HTTP_SERVER_OPTIONS, installClientErrorHandling, sendError, toAppError } from './http/error-handler.ts';
 import { parseQueryString } from './http/querystring.ts';
 import { redactUrl } from './http/redact.ts';
@@ -163,7 +163,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // destroyed (registered first, so it runs before the stream's own preClose drain).
   const connections = trackConnections(app.server);
   app.addHook('preClose', (done) => {
-    drainWithin(app.server, connections, config.server.shutdownGraceMs, (open) => {
+    // Not listening (app.inject() only): no connections, and no 'close' event to stop the sweep.
+    if (app.server.listening) drainWithin(app.server, connections, config.server.shutdownGraceMs, (open) => {
       app.log.warn({ connections: open }, 'shutdown grace over: closed connections still open');
     });
     done();
@@ -287,7 +288,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', String(request.id));
     if (closing) {
-      // Keep-alive clients must let go of the socket; in-flight ones are drained by app.close() (cli/drain.ts).
+      // Keep-alive clients must let go of the socket; in-flight ones are drained by app.close() (http/drain.ts).
       throw new AppError('SHUTTING_DOWN', 'the service is shutting down; retry on another instance', {
         retryAfterSeconds: 1,
         headers: { connection: 'close' },

@@ -116,7 +116,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     timer.unref();
     // app.close() drains: connections without a complete request in flight (idle keep-alive, or
     // headers that never finished) close now and as they go idle; responses still running end with
-    // Connection: close; anything left at the grace deadline is destroyed (cli/drain.ts).
+    // Connection: close; anything left at the grace deadline is destroyed (http/drain.ts).
     try {
       await app.close();
       for (const adapter of adapters.values()) await adapter.close?.();

@@ -36,7 +36,7 @@ export interface ServiceChild extends Child {
  * With BENCH_PIN=1 the servers run on CPU `cpu` (taskset execs the command, so the pid is the
  * server's) and pinLoadGenerator() keeps autocannon on CPU 0: one core each, less variance.
  */
-function pinned(cpu: number, command: string[]): [string, string[]] {
+export function pinned(cpu: number, command: string[]): [string, string[]] {
   return process.env.BENCH_PIN === '1' ? ['taskset', ['-c', String(cpu), ...command]] : [command[0], command.slice(1)];
 }
 

@@ -4,6 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pinned } from './processes.ts';
 
 export function ensureWrk(): void {
   if (spawnSync('wrk', ['--version']).error === undefined) return;
@@ -54,7 +55,8 @@ function script(pipeline: number, headers: Record<string, string>, paths?: strin
 export async function runWrk(url: string, options: { seconds: number; connections: number; pipeline: number; headers: Record<string, string>; serverPid: number; paths?: string[] }): Promise<WrkResult> {
   const before = cpuSeconds(options.serverPid);
   const started = Date.now();
-  const child = spawn('wrk', ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script(options.pipeline, options.headers, options.paths), url], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // With BENCH_PIN=1, wrk on CPU 0 (the servers are on CPU 1: bench/lib/processes.ts pinned()).
+  const child = spawn(...pinned(0, ['wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script(options.pipeline, options.headers, options.paths), url]), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();

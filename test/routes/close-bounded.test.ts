@@ -1,4 +1,4 @@
-// app.close() cannot hang (cli/drain.ts drainWithin, wired in src/app.ts): a connection whose
+// app.close() cannot hang (http/drain.ts drainWithin, wired in src/app.ts): a connection whose
 // request never finished arriving closes at once, a response still running may finish inside
 // server.shutdownGraceMs (ending with Connection: close), and whatever is still open at the
 // deadline is destroyed. Before, one half-sent request or one response that never ended held
