@@ -34,7 +34,7 @@ function ownPidFile(pidFile: string, log: Logger): void {
   const other = writePidFile(pidFile);
   if (other === undefined) {
     process.on('exit', () => removePidFile(pidFile));
-    log.info({ pid: process.pid, pid_file: pidFile }, `pid ${process.pid} written to ${pidFile}: kill -HUP $(cat ${pidFile}) reloads the keys file`);
+    log.info({ pid_file: pidFile }, `pid ${process.pid} written to ${pidFile}: kill -HUP $(cat ${pidFile}) reloads the keys file`);
   } else {
     log.warn({ pid: process.pid, pid_file: pidFile, other }, `${pidFile} names another running server (pid ${other}); left as is: signal this one as pid ${process.pid}`);
   }

@@ -1,10 +1,10 @@
 // The worker thread of candle-build.ts: builds one series per message.
 import { parentPort } from 'node:worker_threads';
-import { buildFromSpec, pack, unpack, type BuildSpec } from './candle-build.ts';
+import { buildFromSpec, pack, viewPacked, type BuildSpec } from './candle-build.ts';
 
-parentPort?.on('message', (message: { id: number; spec: Omit<BuildSpec, 'raw'> & { raw: Parameters<typeof unpack>[0] } }) => {
+parentPort?.on('message', (message: { id: number; spec: Omit<BuildSpec, 'raw'> & { raw: Parameters<typeof viewPacked>[0] } }) => {
   try {
-    const candles = buildFromSpec({ ...message.spec, raw: unpack(message.spec.raw) });
+    const candles = buildFromSpec({ ...message.spec, raw: viewPacked(message.spec.raw) });
     const { packed, transfer } = pack(candles);
     parentPort?.postMessage({ id: message.id, packed }, transfer);
   } catch (error) {

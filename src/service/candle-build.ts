@@ -53,6 +53,20 @@ export function pack(candles: Candles): { packed: Packed; transfer: ArrayBuffer[
 
 export function unpack(packed: Packed): Candles {
   const column = (name: Column) => Array.from(packed[name] ?? new Float64Array(0));
+  return columnsOf(packed, column);
+}
+
+/**
+ * The packed columns read in place, for the worker's build: the pipeline only reads its raw bars
+ * by index (and slices them), so the transferred buffers serve as they are, and a build of N base
+ * bars does not copy 7 × N numbers onto the worker's heap first. (It did not move the soak's peak
+ * RSS measurably: BENCHMARKS.md "Memory".)
+ */
+export function viewPacked(packed: Packed): Candles {
+  return columnsOf(packed, (name) => (packed[name] ?? new Float64Array(0)) as unknown as number[]);
+}
+
+function columnsOf(packed: Packed, column: (name: Column) => number[]): Candles {
   const out: Candles = {
     timestamp: column('timestamp'), open: column('open'), high: column('high'), low: column('low'),
     close: column('close'), volume: column('volume'), amount: column('amount'),

@@ -25,6 +25,19 @@ describe('candle building in a worker thread', () => {
     expect(built).toEqual(inline);
   });
 
+  it.each(['forward', 'none'] as const)('1m window of 30,000 1m bars (no aggregation: the raw bars sliced in the worker), adjust %s: identical', async (adjust) => {
+    const raw = await sim.getCandles({ symbol: ref, period: '1m', count: 30_000 });
+    const factors = (await sim.getExFactors([ref])).get(ref.symbol) ?? [];
+    const spec: BuildSpec = {
+      raw: raw!, adjust, period: '1m', region: 'CN', minuteBase: true, window: { count: 2_000 },
+      events: factors.map((f) => ({ timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: Number.NaN })),
+    };
+    const built = await worker.build(spec);
+    expect(built.timestamp).toHaveLength(2_000);
+    expect(Array.isArray(built.close)).toBe(true);
+    expect(built).toEqual(buildFromSpec(spec));
+  });
+
   it('a short series is built inline and equals the worker-free result', async () => {
     const raw = await sim.getCandles({ symbol: ref, period: '1d', count: 500 });
     const spec: BuildSpec = { raw: raw!, events: [], adjust: 'none', period: '1w', region: 'CN', minuteBase: false, window: { count: 50 } };
