@@ -2,29 +2,23 @@
 // on push2 (ulist, stock/get, trends2) and push2his (kline), and the datacenter's empty dividend
 // table, are unknown symbols or empty results, never thrown, so never a breaker failure. And a
 // failed previous-close lookup for intraday keeps the bars. Fixture sources: mocks/fixtures/README.md.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createEastmoneyAdapter } from '../../adapters/eastmoney/index.ts';
 import type { Adapter, InvalidRowsEvent } from '../../adapters/types.ts';
 import { createResilience } from '../../src/upstream/resilience.ts';
 import { EASTMONEY_TEST_HOSTS as HOSTS, eastmoneyHandlers } from '../../mocks/handlers/eastmoney.ts';
 import { capture, fixture, type CapturedRequest } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, ref, testHttp } from './helpers.ts';
+import { cnTime, ref, testHttp, vendorServer } from './helpers.ts';
 
 const NOW = cnTime('2024-06-04', '16:00');
 const log: CapturedRequest[] = [];
-const server = setupServer(...eastmoneyHandlers(log));
 const invalid: InvalidRowsEvent[] = [];
 
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
+const { server } = vendorServer(eastmoneyHandlers(log), () => {
   log.length = 0;
   invalid.length = 0;
-  await closeTestHttp();
 });
-afterAll(() => server.close());
 
 function adapter(): Adapter {
   return createEastmoneyAdapter(

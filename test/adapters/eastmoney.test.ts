@@ -1,27 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { delay, http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createEastmoneyAdapter, type EastmoneyOptions } from '../../adapters/eastmoney/index.ts';
 import { deriveExFactors } from '../../adapters/eastmoney/exfactors.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { EASTMONEY_TEST_HOSTS as HOSTS, eastmoneyHandlers } from '../../mocks/handlers/eastmoney.ts';
 import { fixture, type CapturedRequest } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, failure, nyTime, ref, testHttp } from './helpers.ts';
+import { cnTime, failure, nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 import { runAdapterContract } from './contract.ts';
 
 const START = cnTime('2024-06-04', '16:00');
 let clock = START;
 const log: CapturedRequest[] = [];
-const server = setupServer(...eastmoneyHandlers(log));
 
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
+const { server } = vendorServer(eastmoneyHandlers(log), () => {
   log.length = 0;
   clock = START;
-  await closeTestHttp();
 });
-afterAll(() => server.close());
 
 function adapter(options: Partial<EastmoneyOptions> = {}, timeoutMs?: number): Adapter {
   const now = () => clock;

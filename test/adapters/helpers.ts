@@ -62,15 +62,17 @@ export function nyTime(date: string, hhmm = '00:00'): number {
 
 /**
  * An msw server over `handlers` for the whole test file, reset after each test, and the
- * onInvalidRows events heard meanwhile (emptied after each test). Call at module top level.
+ * onInvalidRows events heard meanwhile (emptied after each test); `afterEachTest` resets the
+ * file's own state too (captured requests, a clock). Call at module top level.
  */
-export function vendorServer(handlers: RequestHandler[]): { server: SetupServer; events: InvalidRowsEvent[] } {
+export function vendorServer(handlers: RequestHandler[], afterEachTest?: () => void): { server: SetupServer; events: InvalidRowsEvent[] } {
   const server = setupServer(...handlers);
   const events: InvalidRowsEvent[] = [];
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
   afterEach(async () => {
     server.resetHandlers();
     events.length = 0;
+    afterEachTest?.();
     await closeTestHttp();
   });
   afterAll(() => server.close());

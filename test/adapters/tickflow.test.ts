@@ -1,26 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { delay, http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createTickflowAdapter, type TickflowOptions } from '../../adapters/tickflow/index.ts';
 import { retryHintSeconds } from '../../adapters/tickflow/errors.ts';
 import { tickflowDayLabel } from '../../adapters/tickflow/parse.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { TICKFLOW_TEST_BASE as BASE, tickflowHandlers } from '../../mocks/handlers/tickflow.ts';
 import { fixture, type CapturedRequest } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, failure, nyTime, ref, testHttp } from './helpers.ts';
+import { cnTime, failure, nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 import { runAdapterContract } from './contract.ts';
 
 const NOW = cnTime('2024-06-04', '16:00');
 const log: CapturedRequest[] = [];
-const server = setupServer(...tickflowHandlers(log));
 
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
+const { server } = vendorServer(tickflowHandlers(log), () => {
   log.length = 0;
-  await closeTestHttp();
 });
-afterAll(() => server.close());
 
 function adapter(options: Partial<TickflowOptions> = {}, timeoutMs?: number): Adapter {
   return createTickflowAdapter({ baseUrl: BASE, apiKey: 'test-key', ...options }, { now: () => NOW, http: testHttp('tickflow', { timeoutMs }) });

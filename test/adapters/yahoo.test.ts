@@ -1,27 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { delay, http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { createYahooAdapter, type YahooOptions } from '../../adapters/yahoo/index.ts';
 import { yahooSymbol } from '../../adapters/yahoo/requests.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { YAHOO_TEST_BASE as BASE, cutChart, yahooHandlers } from '../../mocks/handlers/yahoo.ts';
 import { fixture, type CapturedRequest } from '../../mocks/handlers/support.ts';
-import { closeTestHttp, cnTime, failure, nyTime, ref, testHttp } from './helpers.ts';
+import { cnTime, failure, nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 import { runAdapterContract } from './contract.ts';
 
 const NOW = nyTime('2024-06-04', '04:00');
 const NOW_S = NOW / 1000;
 const DAY_S = 86_400;
 const log: CapturedRequest[] = [];
-const server = setupServer(...yahooHandlers(log));
 
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(async () => {
-  server.resetHandlers();
+const { server } = vendorServer(yahooHandlers(log), () => {
   log.length = 0;
-  await closeTestHttp();
 });
-afterAll(() => server.close());
 
 function adapter(options: Partial<YahooOptions> = {}, timeoutMs?: number): Adapter {
   return createYahooAdapter({ baseUrl: BASE, ...options }, { now: () => NOW, http: testHttp('yahoo', { timeoutMs }) });
