@@ -4,7 +4,7 @@
 
 import { LRUCache } from 'lru-cache';
 import type { Candles } from '../../src/domain.ts';
-import { sizedCandles } from '../../src/candles/window.ts';
+import { copyBar, sizedCandles } from '../../src/candles/window.ts';
 import {
   addDays, latestStartedSessionDay, latestTradingDay, localDate, minuteBarLabels, sessions,
 } from '../../src/markets/calendar.ts';
@@ -108,19 +108,12 @@ export function chunksToCandles(chunks: readonly MinuteChunk[]): Candles {
   let n = 0;
   for (const chunk of chunks) n += chunk.to - chunk.from + 1;
   const out = sizedCandles(n, true);
-  const { timestamp, open, high, low, close, volume, amount } = out;
   const prev = out.prev_close as number[];
   let j = 0;
   for (let c = chunks.length - 1; c >= 0; c--) {
     const { minutes, from, to, prevClose } = chunks[c];
     for (let k = from; k <= to; k++, j++) {
-      timestamp[j] = minutes.timestamp[k];
-      open[j] = minutes.open[k];
-      high[j] = minutes.high[k];
-      low[j] = minutes.low[k];
-      close[j] = minutes.close[k];
-      volume[j] = minutes.volume[k];
-      amount[j] = minutes.amount[k];
+      copyBar(out, j, minutes, k);
       prev[j] = k === 0 ? prevClose : minutes.close[k - 1];
     }
   }
@@ -281,6 +274,7 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
         // Today's bar so far: an aggregate of its visible 1m bars (none yet: no bar).
         const partial = aggregateDay(today, minutesOf(inst, h, i, now));
         if (partial === undefined) continue;
+        timestamp[j] = h.timestamp[i];
         open[j] = partial.open;
         high[j] = partial.high;
         low[j] = partial.low;
@@ -288,14 +282,8 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
         volume[j] = partial.volume;
         amount[j] = partial.amount;
       } else {
-        open[j] = h.open[i];
-        high[j] = h.high[i];
-        low[j] = h.low[i];
-        close[j] = h.close[i];
-        volume[j] = h.volume[i];
-        amount[j] = h.amount[i];
+        copyBar(out, j, h, i);
       }
-      timestamp[j] = h.timestamp[i];
       prev[j] = h.prevClose[i];
       j++;
     }

@@ -21,6 +21,17 @@ export function sizedCandles(n: number, withPrevClose = false): Candles {
   return c;
 }
 
+/** Bar `i` of any OHLCV columns (Candles, typed arrays) into slot `j` of `out`; prev_close not included. */
+export function copyBar(out: Candles, j: number, src: Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', ArrayLike<number>>, i: number): void {
+  out.timestamp[j] = src.timestamp[i];
+  out.open[j] = src.open[i];
+  out.high[j] = src.high[i];
+  out.low[j] = src.low[i];
+  out.close[j] = src.close[i];
+  out.volume[j] = src.volume[i];
+  out.amount[j] = src.amount[i];
+}
+
 export function emptyCandles(withPrevClose = false): Candles {
   const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
   if (withPrevClose) c.prev_close = [];
@@ -112,13 +123,7 @@ export function concatCandles(a: Candles, b: Candles): Candles {
   for (let k = 0; k < n; k++) {
     const src = k < keepA ? a : b;
     const i = k < keepA ? k : k - keepA;
-    out.timestamp[k] = src.timestamp[i];
-    out.open[k] = src.open[i];
-    out.high[k] = src.high[i];
-    out.low[k] = src.low[i];
-    out.close[k] = src.close[i];
-    out.volume[k] = src.volume[i];
-    out.amount[k] = src.amount[i];
+    copyBar(out, k, src, i);
     if (prev !== undefined) prev[k] = (src.prev_close as number[])[i];
   }
   return out;
