@@ -2,7 +2,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
-import { createFastPath, type FastPath } from './http/fast-path.ts';
+import { createFastPath, type FastPath, type FastRoute } from './http/fast-path.ts';
 import { createHistoryTier, type HistoryTier } from './store/index.ts';
 import { historySettings } from './store/settings.ts';
 import { createFillLock, type FillLock } from './cache/fill-lock.ts';
@@ -30,7 +30,7 @@ import type { Tier } from './cache/tier.ts';
 import { Loader, type DataEntry } from './data/loader.ts';
 import { createResources, directCandles, type CandleFetch } from './data/resources.ts';
 import { createCachingResponder, type CachedResponse } from './http/response-cache.ts';
-import { createMetrics, upstreamSink, type Metrics } from './metrics.ts';
+import { createMetrics, observeSeries, upstreamSink, type CounterSeries, type HistogramSeries, type Metrics } from './metrics.ts';
 import { MarketDataService } from './service/market-data.ts';
 import type { UpstreamClient } from './upstream/http.ts';
 import { createResilience, type Resilience } from './upstream/resilience.ts';
@@ -309,7 +309,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (fastPathCache !== undefined && options.fastPath !== false) {
     const limitSync = access.limitSync;
     const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
-    const served = new Map<string, { count: () => void; observe: (s: number) => void }>();
+    // Per recorded route: its metric series, bound once (src/metrics.ts SeriesCounter).
+    const bound = new WeakMap<FastRoute, { ok: CounterSeries; notModified: CounterSeries; duration: HistogramSeries }>();
     const logHit = createHitLogger(app.log);
     fastPath = createFastPath({
       keys: options.keys,
@@ -326,18 +327,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       onServed: (route, status, entry, startedAt, req, requestIdSent) => {
         keyUsage.record(entry.id, status);
-        const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-        logHit({ reqId: requestIdSent, url: req.url ?? '', route, status, durationMs: Math.round(seconds * 10_000) / 10, keyId: entry.id });
-        const id = `${route}|${status}`;
-        let bound = served.get(id);
-        if (bound === undefined) {
-          const counter = metrics.httpRequests.labels(route, String(status));
-          const histogram = metrics.httpRequestDuration.labels(route);
-          bound = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
-          served.set(id, bound);
+        const ms = performance.now() - startedAt;
+        logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id);
+        let series = bound.get(route);
+        if (series === undefined) {
+          series = {
+            ok: metrics.httpRequests.series(route.route, '200'),
+            notModified: metrics.httpRequests.series(route.route, '304'),
+            duration: metrics.httpRequestDuration.series(route.route),
+          };
+          bound.set(route, series);
         }
-        bound.count();
-        bound.observe(seconds);
+        (status === 200 ? series.ok : series.notModified).value += 1;
+        observeSeries(series.duration, ms / 1000);
       },
     });
     const index = fastPath;

@@ -39,7 +39,8 @@ export interface FastPathOptions {
   limit(entry: KeyEntry, address: string | undefined): LimitDecision | undefined;
   isClosing(): boolean;
   requestId(req: IncomingMessage): string;
-  onServed(route: string, status: number, entry: KeyEntry, startedAt: bigint, req: IncomingMessage, requestId: string): void;
+  /** Told after each answer; `startedAt` is performance.now() when the hit was taken. */
+  onServed(route: FastRoute, status: 200 | 304, entry: KeyEntry, startedAt: number, req: IncomingMessage, requestId: string): void;
   /** The client address as the normal path sees it (trustProxy honoured). */
   address(req: IncomingMessage): string | undefined;
   /** Bound of the URL index, bytes (default: an eighth of the response cache's bound, ≥ 1 MiB). */
@@ -66,21 +67,100 @@ function permits(entry: KeyEntry, route: FastRoute): boolean {
   return route.bars <= plan.maxBars;
 }
 
-/** Header name/value pairs of a cached entry that never change, built once per entry. */
-const FIXED = new WeakMap<CachedResponse, { plain: string[]; gzip: string[] | undefined }>();
+/**
+ * What never changes in a cached entry's answer, built once per entry: its header pairs (for
+ * writeHead) and the same headers as one block of wire text (for the prebuilt header block below).
+ * `block` is undefined when a value holds a character node:http would refuse: such an entry is
+ * always sent through writeHead, which validates it.
+ */
+interface Fixed {
+  plain: string[];
+  gzip: string[] | undefined;
+  plainBlock: string | undefined;
+  gzipBlock: string | undefined;
+  gzipEtag: string;
+}
+const FIXED = new WeakMap<CachedResponse, Fixed>();
+/** What node:http accepts in a header value (its checkInvalidHeaderChar, inverted). */
+const VALID_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-function fixedHeaders(entry: CachedResponse): { plain: string[]; gzip: string[] | undefined } {
+function toBlock(pairs: string[]): string | undefined {
+  let block = '';
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (!VALID_VALUE.test(pairs[i + 1])) return undefined;
+    block += `${pairs[i]}: ${pairs[i + 1]}\r\n`;
+  }
+  return block;
+}
+
+function fixedHeaders(entry: CachedResponse): Fixed {
   let fixed = FIXED.get(entry);
   if (fixed !== undefined && (fixed.gzip !== undefined || entry.gzip === undefined)) return fixed;
   const common = ['content-type', 'application/json; charset=utf-8', 'x-upstream', entry.headers.upstream, 'x-cache', 'HIT', 'x-cache-tier', 'memory', 'vary', 'accept-encoding'];
   if (entry.headers.simulated) common.push('x-simulated', 'true');
   if (entry.headers.missing !== undefined) common.push('x-missing-symbols', entry.headers.missing);
-  fixed = {
-    plain: [...common, 'etag', entry.etag, 'content-length', String(entry.body.length)],
-    gzip: entry.gzip === undefined ? undefined : [...common, 'etag', `${entry.etag.slice(0, -1)}-gz"`, 'content-encoding', 'gzip', 'content-length', String(entry.gzip.length)],
-  };
+  const gzipEtag = `${entry.etag.slice(0, -1)}-gz"`;
+  const plain = [...common, 'etag', entry.etag, 'content-length', String(entry.body.length)];
+  const gzip = entry.gzip === undefined ? undefined : [...common, 'etag', gzipEtag, 'content-encoding', 'gzip', 'content-length', String(entry.gzip.length)];
+  fixed = { plain, gzip, plainBlock: toBlock(plain), gzipBlock: gzip === undefined ? undefined : toBlock(gzip), gzipEtag };
   FIXED.set(entry, fixed);
   return fixed;
+}
+
+/**
+ * The fields of node:http's ServerResponse (OutgoingMessage) that writeHead's header
+ * serialisation sets and end() reads. The prebuilt block is used only when they have the shape
+ * Node 24 gives them (checked on every use); anything else goes through writeHead.
+ */
+interface RawResponse {
+  _header: string | null;
+  _headerSent: boolean;
+  _hasBody: boolean;
+  _last: boolean;
+  _keepAliveTimeout: unknown;
+  _defaultKeepAlive: unknown;
+  shouldKeepAlive: boolean;
+  maxRequestsOnConnectionReached: unknown;
+  sendDate: boolean;
+  chunkedEncoding: boolean;
+  useChunkedEncodingByDefault: boolean;
+  statusCode: number;
+  statusMessage: string;
+}
+
+/** node:http's Date header, one string per second as node:http keeps it. */
+let dateSecond = -1;
+let dateLine = '';
+function currentDateLine(): string {
+  const ms = Date.now();
+  const second = ms - (ms % 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateLine = `Date: ${new Date(second).toUTCString()}\r\n`;
+  }
+  return dateLine;
+}
+
+/**
+ * Sends `status` with headers `block` + `varying` (wire text) the way writeHead would have, minus
+ * its per-header validation and matching (the block was checked when it was built, and the varying
+ * values are digits and a checked request id): node:http's Date, Connection and Keep-Alive lines
+ * are added exactly as its _storeHeader adds them for a keep-alive response. Returns false, having
+ * written nothing, when the response is not in the state that covers (not keep-alive, or the
+ * fields are not what Node 24 has); the caller then uses writeHead.
+ */
+function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, varying: string, body: Buffer | undefined): boolean {
+  const raw = res as unknown as RawResponse;
+  if (raw._header !== null || raw._headerSent !== false || raw.shouldKeepAlive !== true || raw.maxRequestsOnConnectionReached === true
+    || raw.sendDate !== true || raw.chunkedEncoding !== false || raw.useChunkedEncodingByDefault !== true || raw._defaultKeepAlive !== true || typeof raw._keepAliveTimeout !== 'number') return false;
+  const keepAlive = raw._keepAliveTimeout > 0 ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(raw._keepAliveTimeout / 1000)}\r\n` : 'Connection: keep-alive\r\n';
+  raw.statusCode = status;
+  raw.statusMessage = status === 200 ? 'OK' : 'Not Modified';
+  if (status === 304) raw._hasBody = false;
+  raw._header = `${status === 200 ? 'HTTP/1.1 200 OK' : 'HTTP/1.1 304 Not Modified'}\r\n${block}${varying}${currentDateLine()}${keepAlive}\r\n`;
+  if (body === undefined) res.end();
+  else res.end(body);
+  return true;
 }
 
 /** What an index entry weighs: the URL (key and copy in the entry's map slot) and the route's strings, two bytes a char, and its objects. */
@@ -117,7 +197,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (route === undefined || options.isClosing()) return false;
       const presented = req.headers['x-api-key'];
       if (typeof presented !== 'string' || presented === '') return false;
-      const startedAt = process.hrtime.bigint();
+      const startedAt = performance.now();
       const entry = options.keys.lookup(presented);
       if (entry === undefined || !permits(entry, route)) return false;
       const now = options.now();
@@ -132,26 +212,28 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (decision === undefined || !decision.allowed) return false;
 
       const fixed = fixedHeaders(cached);
-      const headers = (gzip ? fixed.gzip : fixed.plain) as string[];
       const requestId = options.requestId(req);
-      const varying = [
-        'x-request-id', requestId,
-        'age', String(Math.floor((hit.age + cached.dataAgeMs) / 1000)),
-        'x-ratelimit-limit', String(decision.limit),
-        'x-ratelimit-remaining', String(decision.remaining),
-        'x-ratelimit-reset', String(Math.ceil(decision.resetMs / 1000)),
-      ];
+      const age = Math.floor((hit.age + cached.dataAgeMs) / 1000);
+      const reset = Math.ceil(decision.resetMs / 1000);
       const match = req.headers['if-none-match'];
+      const etag = gzip ? fixed.gzipEtag : cached.etag;
       served += 1;
-      if (match !== undefined && (etagMatches(match, gzip ? `${cached.etag.slice(0, -1)}-gz"` : cached.etag) || etagMatches(match, cached.etag))) {
-        res.writeHead(304, [...varying, 'etag', gzip ? `${cached.etag.slice(0, -1)}-gz"` : cached.etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
-        res.end();
-        options.onServed(route.route, 304, entry, startedAt, req, requestId);
+      if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, cached.etag))) {
+        const varying = `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`;
+        if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: accept-encoding\r\nx-cache: HIT\r\n`, varying, undefined)) {
+          res.writeHead(304, ['x-request-id', requestId, 'age', String(age), 'x-ratelimit-limit', String(decision.limit), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(reset), 'etag', etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
+          res.end();
+        }
+        options.onServed(route, 304, entry, startedAt, req, requestId);
         return true;
       }
-      res.writeHead(200, headers.concat(varying));
-      res.end(gzip ? cached.gzip : cached.body);
-      options.onServed(route.route, 200, entry, startedAt, req, requestId);
+      const block = gzip ? fixed.gzipBlock : fixed.plainBlock;
+      const body = gzip ? cached.gzip : cached.body;
+      if (block === undefined || !sendPrebuilt(res, 200, block, `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`, body)) {
+        res.writeHead(200, (gzip ? fixed.gzip! : fixed.plain).concat(['x-request-id', requestId, 'age', String(age), 'x-ratelimit-limit', String(decision.limit), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(reset)]));
+        res.end(body);
+      }
+      options.onServed(route, 200, entry, startedAt, req, requestId);
       return true;
     },
     get served() {

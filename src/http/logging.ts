@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
 import { createRequire } from 'node:module';
 import pino from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { SeriesCounter, type CounterSeries } from '../metrics.ts';
 import type { Config } from '../../config/schema.ts';
 import { redactUrl } from './redact.ts';
 import { writeSync } from 'node:fs';
@@ -89,44 +90,55 @@ export function isoTime(ms: number): string {
   return lastIso;
 }
 
-/** The fields of one access line written by the cache-hit fast path. */
-export interface HitLine {
-  /** A request id already checked against REQUEST_ID (or generated): needs no escaping. */
-  reqId: string;
-  /** The raw URL; the fast path never serves a URL holding a key (fast-path.ts record()). */
-  url: string;
-  route: string;
-  status: number;
-  durationMs: number;
-  keyId: string;
-}
+/**
+ * Writes one access line for a fast-path hit. `memo` stands for (url, route): the escaped part of
+ * the line they make is built once per memo object. `reqId` is already checked against REQUEST_ID
+ * (or generated) and needs no escaping; `url` is the raw URL, which never holds a key (the fast
+ * path never serves such a URL: fast-path.ts record()).
+ */
+export type HitLogger = (memo: object, url: string, route: string, status: number, reqId: string, durationMs: number, keyId: string) => void;
 
 /**
  * The fast path's access line: the JSON pino would write for `logger.info({...}, 'request
  * completed')` with the default base (pid, hostname), built as one string and handed to the
  * logger's own destination. Through pino the same line costs ~15 µs of a ~20 µs hit (its
- * redaction pass, serialisers and stringify; BENCHMARKS.md), directly ~1 µs. A destination that
- * is not a plain stream (none, or a logger without `streamSym`) gets the line through pino.
+ * redaction pass, serialisers and stringify; BENCHMARKS.md), directly ~1 µs; with the escaped URL,
+ * route and key id remembered, less. A destination that is not a plain stream (none, or a logger
+ * without `streamSym`) gets the line through pino.
  */
-export function createHitLogger(logger: FastifyBaseLogger): (line: HitLine) => void {
+export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
   const pinoLogger = logger as unknown as pino.Logger & Record<symbol, unknown>;
   const stream = pinoLogger[pino.symbols.streamSym] as { write?: (chunk: string) => unknown } | undefined;
   const info = pino.levels.values.info;
   const head = `{"level":${info},"time":"`;
   const base = `","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":"`;
   if (typeof stream?.write !== 'function' || pinoLogger.levels?.values?.info !== info) {
-    return (line) => {
+    return (_memo, url, route, status, reqId, durationMs, keyId) => {
       if ((logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return;
       logger.info({
-        reqId: line.reqId, req: { method: 'GET', url: line.url }, route: line.route, status: line.status,
-        duration_ms: line.durationMs, key_id: line.keyId, cache: 'HIT', cache_tier: 'memory', fast_path: true,
+        reqId, req: { method: 'GET', url }, route, status,
+        duration_ms: durationMs, key_id: keyId, cache: 'HIT', cache_tier: 'memory', fast_path: true,
       }, 'request completed');
     };
   }
   const write = stream.write.bind(stream);
-  return (line) => {
+  const middles = new WeakMap<object, string>();
+  // Key ids are few (the keys file); the bound only guards against a reload loop growing it.
+  const tails = new Map<string, string>();
+  return (memo, url, route, status, reqId, durationMs, keyId) => {
     if (pinoLogger.levelVal > info) return;
-    write(`${head}${isoTime(Date.now())}${base}${line.reqId}","req":{"method":"GET","url":${JSON.stringify(line.url)}},"route":${JSON.stringify(line.route)},"status":${line.status},"duration_ms":${line.durationMs},"key_id":${JSON.stringify(line.keyId)},"cache":"HIT","cache_tier":"memory","fast_path":true,"msg":"request completed"}\n`);
+    let middle = middles.get(memo);
+    if (middle === undefined) {
+      middle = `","req":{"method":"GET","url":${JSON.stringify(url)}},"route":${JSON.stringify(route)},"status":`;
+      middles.set(memo, middle);
+    }
+    let tail = tails.get(keyId);
+    if (tail === undefined) {
+      if (tails.size >= 10_000) tails.clear();
+      tail = `,"key_id":${JSON.stringify(keyId)},"cache":"HIT","cache_tier":"memory","fast_path":true,"msg":"request completed"}\n`;
+      tails.set(keyId, tail);
+    }
+    write(`${head}${isoTime(Date.now())}${base}${reqId}${middle}${status},"duration_ms":${durationMs}${tail}`);
   };
 }
 
@@ -244,21 +256,15 @@ export const MAX_KEY_LABELS = 50;
 
 /** Requests and 429s per key id; key ids past the first `maxLabels` share the label "other". */
 export class KeyUsage {
-  readonly requests: Counter<'key_id'>;
-  readonly rateLimited: Counter<'key_id'>;
+  readonly requests: SeriesCounter<'key_id'>;
+  readonly rateLimited: SeriesCounter<'key_id'>;
   readonly #labels = new Set<string>();
   readonly #max: number;
 
   constructor(registry: Registry, maxLabels = MAX_KEY_LABELS) {
     this.#max = maxLabels;
-    this.requests = new Counter({
-      name: 'mdqs_key_requests_total', help: `Requests by API key id (at most ${maxLabels} ids; the rest as "other"; "none" without a valid key).`,
-      labelNames: ['key_id'], registers: [registry],
-    });
-    this.rateLimited = new Counter({
-      name: 'mdqs_key_rate_limited_total', help: 'Requests answered 429 by API key id (same labels as mdqs_key_requests_total).',
-      labelNames: ['key_id'], registers: [registry],
-    });
+    this.requests = new SeriesCounter('mdqs_key_requests_total', `Requests by API key id (at most ${maxLabels} ids; the rest as "other"; "none" without a valid key).`, ['key_id'], registry);
+    this.rateLimited = new SeriesCounter('mdqs_key_rate_limited_total', 'Requests answered 429 by API key id (same labels as mdqs_key_requests_total).', ['key_id'], registry);
   }
 
   label(keyId: string | undefined): string {
@@ -273,8 +279,13 @@ export class KeyUsage {
 
   record(keyId: string | undefined, status: number): void {
     const label = this.label(keyId);
-    this.requests.inc({ key_id: label });
-    if (status === 429) this.rateLimited.inc({ key_id: label });
+    this.requests.series(label).value += 1;
+    if (status === 429) this.rateLimited.series(label).value += 1;
+  }
+
+  /** The requests series of a key id, for a path that counts the same key many times. */
+  requestsOf(keyId: string): CounterSeries {
+    return this.requests.series(this.label(keyId));
   }
 }
 
