@@ -66,25 +66,36 @@ describe('fast-path access line', () => {
 });
 
 describe('lineBuffer', () => {
-  it('hands chunks of at least chunkBytes over, in order, and on flushSync writes the rest synchronously after what the destination holds', () => {
+  it('hands chunks of at least chunkBytes over as UTF-8 bytes, in order, and on flushSync writes the rest synchronously after what the destination holds', () => {
     const written: string[] = [];
     const events: string[] = [];
     const buffer = lineBuffer(
-      { write: (chunk) => (written.push(chunk), true), flushSync: () => { events.push('destination flushSync'); } },
-      (chunk) => { events.push(`writeSync ${chunk}`); },
+      { write: (chunk) => (written.push(chunk.toString('utf8')), true), flushSync: () => { events.push('destination flushSync'); } },
+      (chunk) => { events.push(`writeSync ${chunk.toString('utf8')}`); },
       10,
       60_000,
     );
     buffer.write('abcd\n');
     expect(written).toEqual([]);
-    buffer.write('efghij\n');
-    expect(written).toEqual(['abcd\nefghij\n']);
+    buffer.write('éfghij\n');
+    expect(written).toEqual(['abcd\néfghij\n']);
     buffer.write('k\n');
     buffer.flushSync();
     // The exit path never starts an asynchronous write (an exiting process would lose it).
-    expect(written).toEqual(['abcd\nefghij\n']);
+    expect(written).toEqual(['abcd\néfghij\n']);
     expect(events).toEqual(['destination flushSync', 'writeSync k\n']);
     buffer.flush();
     expect(written.length).toBe(1);
+  });
+
+  it('keeps every byte and the order when a line is longer than its buffer, and when chunks were handed over before', () => {
+    const written: Buffer[] = [];
+    const buffer = lineBuffer({ write: (chunk) => (written.push(Buffer.from(chunk)), true), flushSync: () => {} }, () => {}, 64, 60_000);
+    const lines = ['a'.repeat(30), '中'.repeat(20_000), 'b'.repeat(50), '€'.repeat(40), 'end'].map((l) => `${l}\n`);
+    for (const line of lines) buffer.write(line);
+    buffer.flush();
+    expect(Buffer.concat(written).toString('utf8')).toBe(lines.join(''));
+    // The 60,000-byte line went over on its own, after what was gathered before it.
+    expect(written.map((b) => b.length)).toContain(60_001);
   });
 });
