@@ -121,30 +121,84 @@ export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
       }, 'request completed');
     };
   }
+  const lines = typeof (stream as Partial<LineBuffer>).room === 'function' ? stream as LineBuffer : undefined;
   const write = stream.write.bind(stream);
-  const middles = new WeakMap<object, string>();
+  // The parts that repeat, as strings (any other stream) and as UTF-8 bytes (a LineBuffer).
+  const middles = new WeakMap<object, { text: string; bytes: Buffer }>();
   // Key ids are few (the keys file); the bound only guards against a reload loop growing it.
-  const tails = new Map<string, string>();
+  const tails = new Map<string, { text: string; bytes: Buffer }>();
+  const headBytes = Buffer.from(head);
+  const baseBytes = Buffer.from(base);
+  const durationBytes = Buffer.from(',"duration_ms":');
   return (memo, url, route, status, reqId, durationMs, keyId) => {
     if (pinoLogger.levelVal > info) return;
     let middle = middles.get(memo);
     if (middle === undefined) {
-      middle = `","req":{"method":"GET","url":${JSON.stringify(url)}},"route":${JSON.stringify(route)},"status":`;
+      const text = `","req":{"method":"GET","url":${JSON.stringify(url)}},"route":${JSON.stringify(route)},"status":`;
+      middle = { text, bytes: Buffer.from(text) };
       middles.set(memo, middle);
     }
     let tail = tails.get(keyId);
     if (tail === undefined) {
       if (tails.size >= 10_000) tails.clear();
-      tail = `,"key_id":${JSON.stringify(keyId)},"cache":"HIT","cache_tier":"memory","fast_path":true,"msg":"request completed"}\n`;
+      const text = `,"key_id":${JSON.stringify(keyId)},"cache":"HIT","cache_tier":"memory","fast_path":true,"msg":"request completed"}\n`;
+      tail = { text, bytes: Buffer.from(text) };
       tails.set(keyId, tail);
     }
-    write(`${head}${isoTime(Date.now())}${base}${reqId}${middle}${status},"duration_ms":${durationMs}${tail}`);
+    const time = isoTime(Date.now());
+    // In place: the request id and the time are ASCII (REQUEST_ID, toISOString), the numbers are
+    // written digit by digit, the rest was encoded once. 24 bytes cover any duration's digits.
+    const bytes = lines?.room(headBytes.length + time.length + baseBytes.length + reqId.length + middle.bytes.length + 3 + durationBytes.length + 24 + tail.bytes.length);
+    if (bytes === undefined || !(status >= 100 && status <= 999) || !(durationMs >= 0 && durationMs < 1e15)) {
+      write(`${head}${time}${base}${reqId}${middle.text}${status}${durationBytes.toString()}${durationMs}${tail.text}`);
+      return;
+    }
+    let at = lines!.used;
+    bytes.set(headBytes, at);
+    at = ascii(bytes, at + headBytes.length, time);
+    bytes.set(baseBytes, at);
+    at = ascii(bytes, at + baseBytes.length, reqId);
+    bytes.set(middle.bytes, at);
+    at = digits(bytes, at + middle.bytes.length, status);
+    bytes.set(durationBytes, at);
+    at += durationBytes.length;
+    // durationMs has one decimal (Math.round(ms * 10) / 10): JSON writes 2.3, 2 and 0.1 so.
+    const tenths = Math.round(durationMs * 10);
+    at = digits(bytes, at, Math.floor(tenths / 10));
+    if (tenths % 10 !== 0) {
+      bytes[at++] = 0x2e;
+      bytes[at++] = 0x30 + (tenths % 10);
+    }
+    bytes.set(tail.bytes, at);
+    lines!.commit(at + tail.bytes.length);
   };
+}
+
+/** Writes an ASCII string's codes from `at`; returns the end. */
+function ascii(bytes: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
+/** Writes a non-negative integer's decimal digits from `at`; returns the end. */
+function digits(bytes: Buffer, at: number, value: number): number {
+  let length = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) length++;
+  for (let i = length - 1, rest = value; i >= 0; i--, rest = Math.floor(rest / 10)) bytes[at + i] = 0x30 + (rest % 10);
+  return at + length;
 }
 
 /** A line sink in front of pino's asynchronous destination (see asyncStdout). */
 export interface LineBuffer {
   write(chunk: string): boolean;
+  /**
+   * For a writer that encodes a line in place (createHitLogger): makes room for `maxBytes` and
+   * returns the Buffer to write into from `used`, or undefined when a line that long never fits
+   * (write it as a string instead). Call commit() with the new `used` before anything else.
+   */
+  room(maxBytes: number): Buffer | undefined;
+  readonly used: number;
+  commit(used: number): void;
   /** Hands what is gathered to the destination. */
   flush(): void;
   /** Writes everything out before returning (at exit). */
@@ -161,21 +215,43 @@ export interface LineBuffer {
  * (pino's and the fast path's), so their order is kept.
  */
 export function lineBuffer(
-  destination: { write(chunk: Buffer): boolean; flushSync(): void },
+  destination: { write(chunk: Buffer): boolean; flushSync(): void; on?(event: 'write', listener: (bytes: number) => void): unknown },
   writeSync: (chunk: Buffer) => void,
   chunkBytes = 65_536,
   flushMs = 250,
 ): LineBuffer {
   // Room for a chunk plus the longest ordinary line after it; a longer line is handed over alone.
   const capacity = chunkBytes + 16_384;
-  let bytes = Buffer.allocUnsafeSlow(capacity);
+  let bytes: Buffer = Buffer.allocUnsafeSlow(capacity);
   let used = 0;
-  const take = (): Buffer | undefined => {
+  // A destination that says how many bytes it has written (sonic-boom's 'write' event; it writes in
+  // the order it was handed bytes) gives its chunk Buffers back once written: a busy server then
+  // fills the same two Buffers, where a new 80 KiB one per chunk made malloc hand out fresh pages
+  // (a page fault every few lines; measured in BENCHMARKS.md). Without that event, each chunk is new.
+  const handed: Array<{ buffer: Buffer; end: number }> = [];
+  const spare: Buffer[] = [];
+  let handedBytes = 0;
+  let writtenBytes = 0;
+  const reuse = typeof destination.on === 'function';
+  destination.on?.('write', (n) => {
+    writtenBytes += n;
+    while (handed.length > 0 && handed[0].end <= writtenBytes) {
+      const { buffer } = handed.shift()!;
+      if (spare.length < 2) spare.push(buffer);
+    }
+  });
+  const hand = (chunk: Buffer, whole: Buffer | undefined): void => {
+    handedBytes += chunk.length;
+    if (reuse && whole !== undefined) handed.push({ buffer: whole, end: handedBytes });
+    destination.write(chunk);
+  };
+  const take = (): { chunk: Buffer; whole: Buffer } | undefined => {
     if (used === 0) return undefined;
+    const whole = bytes;
     const chunk = bytes.subarray(0, used);
-    bytes = Buffer.allocUnsafeSlow(capacity);
+    bytes = spare.pop() ?? Buffer.allocUnsafeSlow(capacity);
     used = 0;
-    return chunk;
+    return { chunk, whole };
   };
   const buffer: LineBuffer = {
     write(line) {
@@ -183,7 +259,7 @@ export function lineBuffer(
       if (line.length * 3 > capacity - used && Buffer.byteLength(line) > capacity - used) {
         buffer.flush();
         if (Buffer.byteLength(line) > capacity) {
-          destination.write(Buffer.from(line));
+          hand(Buffer.from(line), undefined);
           return true;
         }
       }
@@ -191,16 +267,28 @@ export function lineBuffer(
       if (used >= chunkBytes) buffer.flush();
       return true;
     },
+    room(maxBytes) {
+      if (maxBytes > capacity) return undefined;
+      if (maxBytes > capacity - used) buffer.flush();
+      return bytes;
+    },
+    get used() {
+      return used;
+    },
+    commit(next) {
+      used = next;
+      if (used >= chunkBytes) buffer.flush();
+    },
     flush() {
-      const chunk = take();
-      if (chunk !== undefined) destination.write(chunk);
+      const taken = take();
+      if (taken !== undefined) hand(taken.chunk, taken.whole);
     },
     flushSync() {
       // Not through destination.write: that starts an asynchronous write, which an exiting
       // process never finishes. What the destination holds goes first, then what is gathered here.
       destination.flushSync();
-      const chunk = take();
-      if (chunk !== undefined) writeSync(chunk);
+      const taken = take();
+      if (taken !== undefined) writeSync(taken.chunk);
     },
   };
   setInterval(() => buffer.flush(), flushMs).unref();
@@ -214,7 +302,7 @@ function asyncStdout(): LineBuffer {
   if (stdoutDestination === undefined) {
     // sonic-boom writes (fs.write on the thread pool) whatever it holds when it is not already
     // writing; lineBuffer hands it 64 KiB at a time, so a busy server makes a write per ~200 lines.
-    const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' }) as unknown as { write(chunk: Buffer): boolean; flushSync(): void };
+    const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' }) as unknown as Parameters<typeof lineBuffer>[0];
     const destination = lineBuffer(sonic, (chunk) => writeSync(1, chunk));
     stdoutDestination = destination;
     process.once('exit', () => {

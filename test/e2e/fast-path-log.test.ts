@@ -5,28 +5,35 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadDefaultConfig } from '../../config/load.ts';
-import { lineBuffer, loggerOptions } from '../../src/http/logging.ts';
+import pino from 'pino';
+import { createHitLogger, lineBuffer, loggerOptions } from '../../src/http/logging.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { captureLines } from '../helpers/log-lines.ts';
 
-const { stream, lines } = captureLines();
-
-let app: FastifyInstance;
-let base: string;
 const clock = Date.UTC(2025, 5, 18, 2, 15, 30);
 
-beforeAll(async () => {
-  const config = loadDefaultConfig();
-  (config.log as { level: string }).level = 'info';
-  ({ app } = await buildTestApp({ now: () => clock, logger: loggerOptions(config, { format: 'json', stream }) }));
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-});
-afterAll(() => app.close());
+/** Lines through a plain stream (the line is built as a string) or through lineBuffer (encoded in place, as in production). */
+for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-path access line, through ${through}`, () => {
+  const { stream, lines } = captureLines();
+  const gathered = lineBuffer({ write: (chunk) => stream.write(chunk), flushSync: () => {} }, () => {}, 65_536, 60_000);
+  let app: FastifyInstance;
+  let base: string;
 
-const completed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request completed');
+  beforeAll(async () => {
+    const config = loadDefaultConfig();
+    (config.log as { level: string }).level = 'info';
+    const logStream = through === 'lineBuffer' ? gathered : stream;
+    ({ app } = await buildTestApp({ now: () => clock, logger: loggerOptions(config, { format: 'json', stream: logStream as never }) }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  });
+  afterAll(() => app.close());
 
-describe('fast-path access line', () => {
+  const completed = () => {
+    gathered.flush();
+    return lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request completed');
+  };
+
   it('writes the normal path line with fast_path: true, valid JSON, the key id and never the key', async () => {
     const path = '/v1/quotes?symbols=600519.SH&fields=%22quoted%22';
     const first = await fetch(`${base}${path}`, { headers: { 'x-api-key': KEYS.demo, 'accept-encoding': 'identity' } });
@@ -65,6 +72,36 @@ describe('fast-path access line', () => {
   });
 });
 
+describe('fast-path access line encoded in place', () => {
+  it('writes the same bytes as the string it stands for, for any duration, status, URL and key id', () => {
+    const { stream: plain, lines: plainLines } = captureLines();
+    const { stream: sink, lines: placedLines } = captureLines();
+    const placed = lineBuffer({ write: (chunk) => sink.write(chunk), flushSync: () => {} }, () => {}, 200, 60_000);
+    const fixed = { timestamp: () => ',"time":"2026-11-23T08:00:00.000Z"' };
+    const asString = createHitLogger(pino({ level: 'info', ...fixed }, plain) as never);
+    const inPlace = createHitLogger(pino({ level: 'info', ...fixed }, placed as never) as never);
+    const route = {};
+    const cases: Array<[string, number, string, number, string]> = [
+      ['/v1/quotes?symbols=AAPL.US', 200, 'abc-1', 0, 'demo'],
+      ['/v1/quotes?symbols=AAPL.US', 304, 'abc-2', 0.1, 'demo'],
+      ['/v1/klines?symbol=600519.SH&count=1000', 200, 'client.id:7', 2.3, 'trader "desk" 1'],
+      ['/v1/quotes?symbols=%E4%B8%AD&x=中', 200, 'z', 123_456.7, 'ключ'],
+      ['/v1/quotes?symbols=AAPL.US', 200, 'q', 10, 'demo'],
+    ];
+    for (const [url, status, reqId, ms, keyId] of cases) {
+      const memo = url === cases[0][0] ? route : {};
+      asString(memo, url, '/v1/quotes', status, reqId, ms, keyId);
+      inPlace(memo, url, '/v1/quotes', status, reqId, ms, keyId);
+    }
+    placed.flush();
+    // Times differ only if the clock ticked between the two writes: compare without them.
+    const untimed = (l: string) => l.replace(/"time":"[^"]+"/, '"time":""');
+    expect(placedLines.map(untimed)).toEqual(plainLines.map(untimed));
+    expect(placedLines.map((l) => (JSON.parse(l) as { duration_ms: number }).duration_ms)).toEqual([0, 0.1, 2.3, 123_456.7, 10]);
+    expect(JSON.parse(placedLines[3]) as object).toMatchObject({ req: { url: '/v1/quotes?symbols=%E4%B8%AD&x=中' }, key_id: 'ключ' });
+  });
+});
+
 describe('lineBuffer', () => {
   it('hands chunks of at least chunkBytes over as UTF-8 bytes, in order, and on flushSync writes the rest synchronously after what the destination holds', () => {
     const written: string[] = [];
@@ -98,4 +135,40 @@ describe('lineBuffer', () => {
     // The 60,000-byte line went over on its own, after what was gathered before it.
     expect(written.map((b) => b.length)).toContain(60_001);
   });
+  it('reuses a chunk Buffer only once the destination says its bytes were written (sonic-boom\'s write event)', async () => {
+    // A destination that writes later, in pieces, as fs.write may: it copies what it writes out
+    // only when it writes, so a Buffer reused too early would show up as corrupted output.
+    let onWrite: ((n: number) => void) | undefined;
+    const queue: Buffer[] = [];
+    const out: Buffer[] = [];
+    const allocated = new Set<ArrayBufferLike>();
+    const writeSome = (limit: number) => {
+      const next = queue[0];
+      if (next === undefined) return;
+      const n = Math.min(next.length, limit);
+      out.push(Buffer.from(next.subarray(0, n)));
+      if (n === next.length) queue.shift();
+      else queue[0] = next.subarray(n);
+      onWrite?.(n);
+    };
+    let handedOver = 0;
+    const buffer = lineBuffer({
+      write: (chunk) => (handedOver++, allocated.add(chunk.buffer), queue.push(chunk), true),
+      flushSync: () => {},
+      on: (_event, listener) => (onWrite = listener),
+    }, () => {}, 256, 60_000);
+    const lines = Array.from({ length: 3300 }, (_, i) => `line ${i} ${'x'.repeat(i % 37)}\n`);
+    for (const [i, line] of lines.entries()) {
+      buffer.write(line);
+      // First a backlog of ~30 chunks, then a writer faster than the lines, in 60-byte pieces.
+      if (i >= 300) writeSome(60);
+    }
+    buffer.flush();
+    while (queue.length > 0) writeSome(1000);
+    expect(Buffer.concat(out).toString()).toBe(lines.join(''));
+    // Buffers were reused: far fewer distinct ones than chunks handed over.
+    expect(handedOver).toBeGreaterThan(300);
+    expect(allocated.size).toBeLessThan(handedOver / 4);
+  });
 });
+
