@@ -115,6 +115,91 @@ describe('cache-hit fast path', () => {
   });
 });
 
+/** Writes `text` on one connection and reads until `responses` complete responses arrived (or the server closed). */
+function exchange(text: string, responses: number, endAfter = false): Promise<{ raw: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(base).port), '127.0.0.1', () => socket.write(text));
+    let raw = '';
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      resolve({ raw, closed });
+    };
+    const complete = () => {
+      let count = 0;
+      for (let at = 0; ;) {
+        const head = raw.indexOf('\r\n\r\n', at);
+        if (head < 0) break;
+        const length = Number(/content-length: (\d+)/i.exec(raw.slice(at, head))?.[1] ?? 0);
+        if (raw.length < head + 4 + length) break;
+        count++;
+        at = head + 4 + length;
+      }
+      return count;
+    };
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      raw += chunk;
+      // Wait a moment for a close that follows the last response (Connection: close).
+      if (complete() >= responses) setTimeout(() => finish(false), endAfter ? 200 : 0);
+    });
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', reject);
+  });
+}
+
+describe('fast-path prebuilt header block (wire level)', () => {
+  const path = '/v1/quotes?symbols=300750.SZ';
+  const request = (extra = '', version = '1.1') => `GET ${path} HTTP/${version}\r\nHost: x\r\nX-API-Key: ${KEYS.demo}\r\n${extra}\r\n`;
+
+  it('answers pipelined keep-alive hits in order, with the Date, Connection and Keep-Alive lines node:http writes', async () => {
+    await get(path, { 'x-api-key': KEYS.demo });
+    const { raw, closed } = await exchange(request('X-Request-Id: one\r\n') + request('X-Request-Id: two\r\n') + request('X-Request-Id: three\r\n'), 3);
+    expect(closed).toBe(false);
+    const heads = raw.split(/\r\n\r\n\{[^]*?\}(?=HTTP\/|$)/).filter((h) => h.startsWith('HTTP/'));
+    expect(heads.map((h) => /x-request-id: (\S+)/.exec(h)?.[1])).toEqual(['one', 'two', 'three']);
+    for (const head of heads) {
+      expect(head.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+      expect(head).toMatch(/\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n/);
+      expect(head).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=72');
+      expect(head).toContain('x-cache: HIT');
+      // Each header once.
+      const names = head.split('\r\n').slice(1).map((line) => line.split(':')[0].toLowerCase());
+      expect(new Set(names).size).toBe(names.length);
+    }
+    // The bodies are the cached bytes, as long as content-length says.
+    const body = (await get(path, { 'x-api-key': KEYS.demo })).body.toString('latin1');
+    expect(raw.split(body).length - 1).toBe(3);
+  });
+
+  it('closes after the answer when the client asks (Connection: close) or speaks HTTP/1.0, as node:http does', async () => {
+    await get(path, { 'x-api-key': KEYS.demo });
+    const close = await exchange(request('Connection: close\r\n'), 1, true);
+    expect(close.raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
+    expect(close.raw).toContain('x-cache: HIT');
+    expect(close.raw).toMatch(/\r\nConnection: close\r\n/i);
+    expect(close.closed).toBe(true);
+    const old = await exchange(request('', '1.0'), 1, true);
+    expect(old.raw).toContain('x-cache: HIT');
+    expect(old.raw).not.toMatch(/keep-alive/i);
+    expect(old.closed).toBe(true);
+  });
+
+  it('keeps the connection after a 304 and answers the next request on it', async () => {
+    const first = await get(path, { 'x-api-key': KEYS.demo });
+    const { raw, closed } = await exchange(request(`If-None-Match: ${first.headers.etag}\r\n`) + request(), 2);
+    expect(closed).toBe(false);
+    expect(raw.startsWith('HTTP/1.1 304 Not Modified\r\n')).toBe(true);
+    const [notModified] = raw.split('\r\n\r\n');
+    expect(notModified).toContain('Connection: keep-alive');
+    expect(notModified).not.toMatch(/content-length/i);
+    expect(raw.indexOf('HTTP/1.1 200 OK')).toBeGreaterThan(0);
+  });
+});
+
 describe('fast-path URL index', () => {
   it('is bounded by bytes (an eighth of the response cache, at least 1 MiB), reported in /metrics', async () => {
     const { app: own } = await buildTestApp({ configure: (config) => { config.cache.responseMaxBytes = 4 * 1_048_576; } });
