@@ -1,7 +1,8 @@
 // Cache-hit cost against a bare server, measured with wrk (issue 15; DESIGN.md 7). One run, side
 // by side, rounds rotating the order: a bare node:http server and a minimal Fastify app sending
 // the service's captured bytes, the service at its shipped log level (info) and at warn, and, with
-// BENCH_BEFORE=<checkout>, the same service at an earlier commit (before/after in one run).
+// BENCH_BEFORE=<checkout>, the same service at an earlier commit (before/after in one run), at
+// BENCH_BEFORE_LEVEL (default info, the shipped level).
 //   node bench/hit.ts            (BENCH_ROUNDS=3, BENCH_SECONDS=4, BENCH_WARMUP=3, BENCH_CONNECTIONS=100)
 // Prints, per scenario and pipelining depth: requests/s, the ratio to bare (median and range over
 // rounds), server CPU µs per request and bare's ÷ it (steady where req/s swings with the VM's stolen
@@ -80,7 +81,8 @@ const starters: Starter[] = [
   { label: 'service (warn)', start: () => startService({ nodeArgs: NODE_FLAGS, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) },
 ];
 if (process.env.BENCH_BEFORE) {
-  starters.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, warn)`, start: () => startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: 'warn', MDQS__history__enabled: 'false' } }) });
+  const beforeLevel = process.env.BENCH_BEFORE_LEVEL ?? 'info';
+  starters.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, ${beforeLevel})`, start: () => startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: beforeLevel, MDQS__history__enabled: 'false' } }) });
 }
 const rows: string[] = [];
 for (const scenario of SCENARIOS) {

@@ -2,8 +2,9 @@
 // cache before, whose key (X-API-Key header) is valid, whose plan permits what that answer needed,
 // whose rate limit admits it and whose cached bytes are still fresh is answered here, before
 // Fastify routes it, with one synchronous lookup and one write: no promise, no hook, no
-// serialisation. Everything else (any check failing, any doubt) goes to the normal path, which
-// produces the same answer or the documented error: the fast path never answers an error itself.
+// serialisation, and a header block prebuilt per cached entry (sendPrebuilt). Everything else (any
+// check failing, any doubt) goes to the normal path, which produces the same answer or the
+// documented error: the fast path never answers an error itself.
 //
 // What it keeps from the normal path: authentication (same KeyStore lookup), authorisation (the
 // needs the route recorded with requireAccess, and the bars budget), the rate limit (the same
@@ -163,6 +164,11 @@ function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, var
   return true;
 }
 
+/** The per-request headers as writeHead pairs (the path taken when the prebuilt block is not). */
+function varyingPairs(requestId: string, age: number, decision: LimitDecision, reset: number): string[] {
+  return ['x-request-id', requestId, 'age', String(age), 'x-ratelimit-limit', String(decision.limit), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(reset)];
+}
+
 /** What an index entry weighs: the URL (key and copy in the entry's map slot) and the route's strings, two bytes a char, and its objects. */
 function indexEntryBytes(route: FastRoute, url: string): number {
   return INDEX_ENTRY_OVERHEAD + 2 * (url.length + route.key.length + route.route.length);
@@ -217,11 +223,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const reset = Math.ceil(decision.resetMs / 1000);
       const match = req.headers['if-none-match'];
       const etag = gzip ? fixed.gzipEtag : cached.etag;
+      // The headers that vary per request, as wire text for the prebuilt block, as pairs for writeHead.
+      const varying = `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`;
       served += 1;
       if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, cached.etag))) {
-        const varying = `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`;
         if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: accept-encoding\r\nx-cache: HIT\r\n`, varying, undefined)) {
-          res.writeHead(304, ['x-request-id', requestId, 'age', String(age), 'x-ratelimit-limit', String(decision.limit), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(reset), 'etag', etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
+          res.writeHead(304, [...varyingPairs(requestId, age, decision, reset), 'etag', etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
           res.end();
         }
         options.onServed(route, 304, entry, startedAt, req, requestId);
@@ -229,8 +236,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
       }
       const block = gzip ? fixed.gzipBlock : fixed.plainBlock;
       const body = gzip ? cached.gzip : cached.body;
-      if (block === undefined || !sendPrebuilt(res, 200, block, `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`, body)) {
-        res.writeHead(200, (gzip ? fixed.gzip! : fixed.plain).concat(['x-request-id', requestId, 'age', String(age), 'x-ratelimit-limit', String(decision.limit), 'x-ratelimit-remaining', String(decision.remaining), 'x-ratelimit-reset', String(reset)]));
+      if (block === undefined || !sendPrebuilt(res, 200, block, varying, body)) {
+        res.writeHead(200, (gzip ? fixed.gzip! : fixed.plain).concat(varyingPairs(requestId, age, decision, reset)));
         res.end(body);
       }
       options.onServed(route, 200, entry, startedAt, req, requestId);
