@@ -317,7 +317,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       cache: fastPathCache,
       gzipMinBytes: config.cache.gzipMinBytes,
       now,
-      limit: (entry, address) => limitSync(entry, address),
+      limit: (entry, address, at) => limitSync(entry, address, at),
       isClosing: () => closing,
       // Behind a proxy the address needs the proxy rules: the normal path then decides.
       address: (req) => (config.server.trustProxy ? undefined : req.socket.remoteAddress),
@@ -325,10 +325,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         const incoming = req.headers['x-request-id'];
         return typeof incoming === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(incoming) ? incoming : `${requestCounter.prefix}-${++requestCounter.n}`;
       },
-      onServed: (route, status, entry, startedAt, req, requestIdSent) => {
+      onServed: (route, status, entry, startedAt, req, requestIdSent, wallMs) => {
         keyUsage.record(entry.id, status);
         const ms = performance.now() - startedAt;
-        logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id);
+        logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id, wallMs);
         let series = bound.get(route);
         if (series === undefined) {
           series = {

@@ -54,7 +54,8 @@ export interface AuthFailures {
   refuse(address: string): Promise<LimitDecision | undefined>;
   admit(address: string, keyId: string): Promise<LimitDecision | undefined>;
   /** A valid key served elsewhere (the cache-hit fast path): remember it for that address. */
-  seen(address: string, keyId: string): void;
+  /** `now`: the caller's reading of the same clock, when it has one. */
+  seen(address: string, keyId: string, now?: number): void;
 }
 
 export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
@@ -83,7 +84,7 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
   };
 
   return {
-    seen: (address, keyId) => remember(address, keyId, options.now()),
+    seen: (address, keyId, now) => remember(address, keyId, now ?? options.now()),
     async refuse(address) {
       const decision = await limiter.consume(bucket(address), budget, windowMs);
       if (decision === undefined || decision.allowed) return undefined;

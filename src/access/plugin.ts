@@ -58,7 +58,7 @@ export interface Access {
    * failed-key block there does not lock it out later. While any address is blocked for wrong
    * keys, the normal path decides everything (it alone applies the block).
    */
-  limitSync(entry: KeyEntry, address?: string): LimitDecision | undefined;
+  limitSync(entry: KeyEntry, address?: string, now?: number): LimitDecision | undefined;
 }
 
 /** Registers the access hook. */
@@ -130,11 +130,19 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     }
     reply.headers(headers);
   });
+  // The fast path's bucket name per key record (a reload makes new records).
+  const keyBuckets = new WeakMap<KeyEntry, string>();
   return {
-    limitSync: (entry, address) => {
-      if (now() < blockSeenUntil) return undefined;
-      const decision = limiter.consumeSync?.(`key:${entry.id}`, entry.plan.rateLimit.max, entry.plan.rateLimit.windowMs);
-      if (decision !== undefined && address !== undefined) failures.seen(address, entry.id);
+    limitSync: (entry, address, at) => {
+      const time = at ?? now();
+      if (time < blockSeenUntil) return undefined;
+      let bucket = keyBuckets.get(entry);
+      if (bucket === undefined) {
+        bucket = `key:${entry.id}`;
+        keyBuckets.set(entry, bucket);
+      }
+      const decision = limiter.consumeSync?.(bucket, entry.plan.rateLimit.max, entry.plan.rateLimit.windowMs, time);
+      if (decision !== undefined && address !== undefined) failures.seen(address, entry.id, time);
       return decision;
     },
   };

@@ -40,7 +40,7 @@ export interface Limiter {
    * The same decision without a promise, for the cache-hit fast path (http/fast-path.ts);
    * undefined when it cannot be decided synchronously (a shared Redis limiter).
    */
-  consumeSync?(bucket: string, max: number, windowMs: number): LimitDecision | undefined;
+  consumeSync?(bucket: string, max: number, windowMs: number, now?: number): LimitDecision | undefined;
   /** Admissions currently in the window (no admission). */
   peek(bucket: string, windowMs: number): Promise<number | undefined>;
 }
@@ -123,8 +123,9 @@ export function createLocalLimiter(options: LocalLimiterOptions): Limiter {
     }
   };
 
-  const consumeSync = (bucket: string, max: number, windowMs: number): LimitDecision => {
-      const now = options.now();
+  /** `at`: the caller's reading of the same clock (the fast path reads it once per hit). */
+  const consumeSync = (bucket: string, max: number, windowMs: number, at?: number): LimitDecision => {
+      const now = at ?? options.now();
       let log = logs.get(bucket);
       if (log === undefined) {
         if (logs.size >= maxBuckets) sweep(now);
@@ -210,8 +211,8 @@ export function createSharedLimiter(options: SharedLimiterOptions): Limiter {
   const { degraded, redis, instances } = options;
   const share = (max: number) => Math.max(1, Math.floor(max / Math.max(1, instances)));
   return {
-    consumeSync(bucket, max, windowMs) {
-      return redis === undefined ? degraded.consumeSync?.(bucket, max, windowMs) : undefined;
+    consumeSync(bucket, max, windowMs, now) {
+      return redis === undefined ? degraded.consumeSync?.(bucket, max, windowMs, now) : undefined;
     },
     async consume(bucket, max, windowMs) {
       if (redis === undefined) return degraded.consume(bucket, max, windowMs);

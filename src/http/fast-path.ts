@@ -37,11 +37,14 @@ export interface FastPathOptions {
   gzipMinBytes: number;
   now: () => number;
   /** A synchronous rate-limit decision; undefined sends the request the normal way. */
-  limit(entry: KeyEntry, address: string | undefined): LimitDecision | undefined;
+  limit(entry: KeyEntry, address: string | undefined, now: number): LimitDecision | undefined;
   isClosing(): boolean;
   requestId(req: IncomingMessage): string;
-  /** Told after each answer; `startedAt` is performance.now() when the hit was taken. */
-  onServed(route: FastRoute, status: 200 | 304, entry: KeyEntry, startedAt: number, req: IncomingMessage, requestId: string): void;
+  /**
+   * Told after each answer; `startedAt` is performance.now() when the hit was taken, `wallMs` the
+   * wall clock (Date.now()) read once for the hit's Date header.
+   */
+  onServed(route: FastRoute, status: 200 | 304, entry: KeyEntry, startedAt: number, req: IncomingMessage, requestId: string, wallMs: number): void;
   /** The client address as the normal path sees it (trustProxy honoured). */
   address(req: IncomingMessage): string | undefined;
   /** Bound of the URL index, bytes (default: an eighth of the response cache's bound, ≥ 1 MiB). */
@@ -132,8 +135,7 @@ interface RawResponse {
 /** node:http's Date header, one string per second as node:http keeps it. */
 let dateSecond = -1;
 let dateLine = '';
-function currentDateLine(): string {
-  const ms = Date.now();
+function currentDateLine(ms: number): string {
   const second = ms - (ms % 1000);
   if (second !== dateSecond) {
     dateSecond = second;
@@ -150,7 +152,7 @@ function currentDateLine(): string {
  * written nothing, when the response is not in the state that covers (not keep-alive, or the
  * fields are not what Node 24 has); the caller then uses writeHead.
  */
-function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, varying: string, body: Buffer | undefined): boolean {
+function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, varying: string, body: Buffer | undefined, wall: number): boolean {
   const raw = res as unknown as RawResponse;
   if (raw._header !== null || raw._headerSent !== false || raw.shouldKeepAlive !== true || raw.maxRequestsOnConnectionReached === true
     || raw.sendDate !== true || raw.chunkedEncoding !== false || raw.useChunkedEncodingByDefault !== true || raw._defaultKeepAlive !== true || typeof raw._keepAliveTimeout !== 'number') return false;
@@ -158,7 +160,7 @@ function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, var
   raw.statusCode = status;
   raw.statusMessage = status === 200 ? 'OK' : 'Not Modified';
   if (status === 304) raw._hasBody = false;
-  raw._header = `${status === 200 ? 'HTTP/1.1 200 OK' : 'HTTP/1.1 304 Not Modified'}\r\n${block}${varying}${currentDateLine()}${keepAlive}\r\n`;
+  raw._header = `${status === 200 ? 'HTTP/1.1 200 OK' : 'HTTP/1.1 304 Not Modified'}\r\n${block}${varying}${currentDateLine(wall)}${keepAlive}\r\n`;
   if (body === undefined) res.end();
   else res.end(body);
   return true;
@@ -214,10 +216,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // The gzip variant is built by the normal path the first time a client asks for it.
       if (gzip && cached.gzip === undefined) return false;
       // Last: a refused request goes the normal way, which refuses it with the 429 body.
-      const decision = options.limit(entry, options.address(req));
+      const decision = options.limit(entry, options.address(req), now);
       if (decision === undefined || !decision.allowed) return false;
 
       const fixed = fixedHeaders(cached);
+      // The wall clock for the Date header and the access line (`now` may be a test's clock).
+      const wall = Date.now();
       const requestId = options.requestId(req);
       const age = Math.floor((hit.age + cached.dataAgeMs) / 1000);
       const reset = Math.ceil(decision.resetMs / 1000);
@@ -227,20 +231,20 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const varying = `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`;
       served += 1;
       if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, cached.etag))) {
-        if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: accept-encoding\r\nx-cache: HIT\r\n`, varying, undefined)) {
+        if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: accept-encoding\r\nx-cache: HIT\r\n`, varying, undefined, wall)) {
           res.writeHead(304, [...varyingPairs(requestId, age, decision, reset), 'etag', etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
           res.end();
         }
-        options.onServed(route, 304, entry, startedAt, req, requestId);
+        options.onServed(route, 304, entry, startedAt, req, requestId, wall);
         return true;
       }
       const block = gzip ? fixed.gzipBlock : fixed.plainBlock;
       const body = gzip ? cached.gzip : cached.body;
-      if (block === undefined || !sendPrebuilt(res, 200, block, varying, body)) {
+      if (block === undefined || !sendPrebuilt(res, 200, block, varying, body, wall)) {
         res.writeHead(200, (gzip ? fixed.gzip! : fixed.plain).concat(varyingPairs(requestId, age, decision, reset)));
         res.end(body);
       }
-      options.onServed(route, 200, entry, startedAt, req, requestId);
+      options.onServed(route, 200, entry, startedAt, req, requestId, wall);
       return true;
     },
     get served() {

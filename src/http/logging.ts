@@ -96,7 +96,7 @@ export function isoTime(ms: number): string {
  * (or generated) and needs no escaping; `url` is the raw URL, which never holds a key (the fast
  * path never serves such a URL: fast-path.ts record()).
  */
-export type HitLogger = (memo: object, url: string, route: string, status: number, reqId: string, durationMs: number, keyId: string) => void;
+export type HitLogger = (memo: object, url: string, route: string, status: number, reqId: string, durationMs: number, keyId: string, wallMs?: number) => void;
 
 /**
  * The fast path's access line: the JSON pino would write for `logger.info({...}, 'request
@@ -130,7 +130,7 @@ export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
   const headBytes = Buffer.from(head);
   const baseBytes = Buffer.from(base);
   const durationBytes = Buffer.from(',"duration_ms":');
-  return (memo, url, route, status, reqId, durationMs, keyId) => {
+  return (memo, url, route, status, reqId, durationMs, keyId, wallMs) => {
     if (pinoLogger.levelVal > info) return;
     let middle = middles.get(memo);
     if (middle === undefined) {
@@ -145,7 +145,7 @@ export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
       tail = { text, bytes: Buffer.from(text) };
       tails.set(keyId, tail);
     }
-    const time = isoTime(Date.now());
+    const time = isoTime(wallMs ?? Date.now());
     // In place: the request id and the time are ASCII (REQUEST_ID, toISOString), the numbers are
     // written digit by digit, the rest was encoded once. 24 bytes cover any duration's digits.
     const bytes = lines?.room(headBytes.length + time.length + baseBytes.length + reqId.length + middle.bytes.length + 3 + durationBytes.length + 24 + tail.bytes.length);
