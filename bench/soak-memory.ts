@@ -11,24 +11,14 @@
 //   SOAK_MALLOC_ARENA_MAX=2 node bench/soak-memory.ts   glibc malloc arenas for the service
 //   SOAK_ENV='MDQS__adapters__sim__memoMaxBytes=16777216' …   any extra environment (K=V, spaces)
 // Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
-import { readFileSync } from 'node:fs';
 import { mib, runSoak } from './soak.ts';
+import { startScriptSettings } from './lib/processes.ts';
 
 const MIB = 1048576;
 const num = (name: string, fallback: number) => {
   const raw = process.env[name];
   return raw === undefined || raw === '' ? fallback : Number(raw);
 };
-
-/** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} variables. */
-export function startScriptSettings(): { flags: string[]; env: Record<string, string> } {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
-  const start = pkg.scripts.start;
-  const flags = /\$\{MDQS_NODE_FLAGS:-([^}]*)\}/.exec(start)?.[1].split(/\s+/).filter(Boolean) ?? [];
-  const env: Record<string, string> = {};
-  for (const match of start.matchAll(/\b([A-Z_]+)=\$\{\1:-([^}]*)\}/g)) env[match[1]] = match[2];
-  return { flags, env };
-}
 
 const seconds = num('SOAK_SECONDS', 180);
 const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;

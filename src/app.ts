@@ -270,6 +270,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   const service = new MarketDataService(loader, resources, now);
+  metrics.trackHeavyCandles(() => service.heavyCandles);
   const ctx: AppContext = { service, responder, config, keys: options.keys, metrics, now, redis: options.redis };
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

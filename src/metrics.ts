@@ -18,6 +18,8 @@
 //   mdqs_circuit_state{adapter}                            gauge, 0 closed, 1 half-open, 2 open
 //   mdqs_cache_bytes{layer}                                gauge, bytes charged to the cache
 //   mdqs_upstream_invalid_rows_total{adapter,resource,reason} counter, vendor rows dropped
+//   mdqs_heavy_candle_bars                                 gauge, base bars held by series built in the worker
+//   mdqs_heavy_candle_waiting                              gauge, requests waiting for room among them
 //
 // The two gauges are read when scraped, from functions registered once, so the hot path never
 // touches them and a breaker's lazy open → half-open move shows without traffic.
@@ -198,6 +200,8 @@ export interface Metrics {
   invalidRows: Counter<'adapter' | 'resource' | 'reason'>;
   trackCacheBytes(layer: string, read: () => number): void;
   trackCircuit(adapter: string, read: () => BreakerState): void;
+  /** Heavy candle requests (service/bars-gate.ts): bars held and requests waiting, read when scraped. */
+  trackHeavyCandles(read: () => { held: number; waiting: number }): void;
 }
 
 export const CIRCUIT_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
@@ -211,6 +215,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registers = [registry];
   const cacheReaders = new Map<string, () => number>();
   const circuitReaders = new Map<string, () => BreakerState>();
+  let heavyReader: (() => { held: number; waiting: number }) | undefined;
 
   const metrics: Metrics = {
     registry,
@@ -259,7 +264,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     trackCircuit(adapter, read) {
       circuitReaders.set(adapter, read);
     },
+    trackHeavyCandles(read) {
+      heavyReader = read;
+    },
   };
+  new Gauge({
+    name: 'mdqs_heavy_candle_bars', help: 'Base bars held by the series being fetched and built in the worker (at most the heavy-request budget).',
+    registers,
+    collect() {
+      if (heavyReader !== undefined) this.set(heavyReader().held);
+    },
+  });
+  new Gauge({
+    name: 'mdqs_heavy_candle_waiting', help: 'Requests for series built in the worker waiting for room in the heavy-request budget.',
+    registers,
+    collect() {
+      if (heavyReader !== undefined) this.set(heavyReader().waiting);
+    },
+  });
 
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   return metrics;

@@ -216,3 +216,13 @@ export function rssOf(pid: number): { rss: number; hwm: number } {
   };
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
+
+/** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} variables. */
+export function startScriptSettings(): { flags: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const start = pkg.scripts.start;
+  const flags = /\$\{MDQS_NODE_FLAGS:-([^}]*)\}/.exec(start)?.[1].split(/\s+/).filter(Boolean) ?? [];
+  const env: Record<string, string> = {};
+  for (const match of start.matchAll(/\b([A-Z_]+)=\$\{\1:-([^}]*)\}/g)) env[match[1]] = match[2];
+  return { flags, env };
+}

@@ -15,8 +15,9 @@ import type {
 import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
 import { DAY_MS } from '../markets/time.ts';
-import { aggregationFor, baseFetchFor } from './candle-plan.ts';
+import { aggregationFor, baseFetchFor, type BaseFetch } from './candle-plan.ts';
 import { createCandleBuilder, type CandleBuilder } from './candle-build.ts';
+import { createBarsGate, type BarsGate } from './bars-gate.ts';
 
 export interface BatchResult<T> {
   /** Found items by normalised symbol. */
@@ -64,13 +65,19 @@ export function settle<T>(refs: readonly SymbolRef[], result: LoadResult<T>): Ba
   };
 }
 
+/** Series over this many base bars are built in the worker thread (candle-build.ts). */
+export const INLINE_MAX_BARS = 20_000;
+/** Base bars that series built in the worker may hold at once (~16 MiB of columns; bars-gate.ts). */
+export const HEAVY_BARS_IN_FLIGHT = 262_144;
+
 export class MarketDataService {
   readonly #loader: Loader;
+  readonly #heavy: BarsGate = createBarsGate(HEAVY_BARS_IN_FLIGHT);
   readonly #resources: Resources;
   readonly #builder: CandleBuilder;
   readonly now: () => number;
 
-  constructor(loader: Loader, resources: Resources, now: () => number, builder: CandleBuilder = createCandleBuilder({ inlineMaxBars: 20_000 })) {
+  constructor(loader: Loader, resources: Resources, now: () => number, builder: CandleBuilder = createCandleBuilder({ inlineMaxBars: INLINE_MAX_BARS })) {
     this.#loader = loader;
     this.#resources = resources;
     this.#builder = builder;
@@ -121,6 +128,21 @@ export class MarketDataService {
   /** Candles for one symbol; `undefined` when the symbol is unknown; throws when the upstream failed. */
   async candles(ref: SymbolRef, params: CandleParams): Promise<Sourced<Candles> | undefined> {
     const fetch = baseFetchFor(params.period, params);
+    // A series the worker builds waits for room among the others in flight (bars-gate.ts).
+    const release = fetch.count > INLINE_MAX_BARS ? await this.#heavy.acquire(fetch.count) : undefined;
+    try {
+      return await this.#candles(ref, params, fetch);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Heavy candle requests: bars held now and requests waiting for room (bars-gate.ts). */
+  get heavyCandles(): { held: number; waiting: number } {
+    return { held: this.#heavy.held, waiting: this.#heavy.waiting };
+  }
+
+  async #candles(ref: SymbolRef, params: CandleParams, fetch: BaseFetch): Promise<Sourced<Candles> | undefined> {
     const raw = await this.#raw({ symbol: ref, period: fetch.period, start: fetch.start, end: fetch.end, count: fetch.count });
     if (raw.value === undefined) return undefined;
     const adjust = params.adjust === 'none' ? { events: [], status: emptyStatus() } : await this.#adjustEvents(ref, params.adjust);

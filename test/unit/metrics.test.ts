@@ -10,6 +10,8 @@ describe('createMetrics', () => {
       'mdqs_cache_bytes',
       'mdqs_cache_lookups_total',
       'mdqs_circuit_state',
+      'mdqs_heavy_candle_bars',
+      'mdqs_heavy_candle_waiting',
       'mdqs_http_request_duration_seconds',
       'mdqs_http_requests_total',
       'mdqs_rate_limited_total',
