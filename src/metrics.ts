@@ -131,6 +131,8 @@ export class SeriesCounter<L extends string> extends SeriesMetric<L, CounterSeri
   }
 
   inc(labels: Partial<Record<L, LabelValue>>, value = 1): void {
+    // As prom-client's Counter: it only goes up.
+    if (!(value >= 0) || !Number.isFinite(value)) throw new TypeError(`${this.name}: a counter goes up by a finite amount ≥ 0, not ${value}`);
     this.seriesOf(labels).value += value;
   }
 

@@ -128,6 +128,9 @@ interface RawResponse {
   sendDate: boolean;
   chunkedEncoding: boolean;
   useChunkedEncodingByDefault: boolean;
+  _expect_continue: unknown;
+  _maxRequestsPerSocket: unknown;
+  _sent100: unknown;
   statusCode: number;
   statusMessage: string;
 }
@@ -155,7 +158,8 @@ function currentDateLine(ms: number): string {
 function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, varying: string, body: Buffer | undefined, wall: number): boolean {
   const raw = res as unknown as RawResponse;
   if (raw._header !== null || raw._headerSent !== false || raw.shouldKeepAlive !== true || raw.maxRequestsOnConnectionReached === true
-    || raw.sendDate !== true || raw.chunkedEncoding !== false || raw.useChunkedEncodingByDefault !== true || raw._defaultKeepAlive !== true || typeof raw._keepAliveTimeout !== 'number') return false;
+    || raw.sendDate !== true || raw.chunkedEncoding !== false || raw.useChunkedEncodingByDefault !== true
+    || (raw._expect_continue === true && raw._sent100 !== true) || Number(raw._maxRequestsPerSocket ?? 0) > 0 || raw._defaultKeepAlive !== true || typeof raw._keepAliveTimeout !== 'number') return false;
   const keepAlive = raw._keepAliveTimeout > 0 ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(raw._keepAliveTimeout / 1000)}\r\n` : 'Connection: keep-alive\r\n';
   raw.statusCode = status;
   raw.statusMessage = status === 200 ? 'OK' : 'Not Modified';
