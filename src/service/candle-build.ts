@@ -89,6 +89,15 @@ export interface CandleBuilder {
  */
 export const WORKER_IDLE_MS = 10_000;
 
+/**
+ * The worker's old generation, MiB. Uncapped, V8 let the worker's heap grow with a burst of builds
+ * and kept it: ~80 MiB of the process's peak under 64 heavy requests (BENCHMARKS.md, memory). The
+ * largest build a request can ask for (120,000 one-minute bars, candle-plan.ts MAX_BASE_BARS, six
+ * queued) runs at 16 MiB and fails at 12; 64 leaves four times that. Its inputs and outputs are
+ * transferred ArrayBuffers, outside this limit.
+ */
+export const WORKER_OLD_GENERATION_MB = 64;
+
 interface Job {
   resolve: (candles: Candles) => void;
   reject: (error: Error) => void;
@@ -117,7 +126,7 @@ export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: n
   };
 
   const start = (): Worker => {
-    const w = new Worker(new URL('./candle-build-worker.ts', import.meta.url));
+    const w = new Worker(new URL('./candle-build-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB } });
     w.unref();
     w.on('message', (message: { id: number; packed?: Packed; error?: string }) => {
       const job = jobs.get(message.id);

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { SymbolRef } from '../../src/domain.ts';
-import { buildFromSpec, createCandleBuilder, type BuildSpec } from '../../src/service/candle-build.ts';
+import { buildFromSpec, createCandleBuilder, WORKER_OLD_GENERATION_MB, type BuildSpec } from '../../src/service/candle-build.ts';
 import { CN_MORNING } from '../helpers/app.ts';
 
 const sim = createSimAdapter({}, { now: () => CN_MORNING });
@@ -24,6 +24,20 @@ describe('candle building in a worker thread', () => {
     expect(built.timestamp).toHaveLength(1_500);
     expect(built).toEqual(inline);
   });
+
+  it(`builds the largest series a request can ask for (120,000 1m bars) within the worker's ${WORKER_OLD_GENERATION_MB} MiB old generation, six queued at once`, async () => {
+    const raw = await sim.getCandles({ symbol: ref, period: '1m', count: 120_000 });
+    expect(raw!.timestamp.length).toBe(120_000);
+    const factors = (await sim.getExFactors([ref])).get(ref.symbol) ?? [];
+    const events = factors.map((f) => ({ timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: Number.NaN }));
+    const specs: BuildSpec[] = [
+      { raw: raw!, events, adjust: 'forward', period: '1m', region: 'CN', minuteBase: true, window: { count: 120_000 } },
+      { raw: raw!, events, adjust: 'backward', period: '15m', region: 'CN', minuteBase: true, window: { count: 8_000 } },
+      { raw: raw!, events, adjust: 'forward_additive', period: '5m', region: 'CN', minuteBase: true, window: { count: 24_000 } },
+    ];
+    const built = await Promise.all([...specs, ...specs].map((spec) => worker.build(spec)));
+    for (const [i, candles] of built.entries()) expect(candles).toEqual(buildFromSpec(specs[i % 3]));
+  }, 60_000);
 
   it.each(['forward', 'none'] as const)('1m window of 30,000 1m bars (no aggregation: the raw bars sliced in the worker), adjust %s: identical', async (adjust) => {
     const raw = await sim.getCandles({ symbol: ref, period: '1m', count: 30_000 });
