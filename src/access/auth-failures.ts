@@ -53,8 +53,10 @@ export interface AuthFailuresOptions {
 export interface AuthFailures {
   refuse(address: string): Promise<LimitDecision | undefined>;
   admit(address: string, keyId: string): Promise<LimitDecision | undefined>;
-  /** A valid key served elsewhere (the cache-hit fast path): remember it for that address. */
-  /** `now`: the caller's reading of the same clock, when it has one. */
+  /**
+   * A valid key served elsewhere (the cache-hit fast path): remember it for that address. `now`:
+   * the caller's reading of the same clock, when it has one.
+   */
   seen(address: string, keyId: string, now?: number): void;
 }
 
