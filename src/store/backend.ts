@@ -1,8 +1,7 @@
 // What a storage backend does for the history tier. Both backends keep the same three tables
-// (series, bars, coverage; schema.ts) and compute coverage changes with coverage.ts inside their
+// (series, blocks, coverage; schema.ts) and compute coverage changes with coverage.ts inside their
 // fill transaction, so the two agree by construction.
 import type { BasePeriod, Candles } from '../domain.ts';
-import { sizedCandles } from '../candles/window.ts';
 import type { Segment } from './coverage.ts';
 
 export interface SeriesKey {
@@ -67,39 +66,6 @@ export interface Backend {
   stats(): Promise<HistoryStats>;
   sizeBytes(): Promise<number>;
   close(): Promise<void>;
-}
-
-export interface BarRow {
-  ts: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume: number;
-  amount: number;
-  prev_close: number | null;
-}
-
-/** Rows (ascending) → columns; prev_close only when every row has one. */
-export function rowsToCandles(rows: readonly BarRow[]): Candles {
-  const n = rows.length;
-  const c = sizedCandles(n);
-  const prev = new Array<number>(n);
-  let allPrev = true;
-  for (let i = 0; i < n; i++) {
-    const r = rows[i];
-    c.timestamp[i] = Number(r.ts);
-    c.open[i] = r.open;
-    c.high[i] = r.high;
-    c.low[i] = r.low;
-    c.close[i] = r.close;
-    c.volume[i] = Number(r.volume);
-    c.amount[i] = r.amount;
-    if (r.prev_close === null) allPrev = false;
-    else prev[i] = r.prev_close;
-  }
-  if (allPrev) c.prev_close = prev;
-  return c;
 }
 
 export function emptyStats(backend: 'sqlite' | 'postgres', location: string): HistoryStats {

@@ -5,9 +5,11 @@
 // leaves an open transaction that PostgreSQL rolls back when the connection drops.
 import pg from 'pg';
 import type { BasePeriod, Candles } from '../domain.ts';
+import { sliceCandles } from '../candles/window.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, rowsToCandles, tallySeries, type Backend, type BarRow, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
+  emptyStats, tallySeries, type Backend, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
 
@@ -50,7 +52,10 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.history_schema (version integer NOT NULL)`);
       const found = Number((await client.query(`SELECT coalesce(max(version), 0) AS v FROM ${s}.history_schema`)).rows[0].v);
       if (found > SCHEMA_VERSION) throw new SchemaTooNewError(location, found);
-      for (let v = found + 1; v <= SCHEMA_VERSION; v++) for (const sql of POSTGRES_STEPS[v - 1]) await client.query(sql.replaceAll('%s', s));
+      for (let v = found + 1; v <= SCHEMA_VERSION; v++) {
+        for (const sql of POSTGRES_STEPS[v - 1]) await client.query(sql.replaceAll('%s', s));
+        if (v === 2) await convertV1(client, s);
+      }
       if (found < SCHEMA_VERSION) {
         await client.query(`DELETE FROM ${s}.history_schema`);
         await client.query(`INSERT INTO ${s}.history_schema (version) VALUES ($1)`, [SCHEMA_VERSION]);
@@ -108,20 +113,55 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     }
   };
 
-  const matching = async (q: Queryable, f: DropFilter): Promise<number[]> => {
+  const matching = async (q: Queryable, f: DropFilter): Promise<{ id: number; period: BasePeriod }[]> => {
     const where: string[] = [];
     const args: string[] = [];
     if (f.adapter !== undefined) { args.push(f.adapter); where.push(`adapter = $${args.length}`); }
     if (f.symbol !== undefined) { args.push(f.symbol); where.push(`symbol = $${args.length}`); }
     if (f.period !== undefined) { args.push(f.period); where.push(`period = $${args.length}`); }
-    const r = await q.query(`SELECT id FROM ${s}.series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id FOR UPDATE`, args);
-    return r.rows.map((row) => row.id as number);
+    const r = await q.query(`SELECT id, period FROM ${s}.series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id FOR UPDATE`, args);
+    return r.rows as { id: number; period: BasePeriod }[];
   };
 
-  const dropRange = async (q: Queryable, id: number, from: number, to: number): Promise<number> => {
-    const r = await q.query(`DELETE FROM ${s}.bars WHERE series = $1 AND ts BETWEEN $2 AND $3`, [id, from, to]);
+  const putBlocks = async (q: Queryable, id: number, blocks: { block: number; bars: Candles; from?: number; to?: number }[]) => {
+    const keep = blocks.filter((b) => (b.to ?? b.bars.timestamp.length) > (b.from ?? 0));
+    const gone = blocks.filter((b) => !keep.includes(b)).map((b) => b.block);
+    if (gone.length > 0) await q.query(`DELETE FROM ${s}.blocks WHERE series = $1 AND block = ANY($2::integer[])`, [id, gone]);
+    if (keep.length === 0) return;
+    const data = keep.map((b) => {
+      const bytes = encodeBlock(b.bars, b.from, b.to);
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    });
+    await q.query(
+      `INSERT INTO ${s}.blocks (series, block, n, data) SELECT $1, * FROM unnest($2::integer[], $3::integer[], $4::bytea[])
+       ON CONFLICT (series, block) DO UPDATE SET n = excluded.n, data = excluded.data`,
+      [id, keep.map((b) => b.block), keep.map((b) => (b.to ?? b.bars.timestamp.length) - (b.from ?? 0)), data],
+    );
+  };
+
+  /** Removes the bars labelled in [from, to]: inner blocks whole, the two edge blocks rewritten. */
+  const removeBars = async (q: Queryable, id: number, period: BasePeriod, from: number, to: number): Promise<number> => {
+    const bf = blockOf(period, from);
+    const bt = blockOf(period, to);
+    const inner = await q.query(
+      `WITH d AS (DELETE FROM ${s}.blocks WHERE series = $1 AND block > $2 AND block < $3 RETURNING n) SELECT coalesce(sum(n), 0)::bigint AS n FROM d`,
+      [id, bf, bt]);
+    let removed = inner.rows[0].n as number;
+    const edges = await q.query(`SELECT block, data FROM ${s}.blocks WHERE series = $1 AND block = ANY($2::integer[])`, [id, [bf, bt]]);
+    const rewrite: { block: number; bars: Candles }[] = [];
+    for (const row of edges.rows as { block: number; data: Buffer }[]) {
+      const { kept, removed: r } = cutBlock(decodeBlock(row.data), from, to);
+      if (r > 0) rewrite.push({ block: row.block, bars: kept });
+      removed += r;
+    }
+    await putBlocks(q, id, rewrite);
+    return removed;
+  };
+
+  const dropRange = async (q: Queryable, id: number, period: BasePeriod, from: number, to: number): Promise<number> => {
+    const removed = await removeBars(q, id, period, from, to);
     await writeCoverage(q, id, cut(await coverageOf(q, id), from, to));
-    return r.rowCount ?? 0;
+    return removed;
   };
 
   const sizeBytes = async (): Promise<number> => {
@@ -130,8 +170,6 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
        WHERE n.nspname = $1 AND c.relkind = 'r'`, [schema]);
     return r.rows[0].bytes as number;
   };
-
-  const cols = 'ts, open, high, low, close, volume, amount, prev_close';
 
   return {
     kind: 'postgres',
@@ -144,20 +182,43 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
 
     async read(key, lo, hi, newest) {
       const id = await findId(pool, key);
-      if (id === undefined) return rowsToCandles([]);
+      if (id === undefined) return assemble([], lo, hi);
+      const bl = blockOf(key.period, lo);
+      const bh = blockOf(key.period, hi);
       if (newest === undefined) {
-        const r = await pool.query(`SELECT ${cols} FROM ${s}.bars WHERE series = $1 AND ts BETWEEN $2 AND $3 ORDER BY ts`, [id, lo, hi]);
-        return rowsToCandles(r.rows as BarRow[]);
+        const r = await pool.query(`SELECT data FROM ${s}.blocks WHERE series = $1 AND block BETWEEN $2 AND $3 ORDER BY block`, [id, bl, bh]);
+        return assemble((r.rows as { data: Buffer }[]).map((row) => decodeBlock(row.data)), lo, hi);
       }
-      const r = await pool.query(`SELECT ${cols} FROM ${s}.bars WHERE series = $1 AND ts BETWEEN $2 AND $3 ORDER BY ts DESC LIMIT $4`, [id, lo, hi, newest]);
-      return rowsToCandles((r.rows as BarRow[]).reverse());
+      // Newest first, in growing pages, until enough bars in [lo, hi] are decoded.
+      const picked: BlockBars[] = [];
+      let got = 0;
+      let top = bh;
+      for (let page = 8; got < newest && top >= bl; page *= 2) {
+        const r = await pool.query(
+          `SELECT block, data FROM ${s}.blocks WHERE series = $1 AND block BETWEEN $2 AND $3 ORDER BY block DESC LIMIT $4`, [id, bl, top, page]);
+        const rows = r.rows as { block: number; data: Buffer }[];
+        for (const row of rows) {
+          if (got >= newest) break;
+          const b = decodeBlock(row.data);
+          picked.push(b);
+          got += countIn(b.timestamp, lo, hi);
+        }
+        if (rows.length < page) break;
+        top = rows[rows.length - 1].block - 1;
+      }
+      return assemble(picked.reverse(), lo, hi, newest);
     },
 
     async countBars(key, lo, hi) {
       const id = await findId(pool, key);
       if (id === undefined) return 0;
-      const r = await pool.query(`SELECT count(*)::bigint AS n FROM ${s}.bars WHERE series = $1 AND ts BETWEEN $2 AND $3`, [id, lo, hi]);
-      return r.rows[0].n as number;
+      const bl = blockOf(key.period, lo);
+      const bh = blockOf(key.period, hi);
+      const inner = await pool.query(`SELECT coalesce(sum(n), 0)::bigint AS n FROM ${s}.blocks WHERE series = $1 AND block > $2 AND block < $3`, [id, bl, bh]);
+      const edges = await pool.query(`SELECT data FROM ${s}.blocks WHERE series = $1 AND block = ANY($2::integer[])`, [id, [bl, bh]]);
+      let n = inner.rows[0].n as number;
+      for (const row of edges.rows as { data: Buffer }[]) n += countIn(decodeTimestamps(row.data), lo, hi);
+      return n;
     },
 
     async fill({ key, bars, covers }) {
@@ -166,7 +227,7 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
         const locked = await c.query(`SELECT id FROM ${s}.series WHERE adapter = $1 AND symbol = $2 AND period = $3 FOR UPDATE`, [key.adapter, key.symbol, key.period]);
         const id = locked.rows[0].id as number;
         ids.set(keyOf(key), id);
-        if (bars.timestamp.length > 0) await upsert(c, id, bars);
+        if (bars.timestamp.length > 0) await writeBars(c, id, key.period, bars);
         if (hook !== undefined) await hook();
         await writeCoverage(c, id, overlayAll(await coverageOf(c, id), covers));
       });
@@ -175,8 +236,8 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     async drop(filter) {
       return inTransaction(async (c) => {
         let deleted = 0;
-        for (const id of await matching(c, filter)) {
-          deleted += await dropRange(c, id, filter.from ?? Number.MIN_SAFE_INTEGER, filter.to ?? Number.MAX_SAFE_INTEGER);
+        for (const m of await matching(c, filter)) {
+          deleted += await dropRange(c, m.id, m.period, filter.from ?? Number.MIN_SAFE_INTEGER, filter.to ?? Number.MAX_SAFE_INTEGER);
         }
         return deleted;
       });
@@ -185,20 +246,30 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     async prune(period: BasePeriod, before: number) {
       // Asynchronous already (the event loop is free while PostgreSQL deletes): one statement.
       // Set-wise over every series of the period; the series rows are locked like a fill's.
+      // Whole blocks before the cut's block go set-wise; each series' block holding the cut is rewritten.
       return inTransaction(async (c) => {
         await matching(c, { period });
         const of = `series IN (SELECT id FROM ${s}.series WHERE period = $1)`;
-        const r = await c.query(`DELETE FROM ${s}.bars WHERE ${of} AND ts < $2`, [period, before]);
+        const edge = blockOf(period, before - 1);
+        const whole = await c.query(
+          `WITH d AS (DELETE FROM ${s}.blocks WHERE ${of} AND block < $2 RETURNING n) SELECT coalesce(sum(n), 0)::bigint AS n FROM d`, [period, edge]);
+        let deleted = whole.rows[0].n as number;
+        const edges = await c.query(`SELECT series, block, data FROM ${s}.blocks WHERE ${of} AND block = $2`, [period, edge]);
+        for (const row of edges.rows as { series: number; block: number; data: Buffer }[]) {
+          const { kept, removed } = cutBlock(decodeBlock(row.data), Number.MIN_SAFE_INTEGER, before - 1);
+          if (removed > 0) await putBlocks(c, row.series, [{ block: row.block, bars: kept }]);
+          deleted += removed;
+        }
         await c.query(`DELETE FROM ${s}.coverage WHERE ${of} AND hi < $2`, [period, before]);
         await c.query(`UPDATE ${s}.coverage SET lo = $2 WHERE ${of} AND lo < $2`, [period, before]);
-        return r.rowCount ?? 0;
+        return deleted;
       });
     },
 
     async stats(): Promise<HistoryStats> {
       const out = emptyStats('postgres', location);
       const r = await pool.query(`SELECT s.adapter, s.symbol, s.period,
-          (SELECT count(*) FROM ${s}.bars b WHERE b.series = s.id)::bigint AS bars,
+          (SELECT coalesce(sum(n), 0) FROM ${s}.blocks b WHERE b.series = s.id)::bigint AS bars,
           (SELECT count(*) FROM ${s}.coverage c WHERE c.series = s.id)::bigint AS ranges
         FROM ${s}.series s`);
       tallySeries(out, r.rows as SeriesCount[]);
@@ -213,16 +284,43 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     },
   };
 
-  async function upsert(c: pg.PoolClient, id: number, bars: Candles): Promise<void> {
-    await c.query(
-      `INSERT INTO ${s}.bars (series, ts, open, high, low, close, volume, amount, prev_close)
-       SELECT $1, * FROM unnest($2::bigint[], $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::bigint[], $8::float8[], $9::float8[])
-       ON CONFLICT (series, ts) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low,
-         close = excluded.close, volume = excluded.volume, amount = excluded.amount, prev_close = excluded.prev_close`,
-      [id, bars.timestamp, bars.open, bars.high, bars.low, bars.close, bars.volume, bars.amount,
-        bars.prev_close ?? bars.timestamp.map(() => null)],
-    );
+  /** Upserts validated bars block by block: a block already held is merged, new bars winning. */
+  async function writeBars(c: pg.PoolClient, id: number, period: BasePeriod, bars: Candles): Promise<void> {
+    const runs = blockRuns(period, bars.timestamp);
+    const held = await c.query(`SELECT block, data FROM ${s}.blocks WHERE series = $1 AND block BETWEEN $2 AND $3`,
+      [id, runs[0].block, runs[runs.length - 1].block]);
+    const old = new Map<number, Buffer>();
+    for (const row of held.rows as { block: number; data: Buffer }[]) old.set(row.block, row.data);
+    await putBlocks(c, id, runs.map((run) => {
+      const data = old.get(run.block);
+      return data === undefined
+        ? { block: run.block, bars, from: run.from, to: run.to }
+        : { block: run.block, bars: mergeBlock(decodeBlock(data), sliceCandles(bars, run.from, run.to)) };
+    }));
   }
+}
+
+/** Schema step 2: every version-1 bar row into its block, inside the migration's transaction. */
+async function convertV1(client: pg.PoolClient, s: string): Promise<void> {
+  const series = (await client.query(`SELECT id, period FROM ${s}.series`)).rows as { id: number; period: BasePeriod }[];
+  for (const { id, period } of series) {
+    const r = await client.query(`SELECT ts, open, high, low, close, volume, amount, prev_close FROM ${s}.bars WHERE series = $1 ORDER BY ts`, [id]);
+    const rows = r.rows as { ts: number; open: number; high: number; low: number; close: number; volume: number; amount: number; prev_close: number | null }[];
+    if (rows.length === 0) continue;
+    const bars: BlockBars = {
+      timestamp: rows.map((x) => Number(x.ts)), open: rows.map((x) => x.open), high: rows.map((x) => x.high), low: rows.map((x) => x.low),
+      close: rows.map((x) => x.close), volume: rows.map((x) => Number(x.volume)), amount: rows.map((x) => x.amount),
+      prev_close: rows.map((x) => (x.prev_close === null ? Number.NaN : x.prev_close)),
+    };
+    const runs = blockRuns(period, bars.timestamp);
+    const data = runs.map((run) => {
+      const bytes = encodeBlock(bars, run.from, run.to);
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    });
+    await client.query(`INSERT INTO ${s}.blocks (series, block, n, data) SELECT $1, * FROM unnest($2::integer[], $3::integer[], $4::bytea[])`,
+      [id, runs.map((x) => x.block), runs.map((x) => x.to - x.from), data]);
+  }
+  await client.query(`DROP TABLE ${s}.bars`);
 }
 
 /** Drops a schema and everything in it (tests, and `history drop` of a whole PostgreSQL store is not offered). */

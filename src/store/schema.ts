@@ -2,11 +2,14 @@
 // (history_schema holds one row) inside one transaction at boot; a store written by newer code
 // stops the boot instead of being read with the wrong layout.
 //
-// Layout (one row per bar; bytes per bar measured in README "Candle history store"):
+// Layout since version 2 (bytes per bar measured in README "Candle history store"):
 //   series(id, adapter, symbol, period)           unique (adapter, symbol, period)
-//   bars(series, ts, open, high, low, close, volume, amount, prev_close)   primary key (series, ts)
+//   blocks(series, block, n, data)                primary key (series, block): the n bars of one UTC
+//                                                 day (1m) or 128 days (1d) as one blob (blocks.ts)
 //   coverage(series, lo, hi, recheck_at)          primary key (series, lo); recheck_at null = final
-export const SCHEMA_VERSION = 1;
+// Version 1 kept one row per bar in `bars`; step 2 creates `blocks`, the backend moves every bar
+// into it (its `convertV1` in the same transaction) and drops `bars`.
+export const SCHEMA_VERSION = 2;
 
 export class SchemaTooNewError extends Error {
   constructor(location: string, found: number) {
@@ -32,6 +35,10 @@ export const SQLITE_STEPS: readonly string[][] = [
     `CREATE TABLE coverage (series INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, recheck_at INTEGER,
        PRIMARY KEY (series, lo)) WITHOUT ROWID`,
   ],
+  // A rowid table: blobs of 1–15 KB are too wide for WITHOUT ROWID's b-tree (SQLite's advice is
+  // rows under a twentieth of a page there).
+  [`CREATE TABLE blocks (series INTEGER NOT NULL, block INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL,
+     PRIMARY KEY (series, block))`],
 ];
 
 /** `%s` is the quoted schema name. */
@@ -44,5 +51,11 @@ export const POSTGRES_STEPS: readonly string[][] = [
        PRIMARY KEY (series, ts))`,
     `CREATE TABLE %s.coverage (series integer NOT NULL, lo bigint NOT NULL, hi bigint NOT NULL, recheck_at bigint,
        PRIMARY KEY (series, lo))`,
+  ],
+  [
+    `CREATE TABLE %s.blocks (series integer NOT NULL, block integer NOT NULL, n integer NOT NULL, data bytea NOT NULL,
+       PRIMARY KEY (series, block))`,
+    // The blobs are already compact integers: out of line without pglz, which cost CPU per write.
+    `ALTER TABLE %s.blocks ALTER COLUMN data SET STORAGE EXTERNAL`,
   ],
 ];

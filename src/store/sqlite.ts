@@ -7,7 +7,8 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BasePeriod, Candles } from '../domain.ts';
-import { sizedCandles } from '../candles/window.ts';
+import { sliceCandles } from '../candles/window.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
   emptyStats, tallySeries, type Backend, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
@@ -15,52 +16,11 @@ import {
 import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
 
 const BUSY_TIMEOUT_MS = 10_000;
-const PRICE_SCALE = 1000;
-const AMOUNT_SCALE = 100;
-/** Bars a retention transaction deletes before the event loop gets a turn (~10 ms of work). */
-const PRUNE_CHUNK = 10_000;
-/** Rows per INSERT statement of a fill (10 parameters a row; SQLite allows 32,766). */
-const UPSERT_ROWS = 100;
-
-function upsertSql(rows: number): string {
-  return `INSERT INTO bars (series, ts, open, high, low, close, volume, amount, prev_close, scaled)
-    VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-    ON CONFLICT (series, ts) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low,
-      close = excluded.close, volume = excluded.volume, amount = excluded.amount, prev_close = excluded.prev_close,
-      scaled = excluded.scaled`;
-}
-
-/** x × scale is an integer that divides back to exactly x (checked, never assumed). */
-function exact(x: number, scale: number): boolean {
-  const q = Math.round(x * scale);
-  return Number.isSafeInteger(q) && q / scale === x;
-}
-
-/** ts, open, high, low, close, volume, amount, prev_close, scaled */
-type Row = [number, number, number, number, number, number, number, number | null, number];
-
-/** Stored rows (oldest first) to columns, unscaling as it goes: one pass, no object per row. */
-function rowsToColumns(rows: readonly Row[]): Candles {
-  const n = rows.length;
-  const c = sizedCandles(n);
-  const prev = new Array<number>(n);
-  let allPrev = true;
-  for (let i = 0; i < n; i++) {
-    const [ts, open, high, low, close, volume, amount, prevClose, scaled] = rows[i];
-    const k = (scaled & 1) !== 0 ? PRICE_SCALE : 1;
-    c.timestamp[i] = Number(ts);
-    c.open[i] = open / k;
-    c.high[i] = high / k;
-    c.low[i] = low / k;
-    c.close[i] = close / k;
-    c.volume[i] = Number(volume);
-    c.amount[i] = (scaled & 2) !== 0 ? amount / AMOUNT_SCALE : amount;
-    if (prevClose === null) allPrev = false;
-    else prev[i] = prevClose / k;
-  }
-  if (allPrev) c.prev_close = prev;
-  return c;
-}
+/** Version-1 rows stored prices × 1000 (bit 1 of `scaled`) and amounts × 100 (bit 2) where exact. */
+const V1_PRICE_SCALE = 1000;
+const V1_AMOUNT_SCALE = 100;
+/** Blocks a retention transaction deletes before the event loop gets a turn (~7,000–12,000 1m bars). */
+const PRUNE_CHUNK_BLOCKS = 32;
 
 function openDatabase(path: string): DatabaseSync {
   try {
@@ -73,6 +33,57 @@ function openDatabase(path: string): DatabaseSync {
   }
 }
 
+/** ts, open, high, low, close, volume, amount, prev_close, scaled: a version-1 bar row. */
+type V1Row = [number, number, number, number, number, number, number, number | null, number];
+
+/** Schema step 2: every version-1 bar row into its block, in the migration's transaction. */
+function convertV1(db: DatabaseSync): void {
+  const periods = new Map<number, BasePeriod>();
+  for (const r of db.prepare('SELECT id, period FROM series').all() as { id: number; period: BasePeriod }[]) periods.set(r.id, r.period);
+  const insert = db.prepare('INSERT INTO blocks (series, block, n, data) VALUES (?, ?, ?, ?)');
+  for (const id of periods.keys()) {
+    const period = periods.get(id) as BasePeriod;
+    const rows = db.prepare('SELECT ts, open, high, low, close, volume, amount, prev_close, scaled FROM bars WHERE series = ? ORDER BY ts');
+    rows.setReturnArrays(true);
+    let pending: V1Row[] = [];
+    let block = Number.NaN;
+    const flush = () => {
+      if (pending.length === 0) return;
+      insert.run(id, block, pending.length, encodeBlock(v1Columns(pending)));
+      pending = [];
+    };
+    for (const row of rows.iterate(id) as Iterable<unknown>) {
+      const r = row as V1Row;
+      const b = blockOf(period, Number(r[0]));
+      if (b !== block) {
+        flush();
+        block = b;
+      }
+      pending.push(r);
+    }
+    flush();
+  }
+  db.exec('DROP TABLE bars');
+}
+
+function v1Columns(rows: readonly V1Row[]): BlockBars {
+  const n = rows.length;
+  const c = { timestamp: new Array<number>(n), open: new Array<number>(n), high: new Array<number>(n), low: new Array<number>(n), close: new Array<number>(n), volume: new Array<number>(n), amount: new Array<number>(n), prev_close: new Array<number>(n) };
+  for (let i = 0; i < n; i++) {
+    const [ts, open, high, low, close, volume, amount, prevClose, scaled] = rows[i];
+    const k = (scaled & 1) !== 0 ? V1_PRICE_SCALE : 1;
+    c.timestamp[i] = Number(ts);
+    c.open[i] = open / k;
+    c.high[i] = high / k;
+    c.low[i] = low / k;
+    c.close[i] = close / k;
+    c.volume[i] = Number(volume);
+    c.amount[i] = (scaled & 2) !== 0 ? amount / V1_AMOUNT_SCALE : amount;
+    c.prev_close[i] = prevClose === null ? Number.NaN : prevClose / k;
+  }
+  return c;
+}
+
 function migrate(db: DatabaseSync, path: string): void {
   try {
     db.exec('BEGIN IMMEDIATE');
@@ -81,7 +92,10 @@ function migrate(db: DatabaseSync, path: string): void {
       const row = db.prepare('SELECT max(version) AS v FROM history_schema').get() as { v: number | null };
       const found = row.v ?? 0;
       if (found > SCHEMA_VERSION) throw new SchemaTooNewError(path, found);
-      for (let v = found + 1; v <= SCHEMA_VERSION; v++) for (const sql of SQLITE_STEPS[v - 1]) db.exec(sql);
+      for (let v = found + 1; v <= SCHEMA_VERSION; v++) {
+        for (const sql of SQLITE_STEPS[v - 1]) db.exec(sql);
+        if (v === 2) convertV1(db);
+      }
       if (found < SCHEMA_VERSION) {
         db.exec('DELETE FROM history_schema');
         db.prepare('INSERT INTO history_schema (version) VALUES (?)').run(SCHEMA_VERSION);
@@ -115,30 +129,17 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
     }
     return s;
   };
-  // Row arrays instead of objects: reads of thousands of bars are the hot path.
-  const arrays = (sql: string): StatementSync => {
-    const key = `arrays:${sql}`;
-    let s = stmts.get(key);
-    if (s === undefined) {
-      s = db.prepare(sql);
-      s.setReturnArrays(true);
-      stmts.set(key, s);
-    }
-    return s;
-  };
   const keyOf = (k: SeriesKey) => `${k.adapter}\u0000${k.symbol}\u0000${k.period}`;
 
   const seriesId = (k: SeriesKey, create: boolean): number | undefined => {
     const cached = ids.get(keyOf(k));
     if (cached !== undefined) return cached;
     const row = st('SELECT id FROM series WHERE adapter = ? AND symbol = ? AND period = ?').get(k.adapter, k.symbol, k.period) as { id: number } | undefined;
-    if (row !== undefined) {
-      ids.set(keyOf(k), row.id);
-      return row.id;
+    let id = row?.id;
+    if (id === undefined) {
+      if (!create) return undefined;
+      id = Number(st('INSERT INTO series (adapter, symbol, period) VALUES (?, ?, ?)').run(k.adapter, k.symbol, k.period).lastInsertRowid);
     }
-    if (!create) return undefined;
-    const result = st('INSERT INTO series (adapter, symbol, period) VALUES (?, ?, ?)').run(k.adapter, k.symbol, k.period);
-    const id = Number(result.lastInsertRowid);
     ids.set(keyOf(k), id);
     return id;
   };
@@ -165,20 +166,53 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
     }
   };
 
-  const matching = (f: DropFilter): { id: number; period: string }[] => {
+  const matching = (f: DropFilter): { id: number; period: BasePeriod }[] => {
     const where: string[] = [];
     const args: string[] = [];
     if (f.adapter !== undefined) { where.push('adapter = ?'); args.push(f.adapter); }
     if (f.symbol !== undefined) { where.push('symbol = ?'); args.push(f.symbol); }
     if (f.period !== undefined) { where.push('period = ?'); args.push(f.period); }
     const sql = `SELECT id, period FROM series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`;
-    return db.prepare(sql).all(...args) as { id: number; period: string }[];
+    return db.prepare(sql).all(...args) as { id: number; period: BasePeriod }[];
   };
 
-  const dropRange = (id: number, from: number, to: number): number => {
-    const deleted = Number(st('DELETE FROM bars WHERE series = ? AND ts BETWEEN ? AND ?').run(id, from, to).changes);
+  const putBlock = (id: number, block: number, bars: Candles, from = 0, to = bars.timestamp.length) => {
+    if (to <= from) st('DELETE FROM blocks WHERE series = ? AND block = ?').run(id, block);
+    else st('INSERT OR REPLACE INTO blocks (series, block, n, data) VALUES (?, ?, ?, ?)').run(id, block, to - from, encodeBlock(bars, from, to));
+  };
+
+  /**
+   * Removes the bars labelled in [from, to] from series `id`, touching at most `maxBlocks` blocks
+   * (oldest first); `done` once none in the range is left. Inner blocks go whole by their count;
+   * only the two edge blocks are opened and rewritten.
+   */
+  const removeBars = (id: number, period: BasePeriod, from: number, to: number, maxBlocks = -1): { removed: number; done: boolean } => {
+    const bf = blockOf(period, from);
+    const bt = blockOf(period, to);
+    const rows = st('SELECT block, n FROM blocks WHERE series = ? AND block BETWEEN ? AND ? ORDER BY block LIMIT ?').all(id, bf, bt, maxBlocks) as { block: number; n: number }[];
+    let removed = 0;
+    let innerLo = Infinity;
+    let innerHi = -Infinity;
+    for (const row of rows) {
+      if (row.block > bf && row.block < bt) {
+        innerLo = Math.min(innerLo, row.block);
+        innerHi = Math.max(innerHi, row.block);
+        removed += row.n;
+        continue;
+      }
+      const data = (st('SELECT data FROM blocks WHERE series = ? AND block = ?').get(id, row.block) as { data: Uint8Array }).data;
+      const { kept, removed: r } = cutBlock(decodeBlock(data), from, to);
+      if (r > 0) putBlock(id, row.block, kept);
+      removed += r;
+    }
+    if (innerLo <= innerHi) st('DELETE FROM blocks WHERE series = ? AND block BETWEEN ? AND ?').run(id, innerLo, innerHi);
+    return { removed, done: maxBlocks < 0 || rows.length < maxBlocks };
+  };
+
+  const dropRange = (id: number, period: BasePeriod, from: number, to: number): number => {
+    const { removed } = removeBars(id, period, from, to);
     writeCoverage(id, cut(coverageOf(id), from, to));
-    return deleted;
+    return removed;
   };
 
   const sizeBytes = (): number => {
@@ -199,19 +233,39 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
 
     async read(key, lo, hi, newest) {
       const id = seriesId(key, false);
-      if (id === undefined) return rowsToColumns([]);
-      const cols = 'ts, open, high, low, close, volume, amount, prev_close, scaled';
+      const bl = blockOf(key.period, lo);
+      const bh = blockOf(key.period, hi);
+      if (id === undefined) return assemble([], lo, hi);
       if (newest === undefined) {
-        return rowsToColumns(arrays(`SELECT ${cols} FROM bars WHERE series = ? AND ts BETWEEN ? AND ? ORDER BY ts`).all(id, lo, hi) as unknown as Row[]);
+        const rows = st('SELECT data FROM blocks WHERE series = ? AND block BETWEEN ? AND ? ORDER BY block').all(id, bl, bh) as { data: Uint8Array }[];
+        return assemble(rows.map((r) => decodeBlock(r.data)), lo, hi);
       }
-      const rows = arrays(`SELECT ${cols} FROM bars WHERE series = ? AND ts BETWEEN ? AND ? ORDER BY ts DESC LIMIT ?`).all(id, lo, hi, newest) as unknown as Row[];
-      return rowsToColumns(rows.reverse());
+      // Newest first, stopping once enough bars in [lo, hi] are decoded.
+      const picked: BlockBars[] = [];
+      let got = 0;
+      for (const row of st('SELECT data FROM blocks WHERE series = ? AND block BETWEEN ? AND ? ORDER BY block DESC').iterate(id, bl, bh) as Iterable<{ data: Uint8Array }>) {
+        const b = decodeBlock(row.data);
+        picked.push(b);
+        got += countIn(b.timestamp, lo, hi);
+        if (got >= newest) break;
+      }
+      return assemble(picked.reverse(), lo, hi, newest);
     },
 
     async countBars(key, lo, hi) {
       const id = seriesId(key, false);
       if (id === undefined) return 0;
-      return (st('SELECT count(*) AS n FROM bars WHERE series = ? AND ts BETWEEN ? AND ?').get(id, lo, hi) as { n: number }).n;
+      const bl = blockOf(key.period, lo);
+      const bh = blockOf(key.period, hi);
+      // Whole blocks by their count; only the two edge blocks are opened.
+      const inner = bh - bl > 1
+        ? (st('SELECT coalesce(sum(n), 0) AS n FROM blocks WHERE series = ? AND block > ? AND block < ?').get(id, bl, bh) as { n: number }).n
+        : 0;
+      let edges = 0;
+      for (const row of st('SELECT data FROM blocks WHERE series = ? AND block IN (?, ?)').all(id, bl, bh) as { data: Uint8Array }[]) {
+        edges += countIn(decodeTimestamps(row.data), lo, hi);
+      }
+      return inner + edges;
     },
 
     async fill({ key, bars, covers }: FillInput) {
@@ -222,7 +276,7 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
       // The hook may be async (tests): run the same steps by hand around it.
       db.exec('BEGIN IMMEDIATE');
       try {
-        const id = upsertBars(key, bars);
+        const id = writeBars(key, bars);
         await hook();
         writeCoverage(id, overlayAll(coverageOf(id), covers));
         db.exec('COMMIT');
@@ -235,34 +289,32 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
     async drop(filter) {
       return transaction(() => {
         let deleted = 0;
-        for (const s of matching(filter)) deleted += dropRange(s.id, filter.from ?? Number.MIN_SAFE_INTEGER, filter.to ?? Number.MAX_SAFE_INTEGER);
+        for (const s of matching(filter)) deleted += dropRange(s.id, s.period, filter.from ?? Number.MIN_SAFE_INTEGER, filter.to ?? Number.MAX_SAFE_INTEGER);
         return deleted;
       });
     },
 
     async prune(period: BasePeriod, before: number, signal?: AbortSignal) {
       // node:sqlite is synchronous: one DELETE over a big store held the event loop for seconds
-      // (2.6 s measured on a 420 MB store, at boot). Series by series, PRUNE_CHUNK bars per
-      // transaction, a turn of the loop between. Each transaction trims the series' coverage too,
-      // so between chunks no coverage claims a bar that is gone (a fill that lands meanwhile is
-      // trimmed by the next chunk).
+      // (2.6 s measured on a 420 MB store, at boot). Series by series, PRUNE_CHUNK_BLOCKS blocks
+      // per transaction, a turn of the loop between. Each transaction trims the series' coverage
+      // too, so between chunks no coverage claims a bar that is gone (a fill that lands meanwhile
+      // is trimmed by the next chunk).
       let deleted = 0;
       const ids = (st('SELECT id FROM series WHERE period = ?').all(period) as { id: number }[]).map((r) => r.id);
       for (const id of ids) {
         for (;;) {
           if (signal?.aborted === true) return deleted;
-          const edge = st('SELECT ts FROM bars WHERE series = ? AND ts < ? ORDER BY ts LIMIT 1 OFFSET ?').get(id, before, PRUNE_CHUNK - 1) as { ts: number } | undefined;
-          deleted += transaction(() => {
-            const n = edge === undefined
-              ? Number(st('DELETE FROM bars WHERE series = ? AND ts < ?').run(id, before).changes)
-              : Number(st('DELETE FROM bars WHERE series = ? AND ts <= ?').run(id, edge.ts).changes);
+          const step = transaction(() => {
+            const out = removeBars(id, period, Number.MIN_SAFE_INTEGER, before - 1, PRUNE_CHUNK_BLOCKS);
             st('DELETE FROM coverage WHERE series = ? AND hi < ?').run(id, before);
             // Rows left that start before the cut all reach past it (and lo stays unique per series).
             st('UPDATE coverage SET lo = ? WHERE series = ? AND lo < ?').run(before, id, before);
-            return n;
+            return out;
           });
+          deleted += step.removed;
           await yieldToLoop();
-          if (edge === undefined) break;
+          if (step.done) break;
         }
       }
       return deleted;
@@ -271,7 +323,7 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
     async stats(): Promise<HistoryStats> {
       const out = emptyStats('sqlite', path);
       const rows = db.prepare(`SELECT s.adapter, s.symbol, s.period,
-          (SELECT count(*) FROM bars b WHERE b.series = s.id) AS bars,
+          (SELECT coalesce(sum(n), 0) FROM blocks b WHERE b.series = s.id) AS bars,
           (SELECT count(*) FROM coverage c WHERE c.series = s.id) AS ranges
         FROM series s`).all() as { adapter: string; symbol: string; period: BasePeriod; bars: number; ranges: number }[];
       tallySeries(out, rows);
@@ -288,48 +340,24 @@ export function openSqliteBackend(path: string, hook?: FillHook): Backend {
     },
   };
 
-  function upsertBars(key: SeriesKey, bars: Candles): number {
+  /** Upserts validated bars block by block: a block already held is merged, new bars winning. */
+  function writeBars(key: SeriesKey, bars: Candles): number {
     const id = seriesId(key, true) as number;
-    // Many rows per statement: one run() costs about as much as the row it inserts, so
-    // UPSERT_ROWS rows a run halve the CPU of a big fill (BENCHMARKS.md, cold requests).
-    const n = bars.timestamp.length;
-    const full = Math.floor(n / UPSERT_ROWS) * UPSERT_ROWS;
-    const many = full > 0 ? st(upsertSql(UPSERT_ROWS)) : undefined;
-    const one = full < n ? st(upsertSql(1)) : undefined;
-    const prev = bars.prev_close;
-    const values: (number | null)[] = new Array(UPSERT_ROWS * 10);
-    let at = 0;
-    for (let i = 0; i < n; i++) {
-      const p = prev === undefined ? null : prev[i];
-      const prices = exact(bars.open[i], PRICE_SCALE) && exact(bars.high[i], PRICE_SCALE) && exact(bars.low[i], PRICE_SCALE)
-        && exact(bars.close[i], PRICE_SCALE) && (p === null || exact(p, PRICE_SCALE));
-      const amount = exact(bars.amount[i], AMOUNT_SCALE);
-      const px = (x: number) => (prices ? Math.round(x * PRICE_SCALE) : x);
-      values[at++] = id;
-      values[at++] = bars.timestamp[i];
-      values[at++] = px(bars.open[i]);
-      values[at++] = px(bars.high[i]);
-      values[at++] = px(bars.low[i]);
-      values[at++] = px(bars.close[i]);
-      values[at++] = bars.volume[i];
-      values[at++] = amount ? Math.round(bars.amount[i] * AMOUNT_SCALE) : bars.amount[i];
-      values[at++] = p === null ? null : px(p);
-      values[at++] = (prices ? 1 : 0) | (amount ? 2 : 0);
-      if (i < full) {
-        if (at === values.length) {
-          many!.run(...values);
-          at = 0;
-        }
-      } else {
-        one!.run(...values.slice(0, 10));
-        at = 0;
-      }
+    const runs = blockRuns(key.period, bars.timestamp);
+    if (runs.length === 0) return id;
+    const held = new Map<number, Uint8Array>();
+    const rows = st('SELECT block, data FROM blocks WHERE series = ? AND block BETWEEN ? AND ?').all(id, runs[0].block, runs[runs.length - 1].block) as { block: number; data: Uint8Array }[];
+    for (const row of rows) held.set(row.block, row.data);
+    for (const run of runs) {
+      const old = held.get(run.block);
+      if (old === undefined) putBlock(id, run.block, bars, run.from, run.to);
+      else putBlock(id, run.block, mergeBlock(decodeBlock(old), sliceCandles(bars, run.from, run.to)));
     }
     return id;
   }
 
   function fillSync(key: SeriesKey, bars: Candles, covers: readonly Segment[]): void {
-    const id = upsertBars(key, bars);
+    const id = writeBars(key, bars);
     writeCoverage(id, overlayAll(coverageOf(id), covers));
   }
 }

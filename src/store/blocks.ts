@@ -1,0 +1,233 @@
+// Day blocks: the history store keeps a series as blocks of bars (schema v2), one row per UTC day
+// of 1m bars and per 128 days of 1d bars, each a small columnar blob. A bar per row cost ~1 µs of
+// SQLite work per bar written (a cold 60m request for 1000 bars writes 60,000 one-minute bars);
+// a block costs one row for 240–390 bars (BENCHMARKS.md, cold requests). Both backends use these
+// helpers, so they store byte-identical blocks.
+//
+// Blob layout (little-endian): u8 format (1), 3 bytes reserved, u32 n, f64 base timestamp, one tag
+// byte per column (timestamp, open, high, low, close, prev_close, volume, amount), then the columns
+// in that order. A tag says how its column is stored:
+//   ABSENT   prev_close only: no bar has one
+//   F64      the doubles as they are
+//   I32 + k  int32 of value × 10^k, used only where that round trip gives back the very same double
+// Timestamps use I32 as seconds after the base (a block spans at most 128 days). A prev_close
+// column with some bars lacking it stores those as NaN (F64), and reads without prev_close then.
+import type { BasePeriod, Candles } from '../domain.ts';
+import { concatCandles, copyBar, lowerBound, sizedCandles, sliceCandles, upperBound } from '../candles/window.ts';
+
+const DAY_MS = 86_400_000;
+const BLOCK_DAYS: Record<BasePeriod, number> = { '1m': 1, '1d': 128 };
+const FORMAT = 1;
+const HEADER = 24;
+const ABSENT = 0xff;
+const F64 = 0;
+const I32 = 1;
+const I32_MAX = 2 ** 31 - 1;
+const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'prev_close', 'volume', 'amount'] as const;
+/** Scales tried per column, in order: prices in thousandths, volumes whole, amounts in cents. */
+const SCALES: Record<(typeof COLUMNS)[number], readonly number[]> = {
+  timestamp: [], open: [3], high: [3], low: [3], close: [3], prev_close: [3], volume: [0], amount: [2, 0],
+};
+
+/** A decoded block: prev_close always present, NaN where a bar has none. */
+export type BlockBars = Candles & { prev_close: number[] };
+
+export function blockOf(period: BasePeriod, ts: number): number {
+  return Math.floor(ts / (BLOCK_DAYS[period] * DAY_MS));
+}
+
+/** Index runs [from, to) of `ts` (ascending) that fall in one block each. */
+export function blockRuns(period: BasePeriod, ts: readonly number[]): { block: number; from: number; to: number }[] {
+  const out: { block: number; from: number; to: number }[] = [];
+  let from = 0;
+  while (from < ts.length) {
+    const block = blockOf(period, ts[from]);
+    const to = lowerBound(ts, (block + 1) * BLOCK_DAYS[period] * DAY_MS);
+    out.push({ block, from, to });
+    from = to;
+  }
+  return out;
+}
+
+/** The smallest exact int32 form of a column (a tag), or F64. */
+function tagFor(values: readonly number[], from: number, to: number, scales: readonly number[]): number {
+  for (const k of scales) {
+    const f = 10 ** k;
+    let ok = true;
+    for (let i = from; i < to && ok; i++) {
+      const x = values[i];
+      const q = Math.round(x * f);
+      ok = q <= I32_MAX && q >= -I32_MAX && q / f === x;
+    }
+    if (ok) return I32 + k;
+  }
+  return F64;
+}
+
+/** Bars [from, to) of `c` as one block's blob. */
+export function encodeBlock(c: Candles, from = 0, to = c.timestamp.length): Uint8Array {
+  const n = to - from;
+  const base = n > 0 ? c.timestamp[from] : 0;
+  const tags = new Uint8Array(COLUMNS.length);
+  let secondsOk = true;
+  for (let i = from; i < to && secondsOk; i++) {
+    const d = c.timestamp[i] - base;
+    secondsOk = d % 1000 === 0 && d / 1000 <= I32_MAX;
+  }
+  tags[0] = secondsOk ? I32 : F64;
+  let bytes = HEADER;
+  for (let j = 0; j < COLUMNS.length; j++) {
+    const name = COLUMNS[j];
+    const col = c[name];
+    if (j > 0) {
+      if (col === undefined) tags[j] = ABSENT;
+      else if (name === 'prev_close' && hasNaN(col, from, to)) tags[j] = F64;
+      else tags[j] = tagFor(col, from, to, SCALES[name]);
+    }
+    bytes += tags[j] === ABSENT ? 0 : tags[j] === F64 ? 8 * n : 4 * n;
+  }
+  const out = new Uint8Array(bytes);
+  const v = new DataView(out.buffer);
+  v.setUint8(0, FORMAT);
+  v.setUint32(4, n, true);
+  v.setFloat64(8, base, true);
+  out.set(tags, 16);
+  let at = HEADER;
+  for (let j = 0; j < COLUMNS.length; j++) {
+    const tag = tags[j];
+    if (tag === ABSENT) continue;
+    const col = c[COLUMNS[j]] as number[];
+    if (tag === F64) {
+      for (let i = from; i < to; i++, at += 8) v.setFloat64(at, col[i], true);
+    } else if (j === 0) {
+      for (let i = from; i < to; i++, at += 4) v.setInt32(at, (col[i] - base) / 1000, true);
+    } else {
+      const f = 10 ** (tag - I32);
+      for (let i = from; i < to; i++, at += 4) v.setInt32(at, Math.round(col[i] * f), true);
+    }
+  }
+  return out;
+}
+
+function hasNaN(col: readonly number[], from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (Number.isNaN(col[i])) return true;
+  return false;
+}
+
+function view(bytes: Uint8Array): { v: DataView; n: number; base: number } {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < HEADER || v.getUint8(0) !== FORMAT) throw new Error(`history store: unknown block format ${bytes.byteLength < 1 ? 'empty' : v.getUint8(0)}`);
+  return { v, n: v.getUint32(4, true), base: v.getFloat64(8, true) };
+}
+
+function readColumn(v: DataView, tag: number, n: number, at: number, out: number[], base: number, seconds: boolean): number {
+  if (tag === F64) {
+    for (let i = 0; i < n; i++, at += 8) out[i] = v.getFloat64(at, true);
+  } else if (seconds) {
+    for (let i = 0; i < n; i++, at += 4) out[i] = base + v.getInt32(at, true) * 1000;
+  } else {
+    const f = 10 ** (tag - I32);
+    if (f === 1) for (let i = 0; i < n; i++, at += 4) out[i] = v.getInt32(at, true);
+    else for (let i = 0; i < n; i++, at += 4) out[i] = v.getInt32(at, true) / f;
+  }
+  return at;
+}
+
+export function decodeBlock(bytes: Uint8Array): BlockBars {
+  const { v, n, base } = view(bytes);
+  const c = sizedCandles(n, true) as BlockBars;
+  let at = HEADER;
+  for (let j = 0; j < COLUMNS.length; j++) {
+    const tag = v.getUint8(16 + j);
+    const col = c[COLUMNS[j]];
+    if (tag === ABSENT) col.fill(Number.NaN);
+    else at = readColumn(v, tag, n, at, col, base, j === 0 && tag === I32);
+  }
+  return c;
+}
+
+/** Only the labels of a block (counting bars in a range). */
+export function decodeTimestamps(bytes: Uint8Array): number[] {
+  const { v, n, base } = view(bytes);
+  const tag = v.getUint8(16);
+  const out = new Array<number>(n);
+  readColumn(v, tag, n, HEADER, out, base, tag === I32);
+  return out;
+}
+
+function withPrev(c: Candles): BlockBars {
+  if (c.prev_close !== undefined) return c as BlockBars;
+  return { ...c, prev_close: new Array<number>(c.timestamp.length).fill(Number.NaN) };
+}
+
+/** `incoming` over `existing` (both ascending): a label in both takes the incoming bar. */
+export function mergeBlock(existing: BlockBars | undefined, incoming: Candles): Candles {
+  if (existing === undefined || existing.timestamp.length === 0) return incoming;
+  const a = existing;
+  const b = withPrev(incoming);
+  const out = sizedCandles(a.timestamp.length + b.timestamp.length, true) as BlockBars;
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  const take = (src: BlockBars, x: number) => {
+    copyBar(out, k, src, x);
+    out.prev_close[k] = src.prev_close[x];
+    k += 1;
+  };
+  while (i < a.timestamp.length || j < b.timestamp.length) {
+    if (j >= b.timestamp.length || (i < a.timestamp.length && a.timestamp[i] < b.timestamp[j])) take(a, i++);
+    else {
+      if (i < a.timestamp.length && a.timestamp[i] === b.timestamp[j]) i++;
+      take(b, j++);
+    }
+  }
+  for (const name of COLUMNS) out[name].length = k;
+  return out;
+}
+
+/** The block without the bars labelled in [from, to], and how many went. */
+export function cutBlock(block: BlockBars, from: number, to: number): { kept: Candles; removed: number } {
+  const lo = lowerBound(block.timestamp, from);
+  const hi = upperBound(block.timestamp, to);
+  if (hi <= lo) return { kept: block, removed: 0 };
+  const head = sliceCandles(block, 0, lo);
+  const tail = sliceCandles(block, hi, block.timestamp.length);
+  return { kept: head.timestamp.length === 0 ? tail : tail.timestamp.length === 0 ? head : concatCandles(head, tail), removed: hi - lo };
+}
+
+/**
+ * Decoded blocks (ascending, not overlapping) → the bars in [lo, hi], the newest `newest` of them
+ * when given; prev_close only when every returned bar has one. One copy, whatever the block count.
+ */
+export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, newest?: number): Candles {
+  const runs = blocks.map((b) => ({ b, from: lowerBound(b.timestamp, lo), to: upperBound(b.timestamp, hi) }));
+  let total = 0;
+  for (const r of runs) total += Math.max(0, r.to - r.from);
+  let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
+  const out = sizedCandles(total - skip, true) as BlockBars;
+  let k = 0;
+  let allPrev = true;
+  for (const r of runs) {
+    let from = r.from;
+    if (skip > 0) {
+      const drop = Math.min(skip, Math.max(0, r.to - from));
+      from += drop;
+      skip -= drop;
+    }
+    const prev = r.b.prev_close;
+    for (let i = from; i < r.to; i++, k++) {
+      copyBar(out, k, r.b, i);
+      const p = prev[i];
+      out.prev_close[k] = p;
+      if (p !== p) allPrev = false;
+    }
+  }
+  if (allPrev) return out;
+  const { prev_close: _drop, ...rest } = out;
+  return rest;
+}
+
+/** Bars of a block labelled in [lo, hi]. */
+export function countIn(timestamps: readonly number[], lo: number, hi: number): number {
+  return Math.max(0, upperBound(timestamps, hi) - lowerBound(timestamps, lo));
+}
