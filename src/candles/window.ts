@@ -129,6 +129,32 @@ export function concatCandles(a: Candles, b: Candles): Candles {
   return out;
 }
 
+/**
+ * Parts in order, none overlapping the next (the caller checks): one copy however many parts,
+ * where folding concatCandles over k parts copied the growing head k times. prev_close survives
+ * only when every part has it.
+ */
+export function joinCandles(parts: readonly Candles[]): Candles {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  let both = true;
+  for (const p of parts) {
+    n += p.timestamp.length;
+    if (p.prev_close === undefined) both = false;
+  }
+  const out = sizedCandles(n, both);
+  const prev = out.prev_close;
+  let k = 0;
+  for (const p of parts) {
+    const m = p.timestamp.length;
+    for (let i = 0; i < m; i++, k++) {
+      copyBar(out, k, p, i);
+      if (prev !== undefined) prev[k] = (p.prev_close as number[])[i];
+    }
+  }
+  return out;
+}
+
 function withoutPrevClose(c: Candles): Candles {
   const { prev_close: _dropped, ...rest } = c;
   return rest;

@@ -3,7 +3,7 @@
 // the still-forming bar fresh every time without storing it. A store failure at run time sends
 // the query to the vendor whole and shows in health() until the store works again.
 import type { CandleQuery } from '../../adapters/types.ts';
-import { concatCandles, emptyCandles, windowCandles } from '../candles/window.ts';
+import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
 import type { Backend, DropFilter, HistoryStats, SeriesKey } from './backend.ts';
@@ -107,7 +107,12 @@ export class Tier {
     const period = query.period;
     const now = this.#o.now();
     const w = windowFor(region, period, query, now);
-    const fetched = new Set<number>();
+    /** Label spans of what this call fetched (for the store/upstream bar counts). */
+    const fetched: Interval[] = [];
+    const sawFetched = (c: Candles) => {
+      const n = c.timestamp.length;
+      if (n > 0) fetched.push({ lo: c.timestamp[0], hi: c.timestamp[n - 1] });
+    };
     /** What this call stored, for a series that was empty before it (see fromFilled). */
     const filled: Candles[] = [];
     const initial = await this.#db(() => backend.coverage(key));
@@ -129,7 +134,7 @@ export class Tier {
       const covers = coverageFor(region, period, cover, now, this.#o.revision, expired);
       await this.#db(() => backend.fill({ key, bars: inside, covers }));
       filled.push(inside);
-      for (const t of inside.timestamp) fetched.add(t);
+      sawFetched(inside);
     };
 
     /** Makes [lo, hi] covered: missing pieces fetched as range calls. */
@@ -149,7 +154,7 @@ export class Tier {
     if (w.open !== undefined) {
       const raw = await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end });
       open = windowCandles(validateCandles(raw).candles, { start: w.closedEnd + 1, end: query.end });
-      for (const t of open.timestamp) fetched.add(t);
+      sawFetched(open);
     }
     const openCount = open?.timestamp.length ?? 0;
     const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count - openCount;
@@ -204,9 +209,8 @@ export class Tier {
     }
     let result = open === undefined ? closed : concatCandles(closed, open);
     if (query.count !== undefined) result = windowCandles(result, { count: query.count });
-    let fromStore = 0;
-    for (const t of result.timestamp) if (!fetched.has(t)) fromStore += 1;
-    metrics.bars(period, 'store', fromStore);
+    metrics.bars(period, 'store', result.timestamp.length - barsWithin(result.timestamp, fetched));
+
     return result;
   }
 
@@ -229,6 +233,22 @@ export class Tier {
 }
 
 /**
+ * How many of `ts` (ascending) lie in the union of `spans`. A bar inside a span this call fetched
+ * counts as fetched: the store holds that span's bars as the vendor just sent them.
+ */
+export function barsWithin(ts: readonly number[], spans: readonly Interval[]): number {
+  const sorted = [...spans].sort((a, b) => a.lo - b.lo);
+  let n = 0;
+  let reach = -Infinity;
+  for (const { lo, hi } of sorted) {
+    const from = Math.max(lo, reach + 1);
+    if (hi >= from) n += upperBound(ts, hi) - lowerBound(ts, from);
+    reach = Math.max(reach, hi);
+  }
+  return n;
+}
+
+/**
  * What `backend.read(lo, hi, newest)` returns for a series whose only bars are `filled` (stored
  * by one call, in any order, not overlapping): the bars in [lo, hi], the newest `newest` of them.
  * undefined when that is not certain (nothing stored, overlapping pieces, prev_close on some
@@ -242,12 +262,11 @@ export function fromFilled(filled: readonly Candles[], lo: number, hi: number, n
     if ((part.prev_close !== undefined) !== withPrev) return undefined;
     if (part.prev_close?.some((v) => typeof v !== 'number') === true) return undefined;
   }
-  let all = parts[0];
   for (let i = 1; i < parts.length; i++) {
-    if (parts[i].timestamp[0] <= all.timestamp[all.timestamp.length - 1]) return undefined;
-    all = concatCandles(all, parts[i]);
+    const before = parts[i - 1].timestamp;
+    if (parts[i].timestamp[0] <= before[before.length - 1]) return undefined;
   }
-  let out = windowCandles(all, { start: lo, end: hi });
+  let out = windowCandles(joinCandles(parts), { start: lo, end: hi });
   if (newest !== undefined) out = windowCandles(out, { count: newest });
   return out.timestamp.length > 0 ? out : undefined;
 }
