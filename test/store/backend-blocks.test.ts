@@ -1,0 +1,101 @@
+// Both backends on day blocks, driven directly: reads of the newest N across many blocks (the
+// PostgreSQL backend pages through them), counts whose edges cut blocks, upserts that merge into a
+// held block, drops and retention that split one.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { windowCandles } from '../../src/candles/window.ts';
+import type { Candles } from '../../src/domain.ts';
+import type { Backend, SeriesKey } from '../../src/store/backend.ts';
+import { dropPostgresSchema, openPostgresBackend } from '../../src/store/postgres.ts';
+import { openSqliteBackend } from '../../src/store/sqlite.ts';
+import { PG_URL } from './harness.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'mdqs-blocks-'));
+const schemas: string[] = [];
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  for (const s of schemas) await dropPostgresSchema(PG_URL, s);
+});
+
+async function openBackend(kind: 'sqlite' | 'postgres', name: string): Promise<Backend> {
+  if (kind === 'sqlite') return openSqliteBackend(join(dir, `${name}.sqlite`));
+  const schema = `blocks_test_${process.pid}_${name}`;
+  schemas.push(schema);
+  await dropPostgresSchema(PG_URL, schema);
+  return openPostgresBackend(PG_URL, schema);
+}
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 0, 5, 1, 31);
+
+/** `days` days of `perDay` one-minute bars from 01:31 UTC, prices derived from the index. */
+function minutes(days: number, perDay: number, shift = 0): Candles {
+  const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };
+  for (let d = 0; d < days; d++) {
+    for (let m = 0; m < perDay; m++) {
+      const i = c.timestamp.length;
+      const px = 100 + ((i * 7) % 50) / 4 + shift;
+      c.timestamp.push(T0 + d * DAY + m * 60_000);
+      c.open.push(px);
+      c.high.push(px + 1);
+      c.low.push(px - 1);
+      c.close.push(px + 0.5);
+      c.volume.push(1000 + i);
+      c.amount.push((1000 + i) * px);
+      c.prev_close!.push(px - 0.5);
+    }
+  }
+  return c;
+}
+
+describe.each(['sqlite', 'postgres'] as const)('day blocks on %s', (kind) => {
+  const key: SeriesKey = { adapter: 'x', symbol: 'BLK.US', period: '1m' };
+
+  it('reads, counts, merges, drops and prunes across block edges', async () => {
+    const b = await openBackend(kind, 'all');
+    const all = minutes(30, 240);
+    const lo = all.timestamp[0];
+    const hi = all.timestamp[all.timestamp.length - 1];
+    await b.fill({ key, bars: all, covers: [{ lo, hi, recheckAt: null }] });
+    expect(await b.read(key, lo, hi)).toEqual(all);
+
+    // Newest N across many blocks: more than one PostgreSQL page (8, then 16 blocks).
+    for (const n of [1, 240, 241, 3000, 7200, 9999]) {
+      expect(await b.read(key, lo, hi, n)).toEqual(windowCandles(all, { count: n }));
+    }
+    // A range whose both ends cut a block.
+    const from = all.timestamp[100];
+    const to = all.timestamp[5000];
+    expect(await b.read(key, from, to, 700)).toEqual(windowCandles(all, { start: from, end: to, count: 700 }));
+    expect(await b.countBars(key, from, to)).toBe(4901);
+    expect(await b.countBars(key, from, from)).toBe(1);
+    expect(await b.countBars(key, hi + 1, hi + DAY)).toBe(0);
+
+    // An upsert over part of a held block: new values win, the rest of the block stays.
+    const fresh = windowCandles(minutes(30, 240, 1), { start: all.timestamp[250], end: all.timestamp[300] });
+    await b.fill({ key, bars: fresh, covers: [] });
+    const merged = await b.read(key, all.timestamp[240], all.timestamp[479]);
+    expect(merged.timestamp).toEqual(all.timestamp.slice(240, 480));
+    expect(merged.open.slice(10, 61)).toEqual(fresh.open);
+    expect(merged.open.slice(0, 10)).toEqual(all.open.slice(240, 250));
+    expect(merged.open.slice(61)).toEqual(all.open.slice(301, 480));
+
+    // Drop a range cutting two blocks and holding whole ones.
+    const d0 = all.timestamp[1000];
+    const d1 = all.timestamp[2000];
+    expect(await b.drop({ adapter: 'x', from: d0, to: d1 })).toBe(1001);
+    expect(await b.countBars(key, lo, hi)).toBe(7200 - 1001);
+    expect((await b.read(key, d0 - 60_000, d1 + 60_000)).timestamp).toEqual([all.timestamp[999], all.timestamp[2001]]);
+    expect(await b.coverage(key)).toEqual([{ lo, hi: d0 - 1, recheckAt: null }, { lo: d1 + 1, hi, recheckAt: null }]);
+
+    // Retention: everything before a label in the middle of a day's block.
+    const cut = all.timestamp[6100];
+    expect(await b.prune('1m', cut)).toBe(6100 - 1001);
+    expect((await b.stats()).bars).toBe(1100);
+    expect((await b.read(key, lo, hi)).timestamp).toEqual(all.timestamp.slice(6100));
+    expect(await b.coverage(key)).toEqual([{ lo: cut, hi, recheckAt: null }]);
+    await b.close();
+  });
+});
