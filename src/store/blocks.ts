@@ -80,7 +80,8 @@ export function encodeBlock(c: Candles, from = 0, to = c.timestamp.length): Uint
     const name = COLUMNS[j];
     const col = c[name];
     if (j > 0) {
-      if (col === undefined) tags[j] = ABSENT;
+      // A block decoded without prev_close carries an all-NaN column: stored as absent again.
+      if (col === undefined || (name === 'prev_close' && allNaN(col, from, to))) tags[j] = ABSENT;
       else if (name === 'prev_close' && hasNaN(col, from, to)) tags[j] = F64;
       else tags[j] = tagFor(col, from, to, SCALES[name]);
     }
@@ -114,10 +115,22 @@ function hasNaN(col: readonly number[], from: number, to: number): boolean {
   return false;
 }
 
+function allNaN(col: readonly number[], from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!Number.isNaN(col[i])) return false;
+  return true;
+}
+
 function view(bytes: Uint8Array): { v: DataView; n: number; base: number } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < HEADER || v.getUint8(0) !== FORMAT) throw new Error(`history store: unknown block format ${bytes.byteLength < 1 ? 'empty' : v.getUint8(0)}`);
-  return { v, n: v.getUint32(4, true), base: v.getFloat64(8, true) };
+  const n = v.getUint32(4, true);
+  let expected = HEADER;
+  for (let j = 0; j < COLUMNS.length; j++) {
+    const tag = v.getUint8(16 + j);
+    expected += tag === ABSENT ? 0 : tag === F64 ? 8 * n : 4 * n;
+  }
+  if (bytes.byteLength !== expected) throw new Error(`history store: a block of ${n} bars is ${bytes.byteLength} bytes, expected ${expected}`);
+  return { v, n, base: v.getFloat64(8, true) };
 }
 
 function readColumn(v: DataView, tag: number, n: number, at: number, out: number[], base: number, seconds: boolean): number {

@@ -149,3 +149,41 @@ describe('withPrevClose, emptyCandles, candleLength', () => {
     expect(candleLength(emptyCandles())).toBe(0);
   });
 });
+
+// joinCandles: imported here so this block stays self-contained at the end of the file.
+import { joinCandles } from '../../src/candles/window.ts';
+
+describe('joinCandles', () => {
+  it('joins parts in order, every column', () => {
+    const c = joinCandles([bars([10, 20]), bars([30]), bars([40, 50])]);
+    expect(c.timestamp).toEqual([10, 20, 30, 40, 50]);
+    expect(c.open).toEqual([10.1, 20.1, 30.1, 40.1, 50.1]);
+    expect(c.high).toEqual([10.5, 20.5, 30.5, 40.5, 50.5]);
+    expect(c.low).toEqual([9.5, 19.5, 29.5, 39.5, 49.5]);
+    expect(c.close).toEqual([10.2, 20.2, 30.2, 40.2, 50.2]);
+    expect(c.volume).toEqual([100, 200, 300, 400, 500]);
+    expect(c.amount).toEqual([1000, 2000, 3000, 4000, 5000]);
+    expect(c.prev_close).toBeUndefined();
+  });
+
+  it('keeps prev_close only when every part has it', () => {
+    expect(joinCandles([bars([10], true), bars([20, 30], true)]).prev_close).toEqual([0.2, 10.2, 20.2]);
+    expect(joinCandles([bars([10], true), bars([20]), bars([30], true)]).prev_close).toBeUndefined();
+    expect(joinCandles([bars([10]), bars([20], true)]).prev_close).toBeUndefined();
+    expect(joinCandles([bars([10], true), emptyCandles()]).prev_close).toBeUndefined();
+  });
+
+  it('empty parts add nothing', () => {
+    expect(joinCandles([emptyCandles(true), bars([10], true), emptyCandles(true), bars([20], true)])).toEqual(bars([10, 20], true));
+  });
+
+  it('a single part comes back as it is; several make a fresh copy', () => {
+    const one = bars([10, 20], true);
+    expect(joinCandles([one])).toBe(one);
+    const a = bars([10]);
+    const c = joinCandles([a, bars([20])]);
+    expect(c.timestamp).not.toBe(a.timestamp);
+    c.close[0] = -1;
+    expect(a.close).toEqual([10.2]);
+  });
+});

@@ -1,0 +1,534 @@
+// Day blocks (schema v2): the blob must give back every double bit for bit, pick its compact forms
+// where they are exact, and the block helpers must split, merge, cut and reassemble series exactly.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Candles } from '../../src/domain.ts';
+import {
+  assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars,
+} from '../../src/store/blocks.ts';
+import { barsWithin } from '../../src/store/tier.ts';
+
+const DAY = 86_400_000;
+const MIN = 60_000;
+const COLS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount'] as const;
+/** Byte offset of the first column tag, and the tags themselves (see the blocks.ts header). */
+const TAGS = 16;
+const F64 = 0;
+const I32 = 1;
+const ABSENT = 0xff;
+
+/** Bars at `ts` with exact-thousandth prices (k / 1000: 10 + k / 1000 is not always exact), whole volumes and amounts too big for int32 cents. */
+function bars(ts: number[], prev?: (i: number) => number): Candles {
+  const c: Candles = {
+    timestamp: ts,
+    open: ts.map((_, i) => (10_000 + i) / 1000),
+    high: ts.map((_, i) => (11_000 + i) / 1000),
+    low: ts.map((_, i) => (9_000 + i) / 1000),
+    close: ts.map((_, i) => (10_500 + i) / 1000),
+    volume: ts.map((_, i) => 1000 * (i + 1)),
+    amount: ts.map((_, i) => 123_456_789.25 + i),
+  };
+  if (prev !== undefined) c.prev_close = ts.map((_, i) => prev(i));
+  return c;
+}
+
+function block(ts: number[], prev?: (i: number) => number): BlockBars {
+  return decodeBlock(encodeBlock(bars(ts, prev)));
+}
+
+function tags(bytes: Uint8Array): number[] {
+  return [...bytes.subarray(TAGS, TAGS + 8)];
+}
+
+/** Every column equal bit for bit (NaN to NaN), prev_close NaN where `c` has none. */
+function sameBits(got: BlockBars, c: Candles, from = 0, to = c.timestamp.length): void {
+  const n = to - from;
+  for (const name of COLS) {
+    expect(got[name].length).toBe(n);
+    for (let i = 0; i < n; i++) if (!Object.is(got[name][i], c[name][from + i])) expect.fail(`${name}[${i}]: ${got[name][i]} vs ${c[name][from + i]}`);
+  }
+  expect(got.prev_close.length).toBe(n);
+  for (let i = 0; i < n; i++) {
+    const want = c.prev_close === undefined ? Number.NaN : c.prev_close[from + i];
+    if (!Object.is(got.prev_close[i], want)) expect.fail(`prev_close[${i}]: ${got.prev_close[i]} vs ${want}`);
+  }
+}
+
+/** 2024-03-04 00:00 UTC, a Monday. */
+const MONDAY = Date.UTC(2024, 2, 4);
+/** One minute label per minute in (from, to] hours UTC of day `d` after MONDAY. */
+function minutes(d: number, fromH: number, toH: number): number[] {
+  const out: number[] = [];
+  for (let t = MONDAY + d * DAY + fromH * 3_600_000 + MIN; t <= MONDAY + d * DAY + toH * 3_600_000; t += MIN) out.push(t);
+  return out;
+}
+
+describe('encodeBlock / decodeBlock round trip', () => {
+  const price = fc.oneof(
+    fc.integer({ min: 1, max: 10_000_000 }).map((n) => n / 1000),
+    fc.double({ min: 1e-6, max: 1e9, noNaN: true, noDefaultInfinity: true }),
+    fc.constant(0.1 + 0.2),
+    fc.constant(123.4500030517578),
+  );
+  const volume = fc.oneof(
+    fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }),
+    fc.double({ min: 0, max: 1e15, noNaN: true }),
+  );
+  const amount = fc.oneof(
+    fc.integer({ min: 0, max: 2 ** 31 - 1 }).map((n) => n / 100),
+    fc.integer({ min: 0, max: 1e15 }),
+    fc.double({ min: 0, max: 1e15, noNaN: true }),
+    fc.constant(1e15),
+  );
+  /** Steps in eighths of a ms (exact in doubles): whole seconds, or any ms with a fraction. */
+  const step = fc.oneof(
+    fc.integer({ min: 1, max: 86_400 }).map((s) => s * 8000),
+    fc.integer({ min: 1, max: 8 * 600_000 }),
+  );
+  const bar = fc.record({ step, open: price, close: price, volume, amount, prev: fc.option(price, { nil: Number.NaN }) });
+  const series = fc.record({
+    base: fc.oneof(fc.integer({ min: 1_500_000_000_000, max: 1_900_000_000_000 }), fc.integer({ min: 8 * 1.5e12, max: 8 * 1.9e12 }).map((n) => n / 8)),
+    rows: fc.array(bar, { minLength: 0, maxLength: 40 }),
+    prev: fc.constantFrom('absent', 'present', 'some NaN'),
+    cut: fc.tuple(fc.nat(), fc.nat()),
+  });
+
+  it('gives back every double bit for bit, whatever the columns hold', () => {
+    fc.assert(fc.property(series, ({ base, rows, prev, cut }) => {
+      let eighths = 0;
+      let whole = true;
+      const ts: number[] = [];
+      for (const r of rows) {
+        ts.push(base + eighths / 8);
+        eighths += r.step;
+      }
+      const c: Candles = {
+        timestamp: ts,
+        open: rows.map((r) => r.open),
+        high: rows.map((r) => Math.max(r.open, r.close)),
+        low: rows.map((r) => Math.min(r.open, r.close)),
+        close: rows.map((r) => r.close),
+        volume: rows.map((r) => r.volume),
+        amount: rows.map((r) => r.amount),
+      };
+      if (prev === 'present') c.prev_close = rows.map((r) => (Number.isNaN(r.prev) ? r.open : r.prev));
+      if (prev === 'some NaN') c.prev_close = rows.map((r) => r.prev);
+
+      const n = rows.length;
+      const from = n === 0 ? 0 : cut[0] % n;
+      const to = n === 0 ? 0 : from + (cut[1] % (n - from + 1));
+      // Labels are stored as whole seconds after the first bar of the block only when all are.
+      let offset = 0;
+      for (let i = from + 1; i < to; i++) {
+        offset += rows[i - 1].step;
+        if (offset % 8000 !== 0) whole = false;
+      }
+      const bytes = encodeBlock(c, from, to);
+      expect(bytes[0]).toBe(1);
+      expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(to - from);
+      expect(bytes[TAGS]).toBe(whole ? I32 : F64);
+      const got = decodeBlock(bytes);
+      sameBits(got, c, from, to);
+      expect(decodeTimestamps(bytes)).toEqual(got.timestamp);
+
+      // prev_close survives assembly only when every bar has one.
+      if (to === from) return;
+      const all = assemble([got], -Infinity, Infinity);
+      const kept = c.prev_close !== undefined && c.prev_close.slice(from, to).every((p) => !Number.isNaN(p));
+      expect(all.prev_close === undefined).toBe(!kept);
+      expect(all.close).toEqual(c.close.slice(from, to));
+    }), { numRuns: 400 });
+  });
+
+  it('keeps float noise, huge amounts and big volumes exactly', () => {
+    const c = bars([MONDAY, MONDAY + MIN, MONDAY + 2 * MIN], (i) => [0.1 + 0.2, 123.4500030517578, 7.125][i]);
+    c.open = [0.1 + 0.2, 123.4500030517578, 1.001];
+    c.volume = [2 ** 31, 2 ** 31 - 1, 9_007_199_254_740_991];
+    c.amount = [1e15, 0.1 + 0.2, 21_474_836.47];
+    const got = decodeBlock(encodeBlock(c));
+    sameBits(got, c);
+    expect(got.open[0]).toBe(0.30000000000000004);
+    expect(got.open[1]).toBe(123.4500030517578);
+    expect(got.volume).toEqual([2147483648, 2147483647, 9007199254740991]);
+    expect(got.amount).toEqual([1e15, 0.30000000000000004, 21474836.47]);
+  });
+
+  it('labels off whole seconds fall back to f64 and come back exactly', () => {
+    const ts = [MONDAY, MONDAY + 60_000.5, MONDAY + 120_001];
+    const bytes = encodeBlock(bars(ts));
+    expect(bytes[TAGS]).toBe(F64);
+    expect(decodeBlock(bytes).timestamp).toEqual(ts);
+    expect(decodeTimestamps(bytes)).toEqual(ts);
+    // A base off the second is fine when the offsets are whole seconds.
+    const shifted = [MONDAY + 500.25, MONDAY + 60_500.25, MONDAY + 3_600_500.25];
+    const b2 = encodeBlock(bars(shifted));
+    expect(b2[TAGS]).toBe(I32);
+    expect(decodeBlock(b2).timestamp).toEqual(shifted);
+  });
+
+  it('offsets beyond int32 seconds fall back to f64', () => {
+    const far = [0, (2 ** 31) * 1000];
+    expect(encodeBlock(bars(far))[TAGS]).toBe(F64);
+    expect(decodeBlock(encodeBlock(bars(far))).timestamp).toEqual(far);
+    const edge = [0, (2 ** 31 - 1) * 1000];
+    expect(encodeBlock(bars(edge))[TAGS]).toBe(I32);
+    expect(decodeBlock(encodeBlock(bars(edge))).timestamp).toEqual(edge);
+  });
+
+  it('an empty block round-trips', () => {
+    const bytes = encodeBlock(bars([]));
+    expect(bytes.byteLength).toBe(24);
+    const got = decodeBlock(bytes);
+    expect(got.timestamp).toEqual([]);
+    expect(got.prev_close).toEqual([]);
+    expect(decodeTimestamps(bytes)).toEqual([]);
+  });
+
+  it('reads a blob that sits inside a larger buffer', () => {
+    const bytes = encodeBlock(bars([MONDAY, MONDAY + MIN]));
+    const big = new Uint8Array(bytes.byteLength + 11);
+    big.set(bytes, 3);
+    const got = decodeBlock(big.subarray(3, 3 + bytes.byteLength));
+    sameBits(got, bars([MONDAY, MONDAY + MIN]));
+  });
+});
+
+describe('encodeBlock compact forms', () => {
+  const day = minutes(0, 1.5, 7);
+
+  it('a typical 1m block: int32 labels, prices, volume; f64 amounts; no prev_close column', () => {
+    const n = day.length;
+    const bytes = encodeBlock(bars(day));
+    // header 24 + six int32 columns (labels, OHLC, volume) + amount as f64
+    expect(bytes.byteLength).toBe(24 + 4 * n * 6 + 8 * n);
+    expect(n).toBe(330);
+    expect(bytes.byteLength).toBe(10_584);
+    expect(tags(bytes)).toEqual([I32, I32 + 3, I32 + 3, I32 + 3, I32 + 3, ABSENT, I32, F64]);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getFloat64(8, true)).toBe(day[0]);
+  });
+
+  it('one noisy price column grows the block by exactly 4n bytes', () => {
+    const n = day.length;
+    const plain = encodeBlock(bars(day)).byteLength;
+    const c = bars(day);
+    c.high = c.high.slice();
+    c.high[7] = 0.1 + 0.2;
+    const bytes = encodeBlock(c);
+    expect(bytes.byteLength - plain).toBe(4 * n);
+    expect(tags(bytes)[2]).toBe(F64);
+    expect(decodeBlock(bytes).high[7]).toBe(0.30000000000000004);
+  });
+
+  it('prev_close: thousandths +4n, some NaN +8n (f64)', () => {
+    const n = day.length;
+    const plain = encodeBlock(bars(day)).byteLength;
+    const full = encodeBlock(bars(day, (i) => (10_000 + i) / 1000));
+    expect(full.byteLength - plain).toBe(4 * n);
+    expect(tags(full)[5]).toBe(I32 + 3);
+    const holes = encodeBlock(bars(day, (i) => (i === 3 ? Number.NaN : (10_000 + i) / 1000)));
+    expect(holes.byteLength - plain).toBe(8 * n);
+    expect(tags(holes)[5]).toBe(F64);
+    const got = decodeBlock(holes);
+    expect(got.prev_close[3]).toBeNaN();
+    expect(got.prev_close[4]).toBe(10.004);
+    expect(assemble([got], -Infinity, Infinity).prev_close).toBeUndefined();
+    expect(assemble([got], day[4], day[9]).prev_close).toEqual([10.004, 10.005, 10.006, 10.007, 10.008, 10.009]);
+  });
+
+  it('amounts: cents when they fit int32, whole numbers next, else f64; volumes past int32 go f64', () => {
+    const c = bars([MONDAY, MONDAY + MIN]);
+    c.amount = [21_474_836.47, 5];
+    expect(tags(encodeBlock(c))[7]).toBe(I32 + 2);
+    c.amount = [100_000_000, 2_147_483_647];
+    expect(tags(encodeBlock(c))[7]).toBe(I32);
+    c.amount = [2_147_483_648, 1];
+    expect(tags(encodeBlock(c))[7]).toBe(F64);
+    c.volume = [2 ** 31 - 1, 0];
+    expect(tags(encodeBlock(c))[6]).toBe(I32);
+    c.volume = [2 ** 31, 0];
+    expect(tags(encodeBlock(c))[6]).toBe(F64);
+    c.volume = [1.5, 0];
+    expect(tags(encodeBlock(c))[6]).toBe(F64);
+  });
+
+  it('a sub-range encodes only its bars, labels relative to its own first bar', () => {
+    const all = bars(day);
+    const bytes = encodeBlock(all, 10, 20);
+    expect(bytes.byteLength).toBe(24 + 4 * 10 * 6 + 8 * 10);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getFloat64(8, true)).toBe(day[10]);
+    sameBits(decodeBlock(bytes), all, 10, 20);
+  });
+});
+
+describe('decodeBlock / decodeTimestamps', () => {
+  it('decodeTimestamps equals the decoded block labels', () => {
+    for (const ts of [minutes(0, 13.5, 20), [MONDAY, MONDAY + 0.5], []]) {
+      const bytes = encodeBlock(bars(ts, (i) => i + 1));
+      expect(decodeTimestamps(bytes)).toEqual(decodeBlock(bytes).timestamp);
+      expect(decodeTimestamps(bytes)).toEqual(ts);
+    }
+  });
+
+  it('rejects an unknown format byte, naming it', () => {
+    const bytes = encodeBlock(bars([MONDAY]));
+    bytes[0] = 7;
+    expect(() => decodeBlock(bytes)).toThrow('unknown block format 7');
+    expect(() => decodeTimestamps(bytes)).toThrow('unknown block format 7');
+    expect(() => decodeBlock(new Uint8Array(0))).toThrow('unknown block format empty');
+  });
+
+  it('rejects a blob cut short or padded, naming both sizes', () => {
+    const bytes = encodeBlock(bars(minutes(0, 1.5, 7)));
+    const n = 330;
+    expect(bytes.byteLength).toBe(24 + 4 * n * 6 + 8 * n);
+    expect(() => decodeBlock(bytes.subarray(0, bytes.byteLength - 4))).toThrow(`a block of ${n} bars is ${bytes.byteLength - 4} bytes, expected ${bytes.byteLength}`);
+    const padded = new Uint8Array(bytes.byteLength + 8);
+    padded.set(bytes);
+    expect(() => decodeTimestamps(padded)).toThrow(`expected ${bytes.byteLength}`);
+  });
+});
+
+describe('blocks without prev_close stay without it through merge and cut', () => {
+  it('re-encodes at the same size as a fresh block (no all-NaN f64 column)', () => {
+    const ts = minutes(0, 1.5, 5.5);
+    const all = bars(ts);
+    const fresh = encodeBlock(all);
+    expect(tags(fresh)[5]).toBe(ABSENT);
+    const first = encodeBlock(all, 0, 120);
+    const merged = encodeBlock(mergeBlock(decodeBlock(first), { ...all, timestamp: all.timestamp.slice(120), open: all.open.slice(120), high: all.high.slice(120), low: all.low.slice(120), close: all.close.slice(120), volume: all.volume.slice(120), amount: all.amount.slice(120) }));
+    expect(merged).toEqual(fresh);
+    const cut = encodeBlock(cutBlock(decodeBlock(fresh), ts[0], ts[0]).kept);
+    expect(tags(cut)[5]).toBe(ABSENT);
+    expect(cut.byteLength).toBe(fresh.byteLength - (fresh.byteLength - 24) / ts.length);
+  });
+});
+
+describe('blockOf / blockRuns', () => {
+  it('A-share 1m days (01:30–07:00 UTC) split at UTC midnight', () => {
+    const days = [0, 1, 2].map((d) => [...minutes(d, 1.5, 3.5), ...minutes(d, 5, 7)]);
+    expect(days[0].length).toBe(240);
+    const ts = days.flat();
+    const d0 = Math.floor(MONDAY / DAY);
+    expect(blockOf('1m', MONDAY)).toBe(19_786);
+    expect(d0).toBe(19_786);
+    expect(blockRuns('1m', ts)).toEqual([
+      { block: d0, from: 0, to: 240 },
+      { block: d0 + 1, from: 240, to: 480 },
+      { block: d0 + 2, from: 480, to: 720 },
+    ]);
+  });
+
+  it('US 1m days (13:30–21:00 UTC) split at UTC midnight', () => {
+    const ts = [...minutes(0, 13.5, 20), ...minutes(1, 14.5, 21), ...minutes(4, 13.5, 20)];
+    const d0 = Math.floor(MONDAY / DAY);
+    expect(blockRuns('1m', ts)).toEqual([
+      { block: d0, from: 0, to: 390 },
+      { block: d0 + 1, from: 390, to: 780 },
+      { block: d0 + 4, from: 780, to: 1170 },
+    ]);
+  });
+
+  it('midnight itself opens the next block', () => {
+    expect(blockOf('1m', MONDAY - 1)).toBe(19_785);
+    expect(blockOf('1m', MONDAY)).toBe(19_786);
+    expect(blockRuns('1m', [MONDAY - MIN, MONDAY - 1, MONDAY, MONDAY + 1])).toEqual([
+      { block: 19_785, from: 0, to: 2 },
+      { block: 19_786, from: 2, to: 4 },
+    ]);
+  });
+
+  it('1d bars split every 128 days', () => {
+    // 2024-01-01 is day 19723; blocks of 128 days start at day 19712 (154 × 128) and 19840.
+    const first = Date.UTC(2024, 0, 1, 16);
+    const ts = Array.from({ length: 400 }, (_, i) => first + i * DAY);
+    expect(blockOf('1d', first)).toBe(154);
+    expect(blockOf('1d', 19_840 * DAY - 1)).toBe(154);
+    expect(blockOf('1d', 19_840 * DAY)).toBe(155);
+    expect(blockRuns('1d', ts)).toEqual([
+      { block: 154, from: 0, to: 117 },
+      { block: 155, from: 117, to: 245 },
+      { block: 156, from: 245, to: 373 },
+      { block: 157, from: 373, to: 400 },
+    ]);
+    expect(blockRuns('1m', [])).toEqual([]);
+  });
+
+  it('the runs cover every index exactly once, each in its own block', () => {
+    const gaps = fc.array(fc.integer({ min: 1, max: 40 * DAY }), { maxLength: 200 });
+    fc.assert(fc.property(fc.constantFrom('1m' as const, '1d' as const), fc.integer({ min: 0, max: 2e12 }), gaps, (period, start, steps) => {
+      const ts: number[] = [];
+      let t = start;
+      for (const s of steps) ts.push((t += s));
+      const runs = blockRuns(period, ts);
+      let at = 0;
+      let last = -Infinity;
+      for (const r of runs) {
+        expect(r.from).toBe(at);
+        expect(r.to).toBeGreaterThan(r.from);
+        expect(r.block).toBeGreaterThan(last);
+        for (let i = r.from; i < r.to; i++) expect(blockOf(period, ts[i])).toBe(r.block);
+        at = r.to;
+        last = r.block;
+      }
+      expect(at).toBe(ts.length);
+    }), { numRuns: 200 });
+  });
+});
+
+describe('mergeBlock', () => {
+  it('incoming wins on equal labels; union ascending; missing prev_close is NaN', () => {
+    const existing = block([10, 20, 30, 40].map((s) => MONDAY + s * MIN), (i) => 1 + i);
+    const inc = bars([20, 25, 40, 50].map((s) => MONDAY + s * MIN));
+    inc.close = [99, 98, 97, 96];
+    const m = mergeBlock(existing, inc) as BlockBars;
+    expect(m.timestamp).toEqual([10, 20, 25, 30, 40, 50].map((s) => MONDAY + s * MIN));
+    expect(m.close).toEqual([10.5, 99, 98, 10.502, 97, 96]);
+    expect(m.open).toEqual([10, 10, 10.001, 10.002, 10.002, 10.003]);
+    expect(m.volume).toEqual([1000, 1000, 2000, 3000, 3000, 4000]);
+    expect(m.prev_close.map((p) => (Number.isNaN(p) ? null : p))).toEqual([1, null, null, 3, null, null]);
+    for (const name of COLS) expect(m[name].length).toBe(6);
+  });
+
+  it('keeps incoming prev_close and round-trips through a blob', () => {
+    const existing = block([MONDAY + MIN, MONDAY + 3 * MIN], (i) => 5 + i);
+    const inc = bars([MONDAY + 2 * MIN], () => 7.5);
+    const m = mergeBlock(existing, inc);
+    expect(m.prev_close).toEqual([5, 7.5, 6]);
+    sameBits(decodeBlock(encodeBlock(m)), m);
+  });
+
+  it('no existing bars: incoming as it is', () => {
+    const inc = bars([MONDAY]);
+    expect(mergeBlock(undefined, inc)).toBe(inc);
+    expect(mergeBlock(block([]), inc)).toBe(inc);
+  });
+
+  it('nothing incoming leaves the existing bars', () => {
+    const existing = block([MONDAY, MONDAY + MIN], (i) => i + 2);
+    const m = mergeBlock(existing, bars([]));
+    expect(m.timestamp).toEqual([MONDAY, MONDAY + MIN]);
+    expect(m.prev_close).toEqual([2, 3]);
+  });
+});
+
+describe('cutBlock', () => {
+  const ts = [10, 20, 30, 40, 50, 60];
+
+  it('removes exactly the labels in [from, to], inclusive', () => {
+    const b = block(ts, (i) => i + 1);
+    const { kept, removed } = cutBlock(b, 20, 40);
+    expect(removed).toBe(3);
+    expect(kept.timestamp).toEqual([10, 50, 60]);
+    expect(kept.close).toEqual([10.5, 10.504, 10.505]);
+    expect(kept.prev_close).toEqual([1, 5, 6]);
+    expect(cutBlock(b, 25, 35)).toMatchObject({ removed: 1, kept: { timestamp: [10, 20, 40, 50, 60] } });
+    expect(cutBlock(b, 10, 10)).toMatchObject({ removed: 1, kept: { timestamp: [20, 30, 40, 50, 60] } });
+    expect(cutBlock(b, 0, 30)).toMatchObject({ removed: 3, kept: { timestamp: [40, 50, 60], prev_close: [4, 5, 6] } });
+    expect(cutBlock(b, 60, 99)).toMatchObject({ removed: 1, kept: { timestamp: [10, 20, 30, 40, 50] } });
+    expect(cutBlock(b, 0, 100)).toMatchObject({ removed: 6, kept: { timestamp: [] } });
+    expect(b.timestamp).toEqual(ts);
+  });
+
+  it('nothing removed returns the same block', () => {
+    const b = block(ts);
+    expect(cutBlock(b, 61, 100).kept).toBe(b);
+    expect(cutBlock(b, 61, 100).removed).toBe(0);
+    expect(cutBlock(b, 21, 29).kept).toBe(b);
+    expect(cutBlock(b, 21, 29).removed).toBe(0);
+    expect(cutBlock(b, 40, 30).kept).toBe(b);
+    expect(cutBlock(b, 0, 9).kept).toBe(b);
+  });
+});
+
+describe('assemble', () => {
+  // Three blocks of 4 bars each: 10..40, 110..140, 210..240.
+  const blocks = [0, 100, 200].map((o) => block([10, 20, 30, 40].map((s) => s + o), (i) => o + i + 1));
+  const all = [10, 20, 30, 40, 110, 120, 130, 140, 210, 220, 230, 240];
+
+  it('windows [lo, hi] inclusive across blocks', () => {
+    expect(assemble(blocks, -Infinity, Infinity).timestamp).toEqual(all);
+    const w = assemble(blocks, 30, 220);
+    expect(w.timestamp).toEqual([30, 40, 110, 120, 130, 140, 210, 220]);
+    expect(w.prev_close).toEqual([3, 4, 101, 102, 103, 104, 201, 202]);
+    expect(w.close).toEqual([10.502, 10.503, 10.5, 10.501, 10.502, 10.503, 10.5, 10.501]);
+    expect(assemble(blocks, 41, 109).timestamp).toEqual([]);
+    expect(assemble(blocks, 140, 140).timestamp).toEqual([140]);
+    expect(assemble([], 0, 1000).timestamp).toEqual([]);
+  });
+
+  it('the newest N across several blocks', () => {
+    expect(assemble(blocks, -Infinity, Infinity, 6).timestamp).toEqual([130, 140, 210, 220, 230, 240]);
+    expect(assemble(blocks, -Infinity, 220, 5).timestamp).toEqual([120, 130, 140, 210, 220]);
+    expect(assemble(blocks, 30, 220, 7).prev_close).toEqual([4, 101, 102, 103, 104, 201, 202]);
+    expect(assemble(blocks, -Infinity, Infinity, 4).timestamp).toEqual([210, 220, 230, 240]);
+    expect(assemble(blocks, -Infinity, Infinity, 1).timestamp).toEqual([240]);
+  });
+
+  it('N beyond the total gives everything; N = 0 gives nothing', () => {
+    expect(assemble(blocks, -Infinity, Infinity, 100).timestamp).toEqual(all);
+    expect(assemble(blocks, 30, 120, 100).timestamp).toEqual([30, 40, 110, 120]);
+    expect(assemble(blocks, -Infinity, Infinity, 0).timestamp).toEqual([]);
+    expect(assemble(blocks, -Infinity, Infinity, 0).close).toEqual([]);
+  });
+
+  it('drops prev_close only when a returned bar lacks it', () => {
+    const mixed = [blocks[0], block([110, 120])];
+    expect(assemble(mixed, -Infinity, Infinity).prev_close).toBeUndefined();
+    expect(assemble(mixed, -Infinity, 100).prev_close).toEqual([1, 2, 3, 4]);
+    const newest = assemble(mixed, -Infinity, Infinity, 4);
+    expect(newest.timestamp).toEqual([30, 40, 110, 120]);
+    expect(newest.prev_close).toBeUndefined();
+    expect(assemble(mixed, -Infinity, 109, 2).prev_close).toEqual([3, 4]);
+  });
+
+  it('makes one copy: the result shares no column with the blocks', () => {
+    const out = assemble([blocks[0]], -Infinity, Infinity);
+    for (const name of COLS) expect(out[name]).not.toBe(blocks[0][name]);
+    expect(out.prev_close).not.toBe(blocks[0].prev_close);
+    out.close[0] = -1;
+    expect(blocks[0].close[0]).toBe(10.5);
+  });
+});
+
+describe('countIn', () => {
+  it('counts labels in [lo, hi], both edges inclusive', () => {
+    const ts = [10, 20, 30];
+    expect(countIn(ts, 10, 30)).toBe(3);
+    expect(countIn(ts, 20, 20)).toBe(1);
+    expect(countIn(ts, 11, 29)).toBe(1);
+    expect(countIn(ts, 0, 10)).toBe(1);
+    expect(countIn(ts, 30, 99)).toBe(1);
+    expect(countIn(ts, 31, 99)).toBe(0);
+    expect(countIn(ts, 30, 10)).toBe(0);
+    expect(countIn([], 0, 99)).toBe(0);
+  });
+});
+
+describe('barsWithin', () => {
+  const ts = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+
+  it('counts the union of the spans once', () => {
+    expect(barsWithin(ts, [{ lo: 10, hi: 30 }, { lo: 20, hi: 50 }])).toBe(5);
+    expect(barsWithin(ts, [{ lo: 20, hi: 50 }, { lo: 10, hi: 30 }])).toBe(5);
+    expect(barsWithin(ts, [{ lo: 10, hi: 90 }, { lo: 20, hi: 30 }])).toBe(9);
+    expect(barsWithin(ts, [{ lo: 10, hi: 40 }, { lo: 10, hi: 40 }])).toBe(4);
+    expect(barsWithin(ts, [{ lo: 10, hi: 30 }, { lo: 30, hi: 30 }, { lo: 30, hi: 50 }])).toBe(5);
+  });
+
+  it('adds disjoint spans', () => {
+    expect(barsWithin(ts, [{ lo: 70, hi: 80 }, { lo: 10, hi: 20 }])).toBe(4);
+    expect(barsWithin(ts, [{ lo: 10, hi: 30 }, { lo: 31, hi: 50 }])).toBe(5);
+    expect(barsWithin(ts, [{ lo: 11, hi: 19 }, { lo: 101, hi: 200 }])).toBe(0);
+    expect(barsWithin(ts, [])).toBe(0);
+    expect(barsWithin([], [{ lo: 0, hi: 100 }])).toBe(0);
+  });
+
+  it('matches a brute-force count of the union', () => {
+    const span = fc.tuple(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 40 })).map(([lo, w]) => ({ lo, hi: lo + w }));
+    fc.assert(fc.property(fc.array(span, { maxLength: 6 }), (spans) => {
+      const want = ts.filter((t) => spans.some((s) => s.lo <= t && t <= s.hi)).length;
+      expect(barsWithin(ts, spans)).toBe(want);
+    }), { numRuns: 300 });
+  });
+});
