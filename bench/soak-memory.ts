@@ -55,6 +55,11 @@ const rows: Array<[string, string]> = [
     'highest sampled RSS: main heap committed + external (array buffers) + the rest',
     `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
   ] as [string, string]]),
+  ...(s.peakUsage === undefined ? [] : [[
+    'at that sample: worker heap committed (used); main isolate malloced',
+    `${mib(s.peakUsage.workerHeapTotal ?? 0)} (${mib(s.peakUsage.workerHeapUsed ?? 0)}); ${mib(s.peakUsage.mallocedMemory ?? 0)}`,
+  ] as [string, string]]),
+  ['worker heap committed, end', mib(s.end.workerHeapTotal)],
   ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
   ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
   ['retained growth (≤ bounds + 20 MiB)', `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],

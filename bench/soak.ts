@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { measure, type LoadResult } from './lib/load.ts';
 import { sample, scrape, type Samples } from './lib/metrics.ts';
+import type { ProbeUsage } from './lib/probe.ts';
 import { BENCH_KEY, rssOf, startService, type ServiceChild } from './lib/processes.ts';
 
 export interface SoakVariant {
@@ -40,6 +41,8 @@ interface Retained {
   /** V8 heap of the main isolate, committed (garbage and free space included). */
   heapTotal: number;
   external: number;
+  /** The candle-build worker's V8 heap, committed (0 when it is not running). */
+  workerHeapTotal: number;
   /** Threads of the process (libuv pool, V8 platform, the candle-build worker once started). */
   threads: number;
   /** RSS split as /proc reports it: anonymous memory, and file-backed pages (the node binary, mapped files). */
@@ -63,7 +66,7 @@ export interface SoakResult {
   /** Highest V8 heapUsed seen while soaking, without forcing a GC (garbage included). */
   maxHeapUsed: number;
   /** The probe's reading with the highest RSS (every 5th sample): what that RSS was made of. */
-  peakUsage?: NodeJS.MemoryUsage;
+  peakUsage?: ProbeUsage;
   load: LoadResult;
   statuses: string;
 }
@@ -113,24 +116,32 @@ async function settle(service: ServiceChild): Promise<void> {
 async function retained(service: ServiceChild): Promise<Retained> {
   await settle(service);
   const cache = cacheBytesOf(await scrape(service.url));
-  const usage = await service.memory(true);
+  const usage: ProbeUsage = await service.memory(true);
   return {
-    rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, threads: threadsOf(service.pid),
+    rss: rssOf(service.pid).rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, workerHeapTotal: usage.workerHeapTotal ?? 0, threads: threadsOf(service.pid),
     rssAnon: statusField(service.pid, 'RssAnon') * 1024, rssFile: statusField(service.pid, 'RssFile') * 1024,
     cacheBytes: cache.data + cache.response, dataCacheBytes: cache.data, responseCacheBytes: cache.response,
   };
 }
 
-/** SOAK_SMAPS=1: resident memory by mapping kind at the end (a developer's view of "the rest"). */
+/**
+ * SOAK_SMAPS=1: resident memory by mapping kind (a developer's view of "the rest"). Anonymous
+ * mappings that start on a 256 KiB boundary are V8's pages (every isolate's: main, the candle-build
+ * worker, pooled; "V8 large" when not a multiple of 256 KiB long: large-object pages); glibc's
+ * separately mapped chunks start on any 4 KiB page (one in 64 on a 256 KiB one), so "anon other"
+ * is malloc's, give or take.
+ */
 function smapsSummary(pid: number): string {
   const groups = new Map<string, { rss: number; count: number }>();
   let current = '';
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head !== null) {
-      const size = (Number.parseInt(head[2], 16) - Number.parseInt(head[1], 16)) / 1024;
-      const name = head[3] === '' ? `anon ${size >= 65536 ? '≥64M' : size >= 1024 ? '1M-64M' : size >= 256 ? '256K-1M' : '<256K'}` : head[3].replace(/^.*\//, '');
-      current = name;
+      const from = Number.parseInt(head[1], 16);
+      const size = Number.parseInt(head[2], 16) - from;
+      const v8 = from % 262144 === 0 ? (size % 262144 === 0 ? 'V8' : 'V8 large') : 'other';
+      const band = size >= 64 * 1048576 ? '≥64M' : size >= 1048576 ? '1M-64M' : size >= 262144 ? '256K-1M' : '<256K';
+      current = head[3] === '' ? `anon ${v8} ${band}` : head[3].replace(/^.*\//, '');
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
@@ -141,7 +152,7 @@ function smapsSummary(pid: number): string {
       groups.set(current, group);
     }
   }
-  return [...groups].sort((a, b) => b[1].rss - a[1].rss).slice(0, 10).map(([name, g]) => `  smaps ${name}: ${mib(g.rss)} in ${g.count}`).join('\n');
+  return [...groups].sort((a, b) => b[1].rss - a[1].rss).slice(0, 12).map(([name, g]) => `  smaps ${name}: ${mib(g.rss)} in ${g.count}`).join('\n');
 }
 
 function statusField(pid: number, name: string): number {
@@ -168,6 +179,7 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
   });
   try {
     const headers = { 'x-api-key': BENCH_KEY };
+    const smaps = process.env.SOAK_SMAPS === '1';
     // JIT the hot path and let the heap reach its working size before the baseline.
     await measure({ url: service.url, path: '/v1/quotes?symbols=600519.SH', headers, warmupSeconds: 0, seconds: 3 });
     const baseline = await retained(service);
@@ -175,11 +187,18 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
 
     const samples: Array<{ t: number; rss: number }> = [];
     const heap: number[] = [];
-    let peakUsage: NodeJS.MemoryUsage | undefined;
+    let peakUsage: ProbeUsage | undefined;
     const started = performance.now();
     let tick = 0;
+    let peakSmaps: { rss: number; at: number; text: string } | undefined;
     const timer = setInterval(() => {
-      samples.push({ t: performance.now() - started, rss: rssOf(service.pid).rss });
+      const rss = rssOf(service.pid).rss;
+      samples.push({ t: performance.now() - started, rss });
+      // The mappings at the highest RSS (a new high 5 MiB above the last one read, so a short
+      // spike is caught without reading smaps on every sample).
+      if (smaps && rss > (peakSmaps?.rss ?? 0) + 5 * 1048576) {
+        peakSmaps = { rss, at: performance.now(), text: smapsSummary(service.pid) };
+      }
       if (tick++ % 5 === 0) {
         void service.memory(false).then((m) => {
           heap.push(m.heapUsed);
@@ -204,7 +223,8 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       if (match !== null) statusCounts.set(Number(match[1]), (statusCounts.get(Number(match[1])) ?? 0) + value);
     }
     const end = await retained(service);
-    if (process.env.SOAK_SMAPS === '1') options.log(smapsSummary(service.pid));
+    if (peakSmaps !== undefined) options.log(`  at RSS ${mib(peakSmaps.rss)} during the soak:\n${peakSmaps.text}`);
+    if (smaps) options.log(`  at the end, after GC (RSS ${mib(end.rss)}):\n${smapsSummary(service.pid)}`);
     const half = (options.seconds * 1000) / 2;
     const maxOf = (list: typeof samples) => Math.max(0, ...list.map((s) => s.rss));
     return {

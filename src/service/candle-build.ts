@@ -3,6 +3,7 @@
 // would hold every other request, /healthz included. Series above `inlineMaxBars` are built in a
 // worker thread (columns go over as transferred Float64Arrays, no copy); short ones inline, where
 // a worker's round trip would cost more than the work.
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
 import { buildCandles } from '../candles/pipeline.ts';
@@ -98,6 +99,20 @@ export const WORKER_IDLE_MS = 10_000;
  */
 export const WORKER_OLD_GENERATION_MB = 64;
 
+/**
+ * The worker's young generation, MiB (V8 gives it a 1 MiB semi-space: 2 MiB of new space). Its
+ * builds allocate little that dies young (they read transferred columns in place), and a bigger
+ * young generation is committed for the worker's life. V8 reads a process-wide
+ * `--max-semi-space-size` (npm start sets one for the main isolate) in preference to this limit,
+ * so that flag is set to the worker's size before a worker starts: it is read only when an isolate
+ * is created, and the main isolate's was created with the start script's value. Measured: the
+ * worker's committed heap at the memory soak's peak 25 → 9–13.5 MiB (BENCHMARKS.md, memory).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 3;
+
+/** The semi-space the worker's young generation gets, for the process-wide flag. */
+const WORKER_SEMI_SPACE_MB = 1;
+
 interface Job {
   resolve: (candles: Candles) => void;
   reject: (error: Error) => void;
@@ -126,7 +141,10 @@ export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: n
   };
 
   const start = (): Worker => {
-    const w = new Worker(new URL('./candle-build-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB } });
+    setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+    const w = new Worker(new URL('./candle-build-worker.ts', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     w.unref();
     w.on('message', (message: { id: number; packed?: Packed; error?: string }) => {
       const job = jobs.get(message.id);
