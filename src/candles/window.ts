@@ -130,24 +130,29 @@ export function concatCandles(a: Candles, b: Candles): Candles {
 }
 
 /**
- * Parts in order, none overlapping the next (the caller checks): one copy however many parts,
- * where folding concatCandles over k parts copied the growing head k times. prev_close survives
- * only when every part has it.
+ * Parts in order, none overlapping the next (the caller checks), joined and windowed in one copy
+ * (`opts` as for windowCandles: the newest `count` bars in [start, end]). Folding concatCandles
+ * over k parts copied the growing head k times, and windowing the join copied it once more: for a
+ * 60,000-bar series that is megabytes of large-object garbage a request. prev_close survives only
+ * when every part has it.
  */
-export function joinCandles(parts: readonly Candles[]): Candles {
-  if (parts.length === 1) return parts[0];
+export function joinCandles(parts: readonly Candles[], opts: WindowOptions = {}): Candles {
+  if (parts.length === 1) return windowCandles(parts[0], opts);
+  const runs = parts.map((p) => ({ p, ...windowRange(p, { start: opts.start, end: opts.end }) }));
   let n = 0;
   let both = true;
-  for (const p of parts) {
-    n += p.timestamp.length;
-    if (p.prev_close === undefined) both = false;
+  for (const r of runs) {
+    n += r.to - r.from;
+    if (r.p.prev_close === undefined) both = false;
   }
-  const out = sizedCandles(n, both);
+  let skip = opts.count === undefined ? 0 : Math.max(0, n - Math.max(0, Math.floor(opts.count)));
+  const out = sizedCandles(n - skip, both);
   const prev = out.prev_close;
   let k = 0;
-  for (const p of parts) {
-    const m = p.timestamp.length;
-    for (let i = 0; i < m; i++, k++) {
+  for (const { p, from, to } of runs) {
+    const drop = Math.min(skip, to - from);
+    skip -= drop;
+    for (let i = from + drop; i < to; i++, k++) {
       copyBar(out, k, p, i);
       if (prev !== undefined) prev[k] = (p.prev_close as number[])[i];
     }

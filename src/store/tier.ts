@@ -266,7 +266,6 @@ export function fromFilled(filled: readonly Candles[], lo: number, hi: number, n
     const before = parts[i - 1].timestamp;
     if (parts[i].timestamp[0] <= before[before.length - 1]) return undefined;
   }
-  let out = windowCandles(joinCandles(parts), { start: lo, end: hi });
-  if (newest !== undefined) out = windowCandles(out, { count: newest });
+  const out = joinCandles(parts, { start: lo, end: hi, count: newest });
   return out.timestamp.length > 0 ? out : undefined;
 }

@@ -187,3 +187,24 @@ describe('joinCandles', () => {
     expect(a.close).toEqual([10.2]);
   });
 });
+
+describe('joinCandles with a window', () => {
+  const parts = () => [bars([10, 20, 30], true), bars([40, 50]), bars([60, 70, 80])];
+  const whole = () => joinCandles(parts());
+
+  it('equals windowing the whole join, for any start, end and count', () => {
+    for (const start of [undefined, 0, 20, 25, 40, 80, 90]) {
+      for (const end of [undefined, 5, 20, 45, 60, 80, 100]) {
+        for (const count of [undefined, 0, 1, 3, 5, 8, 20]) {
+          expect(joinCandles(parts(), { start, end, count })).toEqual(windowCandles(whole(), { start, end, count }));
+        }
+      }
+    }
+  });
+
+  it('the newest count across parts, skipping whole parts from the oldest', () => {
+    expect(joinCandles(parts(), { count: 4 }).timestamp).toEqual([50, 60, 70, 80]);
+    expect(joinCandles(parts(), { start: 20, end: 60, count: 3 }).timestamp).toEqual([40, 50, 60]);
+    expect(joinCandles(parts(), { start: 20, end: 60, count: 3 }).close).toEqual([40.2, 50.2, 60.2]);
+  });
+});
