@@ -68,6 +68,13 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+export type MigrationLog = { warn(obj: object, msg: string): void };
+
+/** Converting a schema-1 store holds the boot (~2 s per million bars): say so once it is done. */
+export function logConversion(log: MigrationLog | undefined, location: string, bars: number, ms: number): void {
+  log?.warn({ store: location, bars, ms: Math.round(ms) }, 'history store converted from schema 1 (a row per bar) to schema 2 (day blocks)');
+}
+
 export function emptyStats(backend: 'sqlite' | 'postgres', location: string): HistoryStats {
   const zero = (): PeriodStats => ({ series: 0, bars: 0, ranges: 0 });
   return { backend, location, symbols: 0, series: 0, bars: 0, ranges: 0, bytes: 0, byPeriod: { '1m': zero(), '1d': zero() }, byAdapter: {} };

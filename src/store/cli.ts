@@ -53,6 +53,7 @@ async function openTier(settings: HistorySettings): Promise<HistoryTier> {
   return createHistoryTier({
     backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl,
     now: Date.now, revision: settings.revision, retentionDays: settings.retentionDays,
+    log: { warn: (fields, message) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) },
   });
 }
 

@@ -64,14 +64,14 @@ export interface HistoryTierOptions {
 
 export const DEFAULT_SQLITE_PATH = 'data/history.sqlite';
 
-export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook'>): Promise<Backend> {
+export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook' | 'log'>): Promise<Backend> {
   if (options.backend === 'postgres') {
     if (options.databaseUrl === undefined || options.databaseUrl === '') {
       throw new Error('history.backend is postgres but DATABASE_URL is not set');
     }
-    return openPostgresBackend(options.databaseUrl, options.postgresSchema, options.fillHook);
+    return openPostgresBackend(options.databaseUrl, options.postgresSchema, options.fillHook, options.log);
   }
-  return openSqliteBackend(options.sqlitePath ?? DEFAULT_SQLITE_PATH, options.fillHook);
+  return openSqliteBackend(options.sqlitePath ?? DEFAULT_SQLITE_PATH, options.fillHook, options.log);
 }
 
 /** Opens (creating and migrating) the store; a store that cannot be opened throws naming it. */

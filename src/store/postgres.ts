@@ -9,7 +9,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, tallySeries, type Backend, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
 
@@ -36,7 +36,7 @@ function redactUrl(url: string): string {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_history', hook?: FillHook): Promise<Backend> {
+export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_history', hook?: FillHook, log?: MigrationLog): Promise<Backend> {
   const location = `${redactUrl(databaseUrl)} schema ${schema}`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 8, connectionTimeoutMillis: 5000, types: types as pg.CustomTypesConfig });
   // An idle client's error (server restart) must not crash the process; the next query reports it.
@@ -44,6 +44,8 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
   const s = quoteIdent(schema);
   try {
     const client = await pool.connect();
+    const started = performance.now();
+    let converted: number | undefined;
     try {
       await client.query('BEGIN');
       // Two instances booting at once: one migrates, the other waits and then finds it done.
@@ -54,13 +56,15 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       if (found > SCHEMA_VERSION) throw new SchemaTooNewError(location, found);
       for (let v = found + 1; v <= SCHEMA_VERSION; v++) {
         for (const sql of POSTGRES_STEPS[v - 1]) await client.query(sql.replaceAll('%s', s));
-        if (v === 2) await convertV1(client, s);
+        if (v === 2 && found >= 1) converted = await convertV1(client, s);
+        else if (v === 2) await client.query(`DROP TABLE ${s}.bars`);
       }
       if (found < SCHEMA_VERSION) {
         await client.query(`DELETE FROM ${s}.history_schema`);
         await client.query(`INSERT INTO ${s}.history_schema (version) VALUES ($1)`, [SCHEMA_VERSION]);
       }
       await client.query('COMMIT');
+      if (converted !== undefined) logConversion(log, location, converted, performance.now() - started);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -301,7 +305,8 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
 }
 
 /** Schema step 2: every version-1 bar row into its block, inside the migration's transaction. */
-async function convertV1(client: pg.PoolClient, s: string): Promise<void> {
+async function convertV1(client: pg.PoolClient, s: string): Promise<number> {
+  let moved = 0;
   const series = (await client.query(`SELECT id, period FROM ${s}.series`)).rows as { id: number; period: BasePeriod }[];
   for (const { id, period } of series) {
     const r = await client.query(`SELECT ts, open, high, low, close, volume, amount, prev_close FROM ${s}.bars WHERE series = $1 ORDER BY ts`, [id]);
@@ -319,8 +324,10 @@ async function convertV1(client: pg.PoolClient, s: string): Promise<void> {
     });
     await client.query(`INSERT INTO ${s}.blocks (series, block, n, data) SELECT $1, * FROM unnest($2::integer[], $3::integer[], $4::bytea[])`,
       [id, runs.map((x) => x.block), runs.map((x) => x.to - x.from), data]);
+    moved += rows.length;
   }
   await client.query(`DROP TABLE ${s}.bars`);
+  return moved;
 }
 
 /** Drops a schema and everything in it (tests, and `history drop` of a whole PostgreSQL store is not offered). */

@@ -11,7 +11,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, tallySeries, type Backend, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
 } from './backend.ts';
 import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
 
@@ -36,8 +36,9 @@ function openDatabase(path: string): DatabaseSync {
 /** ts, open, high, low, close, volume, amount, prev_close, scaled: a version-1 bar row. */
 type V1Row = [number, number, number, number, number, number, number, number | null, number];
 
-/** Schema step 2: every version-1 bar row into its block, in the migration's transaction. */
-function convertV1(db: DatabaseSync): void {
+/** Schema step 2: every version-1 bar row into its block, in the migration's transaction; returns the bars moved. */
+function convertV1(db: DatabaseSync): number {
+  let moved = 0;
   const periods = new Map<number, BasePeriod>();
   for (const r of db.prepare('SELECT id, period FROM series').all() as { id: number; period: BasePeriod }[]) periods.set(r.id, r.period);
   const insert = db.prepare('INSERT INTO blocks (series, block, n, data) VALUES (?, ?, ?, ?)');
@@ -50,6 +51,7 @@ function convertV1(db: DatabaseSync): void {
     const flush = () => {
       if (pending.length === 0) return;
       insert.run(id, block, pending.length, encodeBlock(v1Columns(pending)));
+      moved += pending.length;
       pending = [];
     };
     for (const row of rows.iterate(id) as Iterable<unknown>) {
@@ -64,6 +66,7 @@ function convertV1(db: DatabaseSync): void {
     flush();
   }
   db.exec('DROP TABLE bars');
+  return moved;
 }
 
 function v1Columns(rows: readonly V1Row[]): BlockBars {
@@ -84,7 +87,9 @@ function v1Columns(rows: readonly V1Row[]): BlockBars {
   return c;
 }
 
-function migrate(db: DatabaseSync, path: string): void {
+/** Applies the schema steps above the store's version; the bars a conversion moved, if one ran. */
+function migrate(db: DatabaseSync, path: string): number | undefined {
+  let converted: number | undefined;
   try {
     db.exec('BEGIN IMMEDIATE');
     try {
@@ -94,13 +99,15 @@ function migrate(db: DatabaseSync, path: string): void {
       if (found > SCHEMA_VERSION) throw new SchemaTooNewError(path, found);
       for (let v = found + 1; v <= SCHEMA_VERSION; v++) {
         for (const sql of SQLITE_STEPS[v - 1]) db.exec(sql);
-        if (v === 2) convertV1(db);
+        if (v === 2 && found >= 1) converted = convertV1(db);
+        else if (v === 2) db.exec('DROP TABLE bars');
       }
       if (found < SCHEMA_VERSION) {
         db.exec('DELETE FROM history_schema');
         db.prepare('INSERT INTO history_schema (version) VALUES (?)').run(SCHEMA_VERSION);
       }
       db.exec('COMMIT');
+      return converted;
     } catch (error) {
       db.exec('ROLLBACK');
       throw error;
@@ -111,10 +118,12 @@ function migrate(db: DatabaseSync, path: string): void {
   }
 }
 
-export function openSqliteBackend(path: string, hook?: FillHook): Backend {
+export function openSqliteBackend(path: string, hook?: FillHook, log?: MigrationLog): Backend {
   const db = openDatabase(path);
   try {
-    migrate(db, path);
+    const started = performance.now();
+    const converted = migrate(db, path);
+    if (converted !== undefined) logConversion(log, path, converted, performance.now() - started);
   } catch (error) {
     db.close();
     throw error;

@@ -108,16 +108,27 @@ describe.each(['sqlite', 'postgres'] as const)('history store schema 1 → 2 on 
     expect(minutes.timestamp.length).toBe(5 * 240);
     await writeV1(p, [{ id: 1, query: DAILY, bars: daily }, { id: 2, query: MINUTES, bars: minutes }]);
 
-    const tier = await p.open(() => AFTER_CLOSE);
+    const warned: { fields: object; message: string }[] = [];
+    const tier = await p.open(() => AFTER_CLOSE, { log: { warn: (fields: object, message: string) => warned.push({ fields, message }) } });
     open.push(tier);
     expect(await tablesOf(p)).toEqual({ tables: ['blocks', 'coverage', 'history_schema', 'series'], version: 2 });
+    // The boot waited for the conversion: the log says so, with what was moved.
+    expect(warned.map((w) => w.message)).toEqual(['history store converted from schema 1 (a row per bar) to schema 2 (day blocks)']);
+    expect(warned[0].fields).toMatchObject({ bars: daily.timestamp.length + 5 * 240 });
+    // A store already on schema 2 opens without converting anything.
+    await tier.close();
+    open.pop();
+    warned.length = 0;
+    const again = await p.open(() => AFTER_CLOSE, { log: { warn: (fields: object, message: string) => warned.push({ fields, message }) } });
+    open.push(again);
+    expect(warned).toEqual([]);
     const vendor = simVendor(() => AFTER_CLOSE);
-    expect(await tier.candles('sim', DAILY, vendor.fetch)).toEqual(daily);
-    expect(await tier.candles('sim', MINUTES, vendor.fetch)).toEqual(minutes);
+    expect(await again.candles('sim', DAILY, vendor.fetch)).toEqual(daily);
+    expect(await again.candles('sim', MINUTES, vendor.fetch)).toEqual(minutes);
     const newest = { ...MINUTES, count: 300 };
-    expect(await tier.candles('sim', newest, vendor.fetch)).toEqual(await sim(newest));
+    expect(await again.candles('sim', newest, vendor.fetch)).toEqual(await sim(newest));
     expect(vendor.calls).toEqual([]);
-    const stats = await tier.stats();
+    const stats = await again.stats();
     expect(stats.byPeriod['1d'].bars).toBe(daily.timestamp.length);
     expect(stats.byPeriod['1m'].bars).toBe(5 * 240);
   });
