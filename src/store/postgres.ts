@@ -128,8 +128,9 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
   };
 
   const putBlocks = async (q: Queryable, id: number, blocks: { block: number; bars: Candles; from?: number; to?: number }[]) => {
-    const keep = blocks.filter((b) => (b.to ?? b.bars.timestamp.length) > (b.from ?? 0));
-    const gone = blocks.filter((b) => !keep.includes(b)).map((b) => b.block);
+    const size = (b: { bars: Candles; from?: number; to?: number }) => (b.to ?? b.bars.timestamp.length) - (b.from ?? 0);
+    const keep = blocks.filter((b) => size(b) > 0);
+    const gone = blocks.filter((b) => size(b) <= 0).map((b) => b.block);
     if (gone.length > 0) await q.query(`DELETE FROM ${s}.blocks WHERE series = $1 AND block = ANY($2::integer[])`, [id, gone]);
     if (keep.length === 0) return;
     const data = keep.map((b) => {
@@ -139,7 +140,7 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     await q.query(
       `INSERT INTO ${s}.blocks (series, block, n, data) SELECT $1, * FROM unnest($2::integer[], $3::integer[], $4::bytea[])
        ON CONFLICT (series, block) DO UPDATE SET n = excluded.n, data = excluded.data`,
-      [id, keep.map((b) => b.block), keep.map((b) => (b.to ?? b.bars.timestamp.length) - (b.from ?? 0)), data],
+      [id, keep.map((b) => b.block), keep.map(size), data],
     );
   };
 
@@ -248,9 +249,9 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     },
 
     async prune(period: BasePeriod, before: number) {
-      // Asynchronous already (the event loop is free while PostgreSQL deletes): one statement.
-      // Set-wise over every series of the period; the series rows are locked like a fill's.
-      // Whole blocks before the cut's block go set-wise; each series' block holding the cut is rewritten.
+      // Asynchronous already (the event loop is free while PostgreSQL deletes): one transaction,
+      // set-wise over every series of the period, the series rows locked like a fill's. Whole
+      // blocks before the cut's block go in one statement; each block holding the cut is rewritten.
       return inTransaction(async (c) => {
         await matching(c, { period });
         const of = `series IN (SELECT id FROM ${s}.series WHERE period = $1)`;

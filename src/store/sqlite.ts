@@ -242,9 +242,9 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
 
     async read(key, lo, hi, newest) {
       const id = seriesId(key, false);
+      if (id === undefined) return assemble([], lo, hi);
       const bl = blockOf(key.period, lo);
       const bh = blockOf(key.period, hi);
-      if (id === undefined) return assemble([], lo, hi);
       if (newest === undefined) {
         const rows = st('SELECT data FROM blocks WHERE series = ? AND block BETWEEN ? AND ? ORDER BY block').all(id, bl, bh) as { data: Uint8Array }[];
         return assemble(rows.map((r) => decodeBlock(r.data)), lo, hi);

@@ -210,7 +210,6 @@ export class Tier {
     let result = open === undefined ? closed : concatCandles(closed, open);
     if (query.count !== undefined) result = windowCandles(result, { count: query.count });
     metrics.bars(period, 'store', result.timestamp.length - barsWithin(result.timestamp, fetched));
-
     return result;
   }
 
