@@ -1,19 +1,30 @@
-// Startup (issue 15): `node src/server.ts` (what `npm start` execs) to the first 200 from /healthz,
-// median of 7 starts (polled every 5 ms), against the commit given in BENCH_BEFORE (a checkout)
-// when set, the two alternating. The first start of each fills Node's compile cache and is not counted.
-//   node bench/startup.ts
-import { startService } from './lib/processes.ts';
+// Startup (issue 15): `node src/server.ts` with the node flags and environment of each checkout's
+// own `npm start` script (what it execs), to the first 200 from /healthz, median of 7 starts
+// (polled every 5 ms), against the commit given in BENCH_BEFORE (a checkout) when set, the two
+// alternating. The first start of each fills Node's compile cache and is not counted. Besides
+// the wall time it prints the CPU the process had used when /healthz answered (user + system,
+// all its threads, 10 ms steps): steadier than the wall time on a shared machine.
+//   node bench/startup.ts           BENCH_STARTS=<n> for more than 7
+import { startScriptSettings, startService } from './lib/processes.ts';
+import { cpuSeconds } from './lib/wrk.ts';
 
-async function once(root?: string): Promise<number> {
+async function once(root?: string): Promise<{ ms: number; cpuMs: number }> {
+  const start = startScriptSettings(root);
   const t0 = performance.now();
-  const service = await startService({ root, env: { MDQS__history__enabled: 'true' }, pollMs: 5 });
+  const service = await startService({ root, nodeArgs: start.flags, env: { ...start.env, MDQS__history__enabled: 'true' }, pollMs: 5 });
   const ms = performance.now() - t0;
+  const cpuMs = cpuSeconds(service.pid) * 1000;
   await service.stop();
-  return ms;
+  return { ms, cpuMs };
 }
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const starts = Number(process.env.BENCH_STARTS ?? 7);
 const checkouts = [['now', undefined], ...(process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE]] : [])] as Array<[string, string | undefined]>;
-const runs = new Map<string, number[]>(checkouts.map(([label]) => [label, []]));
+const runs = new Map<string, { ms: number; cpuMs: number }[]>(checkouts.map(([label]) => [label, []]));
 for (const [, root] of checkouts) await once(root);
-for (let i = 0; i < 7; i++) for (const [label, root] of checkouts) runs.get(label)!.push(await once(root));
-for (const [label, times] of runs) console.log(`${label}: median ${median(times).toFixed(0)} ms (${times.map((r) => r.toFixed(0)).join(', ')})`);
+for (let i = 0; i < starts; i++) for (const [label, root] of checkouts) runs.get(label)!.push(await once(root));
+for (const [label, times] of runs) {
+  const wall = times.map((t) => t.ms);
+  const cpu = times.map((t) => t.cpuMs);
+  console.log(`${label}: median ${median(wall).toFixed(0)} ms (${wall.map((r) => r.toFixed(0)).join(', ')}); CPU at ready median ${median(cpu).toFixed(0)} ms (${cpu.map((r) => r.toFixed(0)).join(', ')})`);
+}

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, type Node as YamlNode } from 'yaml';
-import { Errors } from 'typebox/value';
+import { Errors } from 'typebox/schema';
 import { Settings } from 'typebox/system';
 import type { TSchema } from 'typebox';
 import { ConfigSchema, type Config } from './schema.ts';
@@ -288,7 +288,7 @@ export function schemaProblems(schema: TSchema, value: unknown, sources: Sources
   Settings.Set({ maxErrors: 10_000 });
   try {
     const seen = new Set<string>();
-    for (const error of Errors(schema, value)) {
+    for (const error of Errors(schema, value)[1]) {
       if (error.keyword === 'additionalProperties') continue; // reported above, with a suggestion
       const base = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
       const missing = error.keyword === 'required' ? ((error.params as { requiredProperties?: string[] }).requiredProperties ?? []) : [];

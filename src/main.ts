@@ -17,6 +17,7 @@ import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
+import { applyHeapGrowing, heapGrowingPercent } from './cli/heap-growing.ts';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -53,7 +54,7 @@ function watchNpmParent(log: Logger, stop: () => void): void {
   watch.unref();
 }
 
-async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolean): Promise<void> {
+async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolean, heapGrowing: number | undefined): Promise<void> {
   const { config } = loaded;
   const now = () => Date.now();
   const metrics = createMetrics({ processMetrics: true });
@@ -144,6 +145,8 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     if (code === 'EACCES') fail(`cannot listen on port ${config.server.port}: permission denied (ports below 1024 need privileges; use 8080)`);
     throw error;
   }
+  // Boot at V8's own growing factor, serve at npm start's (src/cli/heap-growing.ts).
+  applyHeapGrowing(heapGrowing);
   if (primary) {
     ownPidFile(config.server.pidFile ?? '', app.log);
     watchNpmParent(app.log, () => void shutdown('parent exited'));
@@ -159,6 +162,8 @@ async function main(): Promise<void> {
   } catch (error) {
     fail(error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).message}`);
   }
+  const heapGrowing = heapGrowingPercent(process.env);
+  if (heapGrowing.problem !== undefined) fail(`cannot start: ${heapGrowing.problem}`);
   const workers = loaded.config.server.workers ?? 1;
   const problem = workersProblem(workers, loaded.config.redis.url);
   if (problem !== undefined) fail(problem);
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
     ownPidFile(loaded.config.server.pidFile ?? '', log);
     watchNpmParent(log, () => process.kill(process.pid, 'SIGTERM'));
   }
-  await runClustered(workers, () => startWorker(loaded, keys, !cluster.isWorker));
+  await runClustered(workers, () => startWorker(loaded, keys, !cluster.isWorker, heapGrowing.percent));
 }
 
 main().catch((error) => {

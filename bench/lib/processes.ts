@@ -218,8 +218,8 @@ export function rssOf(pid: number): { rss: number; hwm: number } {
 }
 
 /** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} variables. */
-export function startScriptSettings(): { flags: string[]; env: Record<string, string> } {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+export function startScriptSettings(root = ROOT): { flags: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const start = pkg.scripts.start;
   const flags = /\$\{MDQS_NODE_FLAGS:-([^}]*)\}/.exec(start)?.[1].split(/\s+/).filter(Boolean) ?? [];
   const env: Record<string, string> = {};

@@ -21,7 +21,6 @@ import type { CandleQuery } from '../../adapters/types.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
 import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
-import { openPostgresBackend } from './postgres.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { Tier } from './tier.ts';
 
@@ -69,6 +68,8 @@ export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 
     if (options.databaseUrl === undefined || options.databaseUrl === '') {
       throw new Error('history.backend is postgres but DATABASE_URL is not set');
     }
+    // pg (45 modules) loads only for this backend: the default SQLite start never pays for it.
+    const { openPostgresBackend } = await import('./postgres.ts');
     return openPostgresBackend(options.databaseUrl, options.postgresSchema, options.fillHook, options.log);
   }
   return openSqliteBackend(options.sqlitePath ?? DEFAULT_SQLITE_PATH, options.fillHook, options.log);

@@ -63,7 +63,10 @@ export class StreamHub {
   readonly #clients = new Set<Client>();
   readonly #outbox: Outbox;
   readonly #keys = new Map<string, KeyState>();
-  readonly #lastState = {} as Record<Region, Session>;
+  /** Each market's session at the previous tick; at the first, its session when the hub was built. */
+  readonly #lastState: Partial<Record<Region, Session>> = {};
+  /** When the hub was built: the first tick's reference (computed then, not at boot: ICU's zone data loads on first use). */
+  readonly #builtAt: number;
   readonly #liveUntil: Record<Region, number> = { CN: 0, HK: 0, US: 0 };
   #nextId = 1;
   #timer: NodeJS.Timeout | undefined;
@@ -78,8 +81,7 @@ export class StreamHub {
     this.#settings = options.settings;
     this.#metrics = options.metrics;
     this.#log = options.log;
-    const now = this.#now();
-    for (const region of REGIONS) this.#lastState[region] = sessionState(region, now);
+    this.#builtAt = this.#now();
     this.#outbox = new Outbox({
       sendBufferBytes: this.#settings.sendBufferBytes,
       slowCloseMs: this.#settings.slowCloseMs,
@@ -324,7 +326,9 @@ export class StreamHub {
     const live = {} as Record<Region, boolean>;
     for (const region of REGIONS) {
       const state = sessionState(region, now);
-      if (state !== this.#lastState[region]) {
+      const last = this.#lastState[region] ?? sessionState(region, this.#builtAt);
+      this.#lastState[region] = last;
+      if (state !== last) {
         this.#lastState[region] = state;
         this.#liveUntil[region] = now + this.#settings.edgeGraceMs;
       }

@@ -149,6 +149,19 @@ describe('startup errors', () => {
     }
   });
 
+  it('a bad MDQS_HEAP_GROWING_PERCENT stops the process naming the variable; a good one serves', async () => {
+    const bad = spawnService(['node', 'src/server.ts'], { PORT: '0', MDQS_HEAP_GROWING_PERCENT: '50%' });
+    started.push(bad);
+    expect((await withGuard(bad.exited, 'exit')).code).toBe(1);
+    expect(bad.stderr).toEqual([
+      'cannot start: MDQS_HEAP_GROWING_PERCENT must be a whole number of percent from 1 to 1000 (got "50%"); unset it to keep V8\'s own growing factor',
+    ]);
+    const good = spawnService(['node', 'src/server.ts'], { PORT: '0', HOST: '127.0.0.1', MDQS__server__pidFile: '""', MDQS_HEAP_GROWING_PERCENT: '50' });
+    started.push(good);
+    expect(await get(await good.port(), '/healthz')).toBe(200);
+    good.kill();
+  });
+
   it('a config typo stops the process with the message on stderr', async () => {
     const server = spawnService(['node', 'src/server.ts'], { MDQS__server__prot: '1' });
     started.push(server);

@@ -43,9 +43,10 @@ describe('deploy/mdqs.service', () => {
 
   it('runs node as the main process as a dedicated user, restarts on failure, hardened, data writable', () => {
     const d = directives(text);
-    expect(d.get('ExecStart')).toEqual(['/opt/mdqs/node_modules/.bin/node --max-semi-space-size=4 --heap-growing-percent=50 src/server.ts']);
+    expect(d.get('ExecStart')).toEqual(['/opt/mdqs/node_modules/.bin/node --max-semi-space-size=4 src/server.ts']);
     expect(d.get('Environment')).toContain('MALLOC_ARENA_MAX=2');
     expect(d.get('Environment')).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(d.get('Environment')).toContain('MDQS_HEAP_GROWING_PERCENT=50');
     expect(d.get('Environment')).toContain('NODE_COMPILE_CACHE=/var/cache/mdqs/node-compile-cache');
     expect(d.get('CacheDirectory')).toEqual(['mdqs']);
     expect(d.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { heapGrowingPercent } from '../../src/cli/heap-growing.ts';
+
+describe('MDQS_HEAP_GROWING_PERCENT', () => {
+  it('unset or empty leaves V8 its own factor', () => {
+    expect(heapGrowingPercent({})).toEqual({});
+    expect(heapGrowingPercent({ MDQS_HEAP_GROWING_PERCENT: ' ' })).toEqual({});
+  });
+
+  it('takes a whole percentage from 1 to 1000', () => {
+    expect(heapGrowingPercent({ MDQS_HEAP_GROWING_PERCENT: '50' })).toEqual({ percent: 50 });
+    expect(heapGrowingPercent({ MDQS_HEAP_GROWING_PERCENT: '1' })).toEqual({ percent: 1 });
+    expect(heapGrowingPercent({ MDQS_HEAP_GROWING_PERCENT: '1000' })).toEqual({ percent: 1000 });
+  });
+
+  it.each(['0', '1001', '-5', '12.5', '50%', 'fifty', '1e2', '0x10'])('refuses %j, naming the variable', (raw) => {
+    const result = heapGrowingPercent({ MDQS_HEAP_GROWING_PERCENT: raw });
+    expect(result.percent).toBeUndefined();
+    expect(result.problem).toBe(`MDQS_HEAP_GROWING_PERCENT must be a whole number of percent from 1 to 1000 (got ${JSON.stringify(raw)}); unset it to keep V8's own growing factor`);
+  });
+});
