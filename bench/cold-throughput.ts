@@ -8,7 +8,7 @@
 //   BENCH_BEFORE=/tmp/mdqs-before node bench/cold-throughput.ts   # an earlier checkout first, same run
 // Env: BENCH_SECONDS (20), BENCH_CONNECTIONS (32), BENCH_ROUNDS (1), BENCH_UNIVERSE (5000),
 // BENCH_HISTORY=off (candles straight to the vendor), BENCH_SEED (1), BENCH_CPU_PROF=<dir> (profile
-// the service; summarise with bench/profile-summary.ts).
+// the service; summarise with bench/profile-summary.ts), BENCH_ENV='K=V …' (more service environment).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,6 +98,7 @@ async function measure(label: string, root: string | undefined): Promise<void> {
       MDQS__history__sqlitePath: join(dir, `history-${label.replace(/\W+/g, '-')}-${round}.sqlite`),
     };
     if (process.env.BENCH_HISTORY === 'off') env.MDQS__history__enabled = 'false';
+    for (const pair of (process.env.BENCH_ENV ?? '').split(/\s+/).filter(Boolean)) env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
     const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
     const service = await startService({ root, env, nodeArgs });
     try {

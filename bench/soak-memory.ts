@@ -22,9 +22,10 @@ const num = (name: string, fallback: number) => {
 
 const seconds = num('SOAK_SECONDS', 180);
 const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
-const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings() : undefined;
-const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const root = process.env.SOAK_ROOT || undefined;
+// The start script of the checkout that runs (SOAK_ROOT's own, for a before/after pair).
+const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
+const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
   const at = pair.indexOf('=');
   return [pair.slice(0, at), pair.slice(at + 1)];
