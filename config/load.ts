@@ -7,10 +7,9 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, type Node as YamlNode } from 'yaml';
-import { Errors } from 'typebox/schema';
-import { Settings } from 'typebox/system';
 import type { TSchema } from 'typebox';
 import { ConfigSchema, type Config } from './schema.ts';
+import { schemaErrors } from './validate.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('./default.yaml', import.meta.url));
 
@@ -284,30 +283,23 @@ function valueAt(root: unknown, segments: string[]): unknown {
 export function schemaProblems(schema: TSchema, value: unknown, sources: Sources = new Map()): string[] {
   const out: string[] = [];
   unknownSettings(schema as S, value, [], sources, out);
-  const previous = Settings.Get().maxErrors;
-  Settings.Set({ maxErrors: 10_000 });
-  try {
-    const seen = new Set<string>();
-    for (const error of Errors(schema, value)[1]) {
-      if (error.keyword === 'additionalProperties') continue; // reported above, with a suggestion
-      const base = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-      const missing = error.keyword === 'required' ? ((error.params as { requiredProperties?: string[] }).requiredProperties ?? []) : [];
-      for (const segments of missing.length > 0 ? missing.map((m) => [...base, m]) : [base]) {
-        const key = segments.join('/');
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const allowed = describeAllowed(schemaAt(schema as S, segments));
-        const source = sourceOf(sources, segments);
-        if (missing.length > 0) {
-          out.push(`${showPath(segments)}: missing${source ? ` (in ${source})` : ''}; expected ${allowed}`);
-        } else {
-          const bad = showValue(valueAt(value, segments), segments[segments.length - 1]);
-          out.push(`${showPath(segments)}: got ${bad}${source ? ` (${source})` : ''}; expected ${allowed}`);
-        }
+  const seen = new Set<string>();
+  for (const error of schemaErrors(schema, value)) {
+    const base = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const missing = error.keyword === 'required' ? (error.params.requiredProperties as string[]) : [];
+    for (const segments of missing.length > 0 ? missing.map((m) => [...base, m]) : [base]) {
+      const key = segments.join('/');
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const allowed = describeAllowed(schemaAt(schema as S, segments));
+      const source = sourceOf(sources, segments);
+      if (missing.length > 0) {
+        out.push(`${showPath(segments)}: missing${source ? ` (in ${source})` : ''}; expected ${allowed}`);
+      } else {
+        const bad = showValue(valueAt(value, segments), segments[segments.length - 1]);
+        out.push(`${showPath(segments)}: got ${bad}${source ? ` (${source})` : ''}; expected ${allowed}`);
       }
     }
-  } finally {
-    Settings.Set({ maxErrors: previous });
   }
   return out;
 }

@@ -35,7 +35,7 @@ const PlanSchema = Type.Object({
   max_bars: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
 });
 
-const KeysFileSchema = Type.Object({
+export const KeysFileSchema = Type.Object({
   plans: Type.Record(Type.String({ minLength: 1 }), PlanSchema),
   keys: Type.Array(Type.Object({
     id: Type.String({ minLength: 1 }),
