@@ -98,7 +98,7 @@ async function measure(label: string, root: string | undefined): Promise<void> {
       MDQS__history__sqlitePath: join(dir, `history-${label.replace(/\W+/g, '-')}-${round}.sqlite`),
     };
     if (process.env.BENCH_HISTORY === 'off') env.MDQS__history__enabled = 'false';
-    for (const pair of (process.env.BENCH_ENV ?? '').split(/\s+/).filter(Boolean)) env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
+    for (const pair of (process.env.BENCH_ENV ?? '').split(/\s+/).filter((p) => p.indexOf('=') > 0)) env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
     const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
     const service = await startService({ root, env, nodeArgs });
     try {

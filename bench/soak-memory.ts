@@ -31,7 +31,8 @@ const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? 
   return [pair.slice(0, at), pair.slice(at + 1)];
 }));
 if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
-Object.assign(env, start?.env);
+// SOAK_ENV wins over the start script's variables (e.g. SOAK_ENV='MDQS_HEAP_GROWING_PERCENT=30').
+for (const [k, v] of Object.entries(start?.env ?? {})) env[k] ??= v;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 log(`soak: ${root ?? 'this checkout'}, node flags [${nodeArgs.join(' ')}]${Object.keys(env).length > 0 ? `, env ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, bounds 2 × ${mib(cacheBytes)}, ${seconds} s`);

@@ -117,24 +117,14 @@ function lazyValidators(externalSchemas: unknown, ajvOptions: unknown): (route: 
   };
 }
 
-type SerializerFactory = (externalSchemas: unknown, serializerOptions: unknown) => (route: { schema: unknown }) => (data: unknown) => string;
-
 /**
- * Fastify's own serializer compiler (@fastify/fast-json-stringify-compiler), loaded and run for a
- * route's response schema on its first serialisation: Fastify requires it (and fast-json-stringify
- * with its Ajv) when the instance is created, ~25 ms of a start, for routes that mostly send
- * prebuilt Buffers, which are never serialised.
+ * Response serialisation is JSON.stringify (the same as the root's setSerializerCompiler below):
+ * response schemas document the API, data routes send finished bytes. Given as Fastify's
+ * serializer factory too, so Fastify does not load its own (@fastify/fast-json-stringify-compiler,
+ * fast-json-stringify and its Ajv, ~25 ms of a start) for a compiler nothing would use.
  */
-function lazySerializers(externalSchemas: unknown, serializerOptions: unknown): (route: { schema: unknown }) => (data: unknown) => string {
-  let build: ((route: { schema: unknown }) => (data: unknown) => string) | undefined;
-  return (route) => {
-    let compiled: ((data: unknown) => string) | undefined;
-    return (data) => {
-      build ??= (requireCjs('@fastify/fast-json-stringify-compiler') as () => SerializerFactory)()(externalSchemas, serializerOptions);
-      compiled ??= build(route);
-      return compiled(data);
-    };
-  };
+function jsonSerializers(): (route: { schema: unknown }) => (data: unknown) => string {
+  return () => (data) => JSON.stringify(data);
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -174,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       sendError(request, reply, toAppError(error));
     },
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: lazyValidators as never, buildSerializer: lazySerializers as never } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators as never, buildSerializer: jsonSerializers as never } },
   });
 
   installClientErrorHandling(app);

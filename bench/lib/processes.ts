@@ -217,12 +217,12 @@ export function rssOf(pid: number): { rss: number; hwm: number } {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
-/** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} variables. */
+/** What `npm start` adds: the default node flags of ${MDQS_NODE_FLAGS:-…} and NAME=${NAME:-…} (or ${NAME-…}) variables. */
 export function startScriptSettings(root = ROOT): { flags: string[]; env: Record<string, string> } {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const start = pkg.scripts.start;
   const flags = /\$\{MDQS_NODE_FLAGS:-([^}]*)\}/.exec(start)?.[1].split(/\s+/).filter(Boolean) ?? [];
   const env: Record<string, string> = {};
-  for (const match of start.matchAll(/\b([A-Z_]+)=\$\{\1:-([^}]*)\}/g)) env[match[1]] = match[2];
+  for (const match of start.matchAll(/\b([A-Z_]+)=\$\{\1:?-([^}]*)\}/g)) env[match[1]] = match[2];
   return { flags, env };
 }

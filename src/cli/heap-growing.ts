@@ -5,23 +5,32 @@
 // the heap grows from nothing to its ~40 MiB of code and module state, it only adds full GCs:
 // ~70 ms of a ~0.8 s start (BENCHMARKS.md, startup). So `npm start` passes the percentage in
 // MDQS_HEAP_GROWING_PERCENT and the process sets it once it listens. V8 reads the flag each time
-// it sizes the heap after a GC, so from then on it is the same as the command-line flag.
+// it sizes the heap after a GC, so from then on it is the same as the command-line flag. V8's
+// flags are per process: the setting covers every thread of the process that sets it (the
+// candle-build worker included), and each process of a cluster sets its own.
 import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_ENV = 'MDQS_HEAP_GROWING_PERCENT';
+const FLAG = '--heap-growing-percent';
 
-/** The percentage asked for (undefined: leave V8's own), or a message naming what is wrong. */
-export function heapGrowingPercent(env: NodeJS.ProcessEnv): { percent?: number; problem?: string } {
+/**
+ * The percentage asked for, or a message naming what is wrong. Undefined percent: leave V8's
+ * factor as it is (the variable is unset or empty, or the flag itself is on node's command line
+ * or in NODE_OPTIONS, which then wins).
+ */
+export function heapGrowingPercent(env: NodeJS.ProcessEnv, execArgv: readonly string[] = process.execArgv): { percent?: number; problem?: string; flagGiven?: boolean } {
   const raw = env[HEAP_GROWING_ENV]?.trim();
   if (raw === undefined || raw === '') return {};
   const percent = Number(raw);
   if (!/^\d+$/.test(raw) || percent < 1 || percent > 1000) {
-    return { problem: `${HEAP_GROWING_ENV} must be a whole number of percent from 1 to 1000 (got ${JSON.stringify(raw)}); unset it to keep V8's own growing factor` };
+    return { problem: `${HEAP_GROWING_ENV} must be a whole number of percent from 1 to 1000 (got ${JSON.stringify(raw)}); set it empty to keep V8's own growing factor` };
   }
+  const given = (arg: string) => arg === FLAG || arg.startsWith(`${FLAG}=`) || arg === '--heap_growing_percent' || arg.startsWith('--heap_growing_percent=');
+  if (execArgv.some(given) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(given)) return { flagGiven: true };
   return { percent };
 }
 
-/** Applies it to this process (and the workers it starts afterwards). */
+/** Applies it to this process. */
 export function applyHeapGrowing(percent: number | undefined): void {
-  if (percent !== undefined) setFlagsFromString(`--heap-growing-percent=${percent}`);
+  if (percent !== undefined) setFlagsFromString(`${FLAG}=${percent}`);
 }

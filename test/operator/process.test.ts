@@ -154,7 +154,7 @@ describe('startup errors', () => {
     started.push(bad);
     expect((await withGuard(bad.exited, 'exit')).code).toBe(1);
     expect(bad.stderr).toEqual([
-      'cannot start: MDQS_HEAP_GROWING_PERCENT must be a whole number of percent from 1 to 1000 (got "50%"); unset it to keep V8\'s own growing factor',
+      'cannot start: MDQS_HEAP_GROWING_PERCENT must be a whole number of percent from 1 to 1000 (got "50%"); set it empty to keep V8\'s own growing factor',
     ]);
     const good = spawnService(['node', 'src/server.ts'], { PORT: '0', HOST: '127.0.0.1', MDQS__server__pidFile: '""', MDQS_HEAP_GROWING_PERCENT: '50' });
     started.push(good);

@@ -35,11 +35,13 @@ function ours(schema: unknown, value: Json) {
 
 const leaf = fc.oneof(
   fc.integer({ min: -5, max: 5 }), fc.integer(), fc.double({ noNaN: false }), fc.constantFrom(0, 1, 65_535, 65_536, 1e9, 2.5, -1),
-  fc.string({ maxLength: 6 }), fc.constantFrom('', 'CN', 'HK', 'US', 'sim', 'sqlite', 'postgres', 'info', 'a/b~c', '😀', 'x'.repeat(70), '0'.repeat(64)),
-  fc.boolean(), fc.constant(null),
+  fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 3 }),
+  fc.constantFrom('', 'CN', 'HK', 'US', 'sim', 'sqlite', 'postgres', 'info', 'a/b~c', '😀', '\ud83d', 'x'.repeat(70), '0'.repeat(64), '2026-01-01'),
+  fc.boolean(), fc.constant(null), fc.constant(undefined),
 );
 const anyJson: fc.Arbitrary<Json> = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 3 })),
+  value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('~', '~1', 'a/b', '/')), tie('value'), { maxKeys: 3 })),
 })).value;
 
 /** Every path to a value inside a JSON document. */
@@ -52,7 +54,7 @@ function paths(value: Json, at: (string | number)[] = []): (string | number)[][]
 
 type Edit = { kind: 'set' | 'delete' | 'add'; pick: number; value: Json; key: string };
 const edit: fc.Arbitrary<Edit> = fc.record({
-  kind: fc.constantFrom('set', 'delete', 'add'), pick: fc.nat(), value: anyJson, key: fc.constantFrom('extra', 'port', 'markets', 'plan', '0', 'a/b'),
+  kind: fc.constantFrom('set', 'delete', 'add'), pick: fc.nat(), value: anyJson, key: fc.constantFrom('extra', 'port', 'markets', 'plan', '0', 'a/b', '~0'),
 }) as fc.Arbitrary<Edit>;
 
 function applyEdits(doc: Json, edits: Edit[]): Json {
@@ -84,6 +86,7 @@ describe('config/validate.ts against TypeBox', () => {
     expect(ours(ConfigSchema, config)).toEqual([]);
     expect(typebox(ConfigSchema, config)).toEqual([]);
     expect(ours(KeysFileSchema, keysFile)).toEqual([]);
+    expect(typebox(KeysFileSchema, keysFile)).toEqual([]);
     expect(DEFAULT_CONFIG_FILE).toMatch(/default\.yaml$/);
   });
 
@@ -114,6 +117,23 @@ describe('config/validate.ts against TypeBox', () => {
       { kind: 'set', pick: paths(config).findIndex((p) => p.join('.') === 'server.port'), value: 'eighty', key: '' },
     ]);
     expect(schemaProblems(ConfigSchema, value)).toEqual(['server.port: got "eighty"; expected an integer from 0 to 65_535']);
+  });
+
+  it('supports every keyword anywhere in both schemas (an optional block no value reaches included)', () => {
+    const seen = new Set<string>();
+    const visit = (schema: Record<string, unknown>) => {
+      // A value of every type at this node walks every keyword it has without throwing.
+      for (const value of [{}, [], '', 0, 1.5, true, null]) expect(() => schemaErrors(schema, value)).not.toThrow();
+      for (const [keyword, sub] of Object.entries(schema)) {
+        seen.add(keyword);
+        if (keyword === 'properties' || keyword === 'patternProperties') for (const child of Object.values(sub as object)) visit(child);
+        else if (keyword === 'items') visit(sub as Record<string, unknown>);
+        else if (keyword === 'anyOf') for (const branch of sub as Record<string, unknown>[]) visit(branch);
+      }
+    };
+    visit(ConfigSchema as unknown as Record<string, unknown>);
+    visit(KeysFileSchema as unknown as Record<string, unknown>);
+    expect([...seen].sort()).toEqual(['anyOf', 'const', 'items', 'maxItems', 'maximum', 'minItems', 'minLength', 'minimum', 'pattern', 'patternProperties', 'properties', 'required', 'type']);
   });
 
   it('refuses a schema keyword it does not implement, naming it', () => {
