@@ -123,7 +123,7 @@ export interface ServiceOptions {
   pollMs?: number;
 }
 
-/** Start `node src/server.ts` exactly as `npm start` does, on a free loopback port, log level warn. */
+/** Start `node src/server.ts` exactly as `npm start` does, on a free loopback port, log level warn, with a fresh history store. */
 export async function startService(options: ServiceOptions = {}): Promise<ServiceChild> {
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-bench-'));
   const port = await freePort();
@@ -139,6 +139,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       PORT: String(port),
       LOG_LEVEL: 'warn',
       KEYS_FILE: writeKeysFile(dir),
+      // A fresh history store per process (removed at stop): a store grown by earlier benchmark
+      // runs in the checkout's data/ would change what a start or a soak measures.
+      MDQS__history__sqlitePath: join(dir, 'history.sqlite'),
       ...options.env,
     },
     stdio: ['ignore', 'ignore', 'pipe', ...(options.probe === true ? ['ipc' as const] : [])],

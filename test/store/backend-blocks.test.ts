@@ -99,3 +99,41 @@ describe.each(['sqlite', 'postgres'] as const)('day blocks on %s', (kind) => {
     await b.close();
   });
 });
+
+describe('sqlite retention over many series', () => {
+  it('finds the series with bars before the cut page by page, without a turn of the loop per series, and prunes them', async () => {
+    const b = await openBackend('sqlite', 'many');
+    const recent = minutes(2, 30);
+    const old = minutes(10, 30);
+    const cutAt = old.timestamp[0] + 5 * DAY;
+    const shifted = { ...recent, timestamp: recent.timestamp.map((t) => t + 20 * DAY) };
+    const fill = (symbol: string, bars: Candles) => b.fill({
+      key: { adapter: 'x', symbol, period: '1m' }, bars, covers: [{ lo: bars.timestamp[0], hi: bars.timestamp[bars.timestamp.length - 1], recheckAt: null }],
+    });
+    // 5,000 series whose bars all lie after the cut (more than one page of series ids), and two
+    // with five days before it: the first series of all and one on the second page.
+    await fill('FIRST.US', old);
+    for (let i = 0; i < 5000; i++) await fill(`N${i}.US`, shifted);
+    await fill('LAST.US', old);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const removed = await b.prune('1m', cutAt);
+    ticking = false;
+    expect(removed).toBe(2 * 5 * 30);
+    for (const symbol of ['FIRST.US', 'LAST.US']) {
+      expect(await b.countBars({ adapter: 'x', symbol, period: '1m' }, 0, Number.MAX_SAFE_INTEGER)).toBe(5 * 30);
+    }
+    expect(await b.countBars({ adapter: 'x', symbol: 'N7.US', period: '1m' }, 0, Number.MAX_SAFE_INTEGER)).toBe(60);
+    // A turn per chunk of the two series and one between the two pages: not the 5,002 a turn per series took.
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(turns).toBeLessThan(20);
+    // Nothing left to remove: a second pass removes nothing.
+    expect(await b.prune('1m', cutAt)).toBe(0);
+    await b.close();
+  }, 60_000);
+});
