@@ -99,8 +99,9 @@ describe('config/validate.ts against TypeBox', () => {
       expect(ours(schema, value)).toEqual(expected);
       if (expected.length > 0) failing += 1;
       for (const e of expected) keywords.add(e.keyword);
-    }), { numRuns: 1500 });
-    // Most corruptions are errors, and of every kind the schemas can report.
+    }), { numRuns: 1500, seed: 20261125 });
+    // A fixed seed, so this check of the generator is the same in every run: most corruptions are
+    // errors, and of every kind the schemas can report.
     expect(failing).toBeGreaterThan(750);
     expect([...keywords].sort()).toEqual(expect.arrayContaining(['anyOf', 'const', 'maximum', 'minimum', 'required', 'type']));
   });
