@@ -23,7 +23,7 @@ import { API_VERSION, registerDocs } from './http/docs.ts';
 import { directResponder, type Responder } from './http/respond.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { createByteCache } from './cache/byte-cache.ts';
-import { configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, sessionState } from './markets/calendar.ts';
+import { configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, warmCalendar } from './markets/calendar.ts';
 import { createMemoryTier } from './cache/memory-tier.ts';
 import { policyFromConfig } from './cache/policy-from-config.ts';
 import type { Tier } from './cache/tier.ts';
@@ -118,10 +118,10 @@ function lazyValidators(externalSchemas: unknown, ajvOptions: unknown): (route: 
 }
 
 /**
- * Response serialisation is JSON.stringify (the same as the root's setSerializerCompiler below):
- * response schemas document the API, data routes send finished bytes. Given as Fastify's
- * serializer factory too, so Fastify does not load its own (@fastify/fast-json-stringify-compiler,
- * fast-json-stringify and its Ajv, ~25 ms of a start) for a compiler nothing would use.
+ * Response serialisation is JSON.stringify, as Fastify's serializer factory. Response schemas
+ * document the API (OpenAPI); data routes send finished bytes, so a fast-json-stringify serialiser
+ * per route and status (a fifth of startup when compiled at boot) buys nothing, and Fastify's own
+ * factory (@fastify/fast-json-stringify-compiler with its Ajv, ~25 ms to load) is never needed.
  */
 function jsonSerializers(): (route: { schema: unknown }) => (data: unknown) => string {
   return () => (data) => JSON.stringify(data);
@@ -264,9 +264,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // (~25 ms): it is loaded just after the server listens, so /healthz answers sooner and the first
   // data request does not wait for it either.
   app.addHook('onListen', (done) => {
-    setImmediate(() => {
-      for (const region of ['CN', 'HK', 'US'] as const) sessionState(region, now());
-    });
+    setImmediate(() => warmCalendar(now()));
     done();
   });
   const resources = createResources(policyFromConfig(config.cache), candleFetch);
@@ -293,9 +291,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ctx: AppContext = { service, responder, config, keys: options.keys, metrics, now, redis: options.redis };
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  // Response schemas document the API (OpenAPI); data routes send finished bytes, so compiling a
-  // fast-json-stringify serialiser per route and status at boot (a fifth of startup) buys nothing.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   let closing = false;
   app.addHook('onClose', async () => {

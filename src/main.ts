@@ -17,7 +17,7 @@ import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
-import { applyHeapGrowing, HEAP_GROWING_ENV, heapGrowingPercent } from './cli/heap-growing.ts';
+import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './cli/heap-growing.ts';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -147,7 +147,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   }
   // Boot at V8's own growing factor, serve at npm start's (src/cli/heap-growing.ts).
   applyHeapGrowing(heapGrowing.percent);
-  if (heapGrowing.flagGiven === true && primary) app.log.warn({}, `${HEAP_GROWING_ENV} ignored: --heap-growing-percent is on node's command line or in NODE_OPTIONS`);
+  if (heapGrowing.flagGiven === true && primary) app.log.warn({}, HEAP_GROWING_IGNORED);
   if (primary) {
     ownPidFile(config.server.pidFile ?? '', app.log);
     watchNpmParent(app.log, () => void shutdown('parent exited'));
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     };
     ownPidFile(loaded.config.server.pidFile ?? '', log);
     watchNpmParent(log, () => process.kill(process.pid, 'SIGTERM'));
-    if (heapGrowing.flagGiven === true) log.warn({}, `${HEAP_GROWING_ENV} ignored: --heap-growing-percent is on node's command line or in NODE_OPTIONS`);
+    if (heapGrowing.flagGiven === true) log.warn({}, HEAP_GROWING_IGNORED);
     // The primary only forks and passes signals on; each worker process sets its own after it listens.
     applyHeapGrowing(heapGrowing.percent);
   }

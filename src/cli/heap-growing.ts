@@ -30,6 +30,9 @@ export function heapGrowingPercent(env: NodeJS.ProcessEnv, execArgv: readonly st
   return { percent };
 }
 
+/** What is logged when the variable gives way to the flag itself. */
+export const HEAP_GROWING_IGNORED = `${HEAP_GROWING_ENV} ignored: --heap-growing-percent is on node's command line or in NODE_OPTIONS`;
+
 /** Applies it to this process. */
 export function applyHeapGrowing(percent: number | undefined): void {
   if (percent !== undefined) setFlagsFromString(`${FLAG}=${percent}`);

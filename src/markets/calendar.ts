@@ -375,6 +375,14 @@ export function sessions(region: Region, date: string): SessionWindow[] {
   return planFor(region, parseDay(date))?.sessions ?? EMPTY;
 }
 
+/**
+ * Computes every market's session at `ms`: the first such computation loads ICU's time-zone data
+ * (~25 ms), so a server does it once it listens rather than in its boot or its first request.
+ */
+export function warmCalendar(ms: number): void {
+  for (const region of REGIONS) sessionState(region, ms);
+}
+
 export function sessionState(region: Region, ms: number): Session {
   const plan = planFor(region, localDay(region, ms));
   if (plan === null || plan.sessions.length === 0 || ms < plan.preOpen) return 'closed';

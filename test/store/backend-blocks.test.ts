@@ -10,7 +10,7 @@ import type { Candles } from '../../src/domain.ts';
 import type { Backend, SeriesKey } from '../../src/store/backend.ts';
 import { dropPostgresSchema, openPostgresBackend } from '../../src/store/postgres.ts';
 import { openSqliteBackend } from '../../src/store/sqlite.ts';
-import { PG_URL } from './harness.ts';
+import { loopTurnsDuring, PG_URL } from './harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-blocks-'));
 const schemas: string[] = [];
@@ -115,15 +115,7 @@ describe('sqlite retention over many series', () => {
     await fill('FIRST.US', old);
     for (let i = 0; i < 5000; i++) await fill(`N${i}.US`, shifted);
     await fill('LAST.US', old);
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const removed = await b.prune('1m', cutAt);
-    ticking = false;
+    const { result: removed, turns } = await loopTurnsDuring(() => b.prune('1m', cutAt));
     expect(removed).toBe(2 * 5 * 30);
     for (const symbol of ['FIRST.US', 'LAST.US']) {
       expect(await b.countBars({ adapter: 'x', symbol, period: '1m' }, 0, Number.MAX_SAFE_INTEGER)).toBe(5 * 30);

@@ -111,3 +111,19 @@ export function place(backend: BackendName): Place {
     },
   };
 }
+
+/** Runs `work` and counts the turns the event loop took meanwhile (setImmediate callbacks that ran). */
+export async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    turns += 1;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    return { result: await work(), turns };
+  } finally {
+    ticking = false;
+  }
+}

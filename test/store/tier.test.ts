@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CandleQuery } from '../../adapters/types.ts';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
 import type { HistoryTier } from '../../src/store/index.ts';
-import { clock, direct, place, PG_URL, ref, simVendor, type BackendName, type Place } from './harness.ts';
+import { clock, direct, loopTurnsDuring, place, PG_URL, ref, simVendor, type BackendName, type Place } from './harness.ts';
 
 const d = (date: string) => localMidnight('CN', date);
 const AFTER_CLOSE = localTimeMs('CN', '2026-11-20', '20:00');
@@ -313,15 +313,7 @@ describe('retention on sqlite', () => {
     expect(all!.timestamp.length).toBeGreaterThan(15_000);
     await tier.close();
     const kept = await tierOn(p, () => AFTER_CLOSE, { retentionDays: { '1m': 7, '1d': 0 } });
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    await kept.retention();
-    ticking = false;
+    const { turns } = await loopTurnsDuring(() => kept.retention());
     // One turn per chunk at least: the pass did not hold the loop in one block.
     expect(turns).toBeGreaterThanOrEqual(2);
     expect((await kept.stats()).byPeriod['1m'].bars).toBe(5 * 240);
