@@ -11,6 +11,7 @@ import {
 import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
 import { chunksToCandles, createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles, type MinuteChunk } from './market.ts';
+import type { DailyHistory } from './daily.ts';
 import { DEFAULT_MEMO_MAX_BYTES, MIN_MEMO_MAX_BYTES } from './memo.ts';
 import { allocMinuteBars, type MinuteBars } from './minute.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -83,15 +84,15 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
    * the event loop between them: the sim runs in the service's process, and 120,000 bars in one
    * go would hold every other request (a real vendor's bars arrive over a socket instead).
    */
-  const minutesInSlices = async (inst: SimInstrument, window: { start?: number; end?: number; count?: number }, now: number): Promise<Candles> => {
+  const minutesInSlices = async (inst: SimInstrument, held: DailyHistory, window: { start?: number; end?: number; count?: number }, now: number): Promise<Candles> => {
     const wanted = window.count ?? MAX_MINUTE_BARS;
-    if (wanted <= MINUTE_SLICE) return market.minuteCandles(inst, window, now);
+    if (wanted <= MINUTE_SLICE) return market.minuteCandles(inst, window, now, held);
     // Slices are kept as ranges of days' bars and copied once at the end.
     const chunks: MinuteChunk[] = [];
     let end = window.end;
     let left = wanted;
     while (left > 0) {
-      const slice = market.minuteChunks(inst, { start: window.start, end, count: Math.min(MINUTE_SLICE, left) }, now);
+      const slice = market.minuteChunks(inst, { start: window.start, end, count: Math.min(MINUTE_SLICE, left) }, now, held);
       let n = 0;
       for (const chunk of slice) n += chunk.to - chunk.from + 1;
       if (n === 0) break;
@@ -141,9 +142,10 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
       const inst = market.instrument(query.symbol.symbol);
       if (inst === undefined) return undefined;
       const now = deps.now();
-      await market.prepare(inst, now);
+      // The history is held for the whole request (its slices yield to the loop in between).
+      const held = await market.prepare(inst, now);
       const window = { start: query.start, end: query.end, count: query.count };
-      const c = query.period === '1m' ? await minutesInSlices(inst, window, now) : market.dailyCandles(inst, window, now);
+      const c = query.period === '1m' ? await minutesInSlices(inst, held, window, now) : market.dailyCandles(inst, window, now, held);
       return checked(c, 'candles', inst.symbol);
     },
 

@@ -62,16 +62,20 @@ export interface SimMarket {
   /**
    * Build `history(inst, now)` ahead, a year at a time with a turn of the event loop between
    * years: a cold 25-year history is ~100 ms of CPU, which must not hold the service's loop.
+   * Resolves to that history: a request holds it for its own reads (`held` below) rather than
+   * asking the memo again after a turn of the loop, when other requests may have evicted it and
+   * it would be built again from scratch.
    */
-  prepare(inst: SimInstrument, now: number): Promise<void>;
+  prepare(inst: SimInstrument, now: number): Promise<DailyHistory>;
   /** The newest bars and every ex-event; cheap to keep for thousands of symbols. */
   recent(inst: SimInstrument, now: number): RecentHistory;
   /** undefined when the instrument had not listed by `now`. */
   sessionDay(inst: SimInstrument, now: number): SessionDay | undefined;
-  dailyCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+  /** `held`: history(inst, now) as the caller already holds it (from prepare). */
+  dailyCandles(inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): Candles;
   /** The 1m bars of a window as ranges of whole days' bars, newest first (nothing copied yet). */
-  minuteChunks(inst: SimInstrument, query: WindowQuery, now: number): MinuteChunk[];
-  minuteCandles(inst: SimInstrument, query: WindowQuery, now: number): Candles;
+  minuteChunks(inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): MinuteChunk[];
+  minuteCandles(inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): Candles;
   memoStats(): SimMemoStats;
 }
 
@@ -172,10 +176,10 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     return built;
   };
 
-  const prepare = async (inst: SimInstrument, now: number): Promise<void> => {
+  const prepare = async (inst: SimInstrument, now: number): Promise<DailyHistory> => {
     const through = latestTradingDay(inst.region, now);
     let cached = histories.get(inst.symbol);
-    if (cached !== undefined && cached.through >= through) return;
+    if (cached !== undefined && cached.through >= through) return cached;
     let step = cached === undefined ? addDays(inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START, 365) : cached.through;
     while (step < through) {
       cached = cached === undefined
@@ -185,7 +189,13 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
       await yieldToLoop();
       step = addDays(step, 365);
     }
-    history(inst, now);
+    // The years built so far are held here, not re-read from the memo: extend them to `through`.
+    if (cached !== undefined && cached.through >= through) return cached;
+    const built = cached === undefined
+      ? buildDailyHistory(inst, through, midnightOf(inst.region))
+      : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
+    remember(histories, inst.symbol, built);
+    return built;
   };
 
   const recent = (inst: SimInstrument, now: number): RecentHistory => {
@@ -253,8 +263,8 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     return { ...base, bar: aggregateDay(date, minutes), minutes: () => minutes, lastTradeTime: Math.min(now, last) };
   };
 
-  const dailyCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles => {
-    const h = history(inst, now);
+  const dailyCandles = (inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): Candles => {
+    const h = held ?? history(inst, now);
     const today = latestStartedSessionDay(inst.region, now);
     const last = lastIndexOnOrBefore(h, today);
     const start = query.start ?? -Infinity;
@@ -291,8 +301,8 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     return out;
   };
 
-  const minuteChunks = (inst: SimInstrument, query: WindowQuery, now: number): MinuteChunk[] => {
-    const h = history(inst, now);
+  const minuteChunks = (inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): MinuteChunk[] => {
+    const h = held ?? history(inst, now);
     const start = query.start ?? -Infinity;
     // Bounds apply to labels; visibility to `now`. The bar in progress is labelled by its end,
     // after now, and is still the newest bar of an open-ended window.
@@ -322,8 +332,8 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     return chunks;
   };
 
-  const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number): Candles =>
-    chunksToCandles(minuteChunks(inst, query, now));
+  const minuteCandles = (inst: SimInstrument, query: WindowQuery, now: number, held?: DailyHistory): Candles =>
+    chunksToCandles(minuteChunks(inst, query, now, held));
 
   const memoStats = (): SimMemoStats => ({
     histories: { entries: histories.size, bytes: histories.calculatedSize, maxBytes: budget.histories },
