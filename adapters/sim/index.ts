@@ -23,7 +23,7 @@ export interface SimOptions {
   faults?: FaultOptions;
   /** Extra synthetic US symbols SIM0001.US … for load tests; default 0. */
   syntheticUniverse?: number;
-  /** Bound of the sim's memos (histories, 1m days, tails, midnights) together, bytes; default 16 MiB. */
+  /** Bound of the sim's memos (histories, 1m days, tails, midnights) together, bytes; default 8 MiB. */
   memoMaxBytes?: number;
 }
 

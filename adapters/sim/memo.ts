@@ -11,16 +11,26 @@ import type { SimInstrument } from './instruments.ts';
 import { minuteBarsBytes, type MinuteBars } from './minute.ts';
 
 /**
- * Default bound of all memos together: 16 MiB, so a service on the sim keeps its retained heap
- * within its cache bounds + 20 MiB (BENCHMARKS.md, "Memory"); a memo miss costs ~1.5 ms of CPU
- * to regenerate a history, so a load test over thousands of symbols may want more.
+ * Default bound of all memos together: 8 MiB. A candle request holds the history it builds for
+ * its whole life (market.ts `prepare`), so the memos only serve reuse across requests, and a
+ * random cold load over 5000 symbols costs the same CPU per request at 8 MiB as at 16 (BENCHMARKS.md,
+ * "Memory", seventh session); 8 MiB less keeps a service on the sim inside its cache bounds + 20 MiB
+ * after GC. A load test that polls the same few hundred symbols' candles may want more.
  */
-export const DEFAULT_MEMO_MAX_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MEMO_MAX_BYTES = 8 * 1024 * 1024;
 /** Below this a single long history no longer fits its share (each memo holds ≥ one entry). */
 export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
 
-/** Shares of the bound: full histories (candles), days of 1m bars, recent tails (quotes), midnights. */
-const SHARES = { histories: 0.5, minuteDays: 0.25, tails: 0.22, midnights: 0.03 } as const;
+/**
+ * Entries per region of the midnight memo: every trading day from HISTORY_START (2000) for 32
+ * years. The memo is keyed by date, so what it needs is the calendar's span, not a share of the
+ * bound: sized as a share (1,747 entries at 8 MiB) it was cleared in the middle of every 25-year
+ * history (~6,700 days) and each cold build computed its midnights again, +6–25 % CPU a cold
+ * request. It is charged to the bound first: 3 × 8,192 × 48 bytes = 1.125 MiB.
+ */
+export const MIDNIGHT_ENTRIES = 8_192;
+/** Shares of what the midnights leave: full histories (candles), days of 1m bars, recent tails (quotes). */
+const SHARES = { histories: 0.52, minuteDays: 0.25, tails: 0.23 } as const;
 
 export interface MemoBudget {
   histories: number;
@@ -40,11 +50,12 @@ export const MIDNIGHT_ENTRY_BYTES = 48;
 
 export function memoBudget(maxBytes: number | undefined): MemoBudget {
   const total = Math.max(MIN_MEMO_MAX_BYTES, Math.floor(maxBytes ?? DEFAULT_MEMO_MAX_BYTES));
+  const rest = total - 3 * MIDNIGHT_ENTRIES * MIDNIGHT_ENTRY_BYTES;
   return {
-    histories: Math.floor(total * SHARES.histories),
-    minuteDays: Math.floor(total * SHARES.minuteDays),
-    tails: Math.floor(total * SHARES.tails),
-    midnightEntries: Math.max(1024, Math.floor((total * SHARES.midnights) / 3 / MIDNIGHT_ENTRY_BYTES)),
+    histories: Math.floor(rest * SHARES.histories),
+    minuteDays: Math.floor(rest * SHARES.minuteDays),
+    tails: Math.floor(rest * SHARES.tails),
+    midnightEntries: MIDNIGHT_ENTRIES,
   };
 }
 

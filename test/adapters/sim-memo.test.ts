@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { SIM_INSTRUMENTS } from '../../adapters/sim/instruments.ts';
 import { createSimMarket } from '../../adapters/sim/market.ts';
-import { DEFAULT_MEMO_MAX_BYTES, historyBytes, memoBudget, MIN_MEMO_MAX_BYTES } from '../../adapters/sim/memo.ts';
+import { DEFAULT_MEMO_MAX_BYTES, historyBytes, memoBudget, MIDNIGHT_ENTRIES, MIDNIGHT_ENTRY_BYTES, MIN_MEMO_MAX_BYTES } from '../../adapters/sim/memo.ts';
 
 const MiB = 1024 * 1024;
 const AFTER_CLOSE = Date.parse('2025-06-18T08:00:00Z');
@@ -13,11 +13,27 @@ const NEXT_DAY = Date.parse('2025-06-19T08:00:00Z');
 const CN_STOCKS = SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.listingDate < '2005-01-01');
 
 describe('sim memo budget', () => {
-  it('splits the bound between histories, 1m days, tails and midnights, and never goes below the minimum', () => {
-    expect(DEFAULT_MEMO_MAX_BYTES).toBe(16 * MiB);
-    expect(memoBudget(undefined)).toEqual({ histories: 8 * MiB, minuteDays: 4 * MiB, tails: Math.floor(16 * MiB * 0.22), midnightEntries: 3_495 });
-    expect(memoBudget(64 * MiB)).toEqual({ histories: 32 * MiB, minuteDays: 16 * MiB, tails: Math.floor(64 * MiB * 0.22), midnightEntries: 13_981 });
+  it('charges the midnights (every trading day since 2000, per region) first and splits the rest', () => {
+    const midnights = 3 * MIDNIGHT_ENTRIES * MIDNIGHT_ENTRY_BYTES;
+    expect(DEFAULT_MEMO_MAX_BYTES).toBe(8 * MiB);
+    expect(MIDNIGHT_ENTRIES).toBe(8_192);
+    const rest = 8 * MiB - midnights;
+    expect(memoBudget(undefined)).toEqual({
+      histories: Math.floor(rest * 0.52), minuteDays: Math.floor(rest * 0.25), tails: Math.floor(rest * 0.23), midnightEntries: 8_192,
+    });
+    const big = memoBudget(64 * MiB);
+    expect(big.midnightEntries).toBe(8_192);
+    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.52));
+    expect(big.histories + big.minuteDays + big.tails + midnights).toBeLessThanOrEqual(64 * MiB);
     expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
+  });
+
+  it('keeps the midnight of every day of a 25-year history without clearing', () => {
+    const market = createSimMarket({ memoMaxBytes: MIN_MEMO_MAX_BYTES });
+    const h = market.history(CN_STOCKS[0], AFTER_CLOSE);
+    expect(h.dates.length).toBeGreaterThan(6_000);
+    // Cleared when full, the memo would hold fewer entries than the history has days.
+    expect(market.memoStats().midnights.entries).toBeGreaterThanOrEqual(h.dates.length);
   });
 
   it('rejects a bound the memos cannot work in', () => {
@@ -35,7 +51,7 @@ describe('sim memos bounded by bytes', () => {
     expect(columns).toBeGreaterThanOrEqual(8 * 8 * h.dates.length);
     const walk = h.walk!;
     expect(historyBytes(h)).toBe(512 + columns + 8 * h.dates.length + 8 * (walk.days.length + walk.noise.length) + 160 * h.events.length + 96 * h.planned.length);
-    expect(market.memoStats().histories).toEqual({ entries: 1, bytes: historyBytes(h), maxBytes: 8 * MiB });
+    expect(market.memoStats().histories).toEqual({ entries: 1, bytes: historyBytes(h), maxBytes: memoBudget(undefined).histories });
   });
 
   it('evicts the oldest histories once their bytes pass the bound, and rebuilds them identically', () => {
@@ -48,8 +64,8 @@ describe('sim memos bounded by bytes', () => {
       built++;
     }
     const stats = market.memoStats().histories;
-    expect(stats.maxBytes).toBe(2 * MiB);
-    expect(stats.bytes).toBeLessThanOrEqual(2 * MiB);
+    expect(stats.maxBytes).toBe(memoBudget(4 * MiB).histories);
+    expect(stats.bytes).toBeLessThanOrEqual(stats.maxBytes);
     expect(stats.entries).toBeGreaterThan(0);
     expect(stats.entries).toBeLessThan(built);
     // The newest is held (same object), the first was evicted (a fresh build, equal numbers).
@@ -63,11 +79,14 @@ describe('sim memos bounded by bytes', () => {
   it('holds days of 1m bars by their buffers (7 columns × bars × 8 bytes) up to their share', () => {
     const market = createSimMarket({ memoMaxBytes: 4 * MiB });
     const inst = CN_STOCKS[0];
-    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; 1 MiB holds 75 of them.
+    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; the share at 4 MiB holds 54.
+    const share = memoBudget(4 * MiB).minuteDays;
+    const fit = Math.floor(share / 13_952);
+    expect(fit).toBe(54);
     market.minuteCandles(inst, { count: 240 * 10 }, AFTER_CLOSE);
-    expect(market.memoStats().minuteDays).toEqual({ entries: 10, bytes: 10 * 13_952, maxBytes: 1 * MiB });
+    expect(market.memoStats().minuteDays).toEqual({ entries: 10, bytes: 10 * 13_952, maxBytes: share });
     market.minuteCandles(inst, { count: 240 * 100 }, AFTER_CLOSE);
-    expect(market.memoStats().minuteDays).toEqual({ entries: 75, bytes: 75 * 13_952, maxBytes: 1 * MiB });
+    expect(market.memoStats().minuteDays).toEqual({ entries: fit, bytes: fit * 13_952, maxBytes: share });
   });
 
   it('measures a tail again after it grows in place', () => {
