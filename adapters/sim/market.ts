@@ -176,10 +176,21 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     return built;
   };
 
+  /**
+   * A candle request asks for the symbol's ex-factors (its tail) right after its bars: keep the
+   * tail of the history it just built, or that lookup builds the whole history again once the
+   * history has left the memo (BENCHMARKS.md, "Memory", seventh session).
+   */
+  const withTail = (inst: SimInstrument, h: DailyHistory): DailyHistory => {
+    const tail = tails.get(inst.symbol);
+    if (tail === undefined || tail.through < h.through) tails.set(inst.symbol, tailOf(h, TAIL_BARS));
+    return h;
+  };
+
   const prepare = async (inst: SimInstrument, now: number): Promise<DailyHistory> => {
     const through = latestTradingDay(inst.region, now);
     let cached = histories.get(inst.symbol);
-    if (cached !== undefined && cached.through >= through) return cached;
+    if (cached !== undefined && cached.through >= through) return withTail(inst, cached);
     let step = cached === undefined ? addDays(inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START, 365) : cached.through;
     while (step < through) {
       cached = cached === undefined
@@ -190,12 +201,12 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
       step = addDays(step, 365);
     }
     // The years built so far are held here, not re-read from the memo: extend them to `through`.
-    if (cached !== undefined && cached.through >= through) return cached;
+    if (cached !== undefined && cached.through >= through) return withTail(inst, cached);
     const built = cached === undefined
       ? buildDailyHistory(inst, through, midnightOf(inst.region))
       : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
     remember(histories, inst.symbol, built);
-    return built;
+    return withTail(inst, built);
   };
 
   const recent = (inst: SimInstrument, now: number): RecentHistory => {
@@ -208,7 +219,11 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
       remember(tails, inst.symbol, cached);
       return cached;
     }
-    const tail = tailOf(history(inst, now), TAIL_BARS);
+    // The tail needs the walk from the first day, not the full history kept: a quote batch of 20
+    // cold symbols would push 20 histories into their memo and evict those candle requests are
+    // reading (BENCHMARKS.md, "Memory", seventh session).
+    const full = histories.has(inst.symbol) ? history(inst, now) : buildDailyHistory(inst, through, midnightOf(inst.region));
+    const tail = tailOf(full, TAIL_BARS);
     tails.set(inst.symbol, tail);
     return tail;
   };

@@ -11,11 +11,14 @@ import type { SimInstrument } from './instruments.ts';
 import { minuteBarsBytes, type MinuteBars } from './minute.ts';
 
 /**
- * Default bound of all memos together: 8 MiB. A candle request holds the history it builds for
- * its whole life (market.ts `prepare`), so the memos only serve reuse across requests, and a
- * random cold load over 5000 symbols costs the same CPU per request at 8 MiB as at 16 (BENCHMARKS.md,
- * "Memory", seventh session); 8 MiB less keeps a service on the sim inside its cache bounds + 20 MiB
- * after GC. A load test that polls the same few hundred symbols' candles may want more.
+ * Default bound of all memos together: 8 MiB. What the memos must hold is the working set of the
+ * requests in flight: a candle request holds the history it prepares for its own call
+ * (market.ts `prepare`) and keeps its tail for the ex-factors lookup that follows, and a quote
+ * batch no longer pushes the full histories it builds for its tails into the memo. With those,
+ * the random memory soak (32 connections, 5000 symbols) runs as fast at 8 MiB as the earlier code
+ * at 16, with no upstream timeouts, and the service stays inside its cache bounds + 20 MiB after
+ * GC (BENCHMARKS.md, "Memory", seventh session). A load test that polls the candles of the same
+ * few hundred symbols may want more.
  */
 export const DEFAULT_MEMO_MAX_BYTES = 8 * 1024 * 1024;
 /** Below this a single long history no longer fits its share (each memo holds ≥ one entry). */
@@ -29,8 +32,11 @@ export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
  * request. It is charged to the bound first: 3 × 8,192 × 48 bytes = 1.125 MiB.
  */
 export const MIDNIGHT_ENTRIES = 8_192;
-/** Shares of what the midnights leave: full histories (candles), days of 1m bars, recent tails (quotes). */
-const SHARES = { histories: 0.52, minuteDays: 0.25, tails: 0.23 } as const;
+/**
+ * Shares of what the midnights leave: full histories (the candle requests in flight, ~20 in the
+ * soak, 0.1–0.5 MB each), days of 1m bars, recent tails (quotes and ex-factors).
+ */
+const SHARES = { histories: 0.6, minuteDays: 0.2, tails: 0.2 } as const;
 
 export interface MemoBudget {
   histories: number;

@@ -14,6 +14,7 @@ const { buildDailyHistory } = await import('../../adapters/sim/daily.ts');
 const { createSimAdapter } = await import('../../adapters/sim/index.ts');
 const { SIM_INSTRUMENTS } = await import('../../adapters/sim/instruments.ts');
 const { MIN_MEMO_MAX_BYTES } = await import('../../adapters/sim/memo.ts');
+const { createSimMarket } = await import('../../adapters/sim/market.ts');
 
 const AFTER_CLOSE = Date.parse('2025-06-18T08:00:00Z');
 const CN_STOCKS = SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.listingDate < '2005-01-01');
@@ -43,5 +44,32 @@ describe('sim candle requests hold their history', () => {
     const again = createSimAdapter({ memoMaxBytes: MIN_MEMO_MAX_BYTES }, { now: () => AFTER_CLOSE });
     const alone = await again.getCandles({ symbol: ref(target.symbol), period: '1m', count: 20_000 }, {});
     expect(Array.from(candles!.close)).toEqual(Array.from(alone!.close));
+  });
+
+  it('keeps the tail of a history a candle request built, so its ex-factors do not build it again', async () => {
+    const built = vi.mocked(buildDailyHistory);
+    built.mockClear();
+    const sim = createSimAdapter({ memoMaxBytes: MIN_MEMO_MAX_BYTES }, { now: () => AFTER_CLOSE });
+    const [target, ...others] = CN_STOCKS;
+    await sim.getCandles({ symbol: ref(target.symbol), period: '1d', count: 100 }, {});
+    // Other candle requests push the target's history out of the memo.
+    for (const inst of others.slice(0, 8)) await sim.getCandles({ symbol: ref(inst.symbol), period: '1d', count: 100 }, {});
+    const factors = await sim.getExFactors([ref(target.symbol)], {});
+    expect(factors.get(target.symbol)?.length).toBeGreaterThan(0);
+    expect(built.mock.calls.filter(([inst]) => inst.symbol === target.symbol)).toHaveLength(1);
+  });
+
+  it('does not keep the full histories a quote batch builds for its tails', () => {
+    const built = vi.mocked(buildDailyHistory);
+    const market = createSimMarket({ memoMaxBytes: MIN_MEMO_MAX_BYTES });
+    const [target, ...others] = CN_STOCKS;
+    const held = market.history(target, AFTER_CLOSE);
+    built.mockClear();
+    for (const inst of others) market.recent(inst, AFTER_CLOSE);
+    expect(built.mock.calls).toHaveLength(others.length);
+    // The candle request's history is still the one held, not built again.
+    expect(market.memoStats().histories.entries).toBe(1);
+    expect(market.history(target, AFTER_CLOSE)).toBe(held);
+    expect(market.memoStats().tails.entries).toBe(others.length);
   });
 });

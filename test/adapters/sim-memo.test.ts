@@ -19,11 +19,11 @@ describe('sim memo budget', () => {
     expect(MIDNIGHT_ENTRIES).toBe(8_192);
     const rest = 8 * MiB - midnights;
     expect(memoBudget(undefined)).toEqual({
-      histories: Math.floor(rest * 0.52), minuteDays: Math.floor(rest * 0.25), tails: Math.floor(rest * 0.23), midnightEntries: 8_192,
+      histories: Math.floor(rest * 0.6), minuteDays: Math.floor(rest * 0.2), tails: Math.floor(rest * 0.2), midnightEntries: 8_192,
     });
     const big = memoBudget(64 * MiB);
     expect(big.midnightEntries).toBe(8_192);
-    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.52));
+    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.6));
     expect(big.histories + big.minuteDays + big.tails + midnights).toBeLessThanOrEqual(64 * MiB);
     expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
   });
@@ -79,10 +79,10 @@ describe('sim memos bounded by bytes', () => {
   it('holds days of 1m bars by their buffers (7 columns × bars × 8 bytes) up to their share', () => {
     const market = createSimMarket({ memoMaxBytes: 4 * MiB });
     const inst = CN_STOCKS[0];
-    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; the share at 4 MiB holds 54.
+    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; the share at 4 MiB holds 43.
     const share = memoBudget(4 * MiB).minuteDays;
     const fit = Math.floor(share / 13_952);
-    expect(fit).toBe(54);
+    expect(fit).toBe(43);
     market.minuteCandles(inst, { count: 240 * 10 }, AFTER_CLOSE);
     expect(market.memoStats().minuteDays).toEqual({ entries: 10, bytes: 10 * 13_952, maxBytes: share });
     market.minuteCandles(inst, { count: 240 * 100 }, AFTER_CLOSE);
