@@ -11,16 +11,18 @@ import type { SimInstrument } from './instruments.ts';
 import { minuteBarsBytes, type MinuteBars } from './minute.ts';
 
 /**
- * Default bound of all memos together: 8 MiB. What the memos must hold is the working set of the
- * requests in flight: a candle request holds the history it prepares for its own call
- * (market.ts `prepare`) and keeps its tail for the ex-factors lookup that follows, and a quote
- * batch no longer pushes the full histories it builds for its tails into the memo. With those,
- * the random memory soak (32 connections, 5000 symbols) runs as fast at 8 MiB as the earlier code
- * at 16, with no upstream timeouts, and the service stays inside its cache bounds + 20 MiB after
- * GC (BENCHMARKS.md, "Memory", seventh session). A load test that polls the candles of the same
- * few hundred symbols may want more.
+ * Default bound of all memos together: 10 MiB. What the memos must hold is the working set of the
+ * requests in flight, not the universe: a candle request holds the history it prepares for its
+ * own call (market.ts `prepare`) and keeps its tail for the ex-factors lookup that follows, and a
+ * quote batch no longer pushes the full histories it builds for its tails into the memo. With
+ * those, the random memory soak (32 connections, 5000 symbols) runs as fast as the earlier code
+ * at 16 MiB, with no upstream timeouts, and the service stays inside its cache bounds + 20 MiB
+ * after GC (BENCHMARKS.md, "Memory", seventh session). The floor is the stream: the hub refreshes
+ * every subscribed symbol each tick in the same order, and an LRU smaller than that set misses on
+ * every access; the tails and 1m days here hold all 145 CN and HK pool stocks (8 MiB did not).
+ * A stream or load test over more simulated symbols wants more.
  */
-export const DEFAULT_MEMO_MAX_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_MEMO_MAX_BYTES = 10 * 1024 * 1024;
 /** Below this a single long history no longer fits its share (each memo holds ≥ one entry). */
 export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
 
@@ -33,10 +35,11 @@ export const MIN_MEMO_MAX_BYTES = 4 * 1024 * 1024;
  */
 export const MIDNIGHT_ENTRIES = 8_192;
 /**
- * Shares of what the midnights leave: full histories (the candle requests in flight, ~20 in the
- * soak, 0.1–0.5 MB each), days of 1m bars, recent tails (quotes and ex-factors).
+ * Shares of what the midnights leave: full histories (the candle requests in flight, 0.1–0.5 MB
+ * each), days of 1m bars (~16 KB a symbol's day: the stream's in-progress day), recent tails
+ * (~12 KB: quotes, depth, ex-factors and the stream).
  */
-const SHARES = { histories: 0.6, minuteDays: 0.2, tails: 0.2 } as const;
+const SHARES = { histories: 0.4, minuteDays: 0.33, tails: 0.27 } as const;
 
 export interface MemoBudget {
   histories: number;

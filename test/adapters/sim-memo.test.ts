@@ -3,7 +3,7 @@
 // rebuilds to the same numbers.
 import { describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
-import { SIM_INSTRUMENTS } from '../../adapters/sim/instruments.ts';
+import { SIM_INSTRUMENTS, simPoolMembers } from '../../adapters/sim/instruments.ts';
 import { createSimMarket } from '../../adapters/sim/market.ts';
 import { DEFAULT_MEMO_MAX_BYTES, historyBytes, memoBudget, MIDNIGHT_ENTRIES, MIDNIGHT_ENTRY_BYTES, MIN_MEMO_MAX_BYTES } from '../../adapters/sim/memo.ts';
 
@@ -15,15 +15,15 @@ const CN_STOCKS = SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.listingDa
 describe('sim memo budget', () => {
   it('charges the midnights (every trading day since 2000, per region) first and splits the rest', () => {
     const midnights = 3 * MIDNIGHT_ENTRIES * MIDNIGHT_ENTRY_BYTES;
-    expect(DEFAULT_MEMO_MAX_BYTES).toBe(8 * MiB);
+    expect(DEFAULT_MEMO_MAX_BYTES).toBe(10 * MiB);
     expect(MIDNIGHT_ENTRIES).toBe(8_192);
-    const rest = 8 * MiB - midnights;
+    const rest = 10 * MiB - midnights;
     expect(memoBudget(undefined)).toEqual({
-      histories: Math.floor(rest * 0.6), minuteDays: Math.floor(rest * 0.2), tails: Math.floor(rest * 0.2), midnightEntries: 8_192,
+      histories: Math.floor(rest * 0.4), minuteDays: Math.floor(rest * 0.33), tails: Math.floor(rest * 0.27), midnightEntries: 8_192,
     });
     const big = memoBudget(64 * MiB);
     expect(big.midnightEntries).toBe(8_192);
-    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.6));
+    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.4));
     expect(big.histories + big.minuteDays + big.tails + midnights).toBeLessThanOrEqual(64 * MiB);
     expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
   });
@@ -34,6 +34,18 @@ describe('sim memo budget', () => {
     expect(h.dates.length).toBeGreaterThan(6_000);
     // Cleared when full, the memo would hold fewer entries than the history has days.
     expect(market.memoStats().midnights.entries).toBeGreaterThanOrEqual(h.dates.length);
+  });
+
+  it('holds, by default, the tails and the day of 1m bars of every CN and HK pool stock a stream ticks', () => {
+    // The stream hub refreshes every subscribed symbol each tick, in the same order: an LRU smaller
+    // than that working set misses on every access and rebuilds whole histories each tick.
+    const market = createSimMarket();
+    const symbols = [...simPoolMembers('CN_Stock'), ...simPoolMembers('HK_Stock')];
+    const duringSession = Date.parse('2025-06-18T01:31:00Z');
+    for (const inst of symbols) market.sessionDay(inst, duringSession);
+    const stats = market.memoStats();
+    expect(stats.tails.entries).toBe(symbols.length);
+    expect(stats.minuteDays.entries).toBe(symbols.length);
   });
 
   it('rejects a bound the memos cannot work in', () => {
@@ -79,10 +91,10 @@ describe('sim memos bounded by bytes', () => {
   it('holds days of 1m bars by their buffers (7 columns × bars × 8 bytes) up to their share', () => {
     const market = createSimMarket({ memoMaxBytes: 4 * MiB });
     const inst = CN_STOCKS[0];
-    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; the share at 4 MiB holds 43.
+    // 240 CN bars a day: 512 + 7 × 240 × 8 = 13,952 bytes per day; the share at 4 MiB holds 71.
     const share = memoBudget(4 * MiB).minuteDays;
     const fit = Math.floor(share / 13_952);
-    expect(fit).toBe(43);
+    expect(fit).toBe(71);
     market.minuteCandles(inst, { count: 240 * 10 }, AFTER_CLOSE);
     expect(market.memoStats().minuteDays).toEqual({ entries: 10, bytes: 10 * 13_952, maxBytes: share });
     market.minuteCandles(inst, { count: 240 * 100 }, AFTER_CLOSE);
