@@ -163,18 +163,22 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
   const instrument = (symbol: string): SimInstrument | undefined =>
     findSimInstrument(symbol) ?? (synthetic > 0 ? syntheticInstrument(symbol, synthetic) : undefined);
 
-  const history = (inst: SimInstrument, now: number): DailyHistory => {
-    const through = latestTradingDay(inst.region, now);
-    const cached = histories.get(inst.symbol);
-    // Generation is forward and per-date seeded: a longer history has the shorter one as prefix,
-    // so a new day only extends what is cached.
-    if (cached !== undefined && cached.through >= through) return cached;
-    const built = cached === undefined
+  /**
+   * `from` (the history held so far, if any) grown to `through` and stored. Generation is forward
+   * and per-date seeded: a longer history has the shorter one as prefix, so a new day only
+   * extends what is held.
+   */
+  const grow = (inst: SimInstrument, from: DailyHistory | undefined, through: string): DailyHistory => {
+    if (from !== undefined && from.through >= through) return from;
+    const built = from === undefined
       ? buildDailyHistory(inst, through, midnightOf(inst.region))
-      : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
+      : extendDailyHistory(inst, from, through, midnightOf(inst.region));
     remember(histories, inst.symbol, built);
     return built;
   };
+
+  const history = (inst: SimInstrument, now: number): DailyHistory =>
+    grow(inst, histories.get(inst.symbol), latestTradingDay(inst.region, now));
 
   /**
    * A candle request asks for the symbol's ex-factors (its tail) right after its bars: keep the
@@ -189,24 +193,15 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
 
   const prepare = async (inst: SimInstrument, now: number): Promise<DailyHistory> => {
     const through = latestTradingDay(inst.region, now);
-    let cached = histories.get(inst.symbol);
-    if (cached !== undefined && cached.through >= through) return withTail(inst, cached);
-    let step = cached === undefined ? addDays(inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START, 365) : cached.through;
+    let held = histories.get(inst.symbol);
+    let step = held === undefined ? addDays(inst.listingDate > HISTORY_START ? inst.listingDate : HISTORY_START, 365) : held.through;
     while (step < through) {
-      cached = cached === undefined
-        ? buildDailyHistory(inst, step, midnightOf(inst.region))
-        : extendDailyHistory(inst, cached, step, midnightOf(inst.region));
-      remember(histories, inst.symbol, cached);
+      held = grow(inst, held, step);
       await yieldToLoop();
       step = addDays(step, 365);
     }
-    // The years built so far are held here, not re-read from the memo: extend them to `through`.
-    if (cached !== undefined && cached.through >= through) return withTail(inst, cached);
-    const built = cached === undefined
-      ? buildDailyHistory(inst, through, midnightOf(inst.region))
-      : extendDailyHistory(inst, cached, through, midnightOf(inst.region));
-    remember(histories, inst.symbol, built);
-    return withTail(inst, built);
+    // The years built so far are held here, not re-read from the memo: grow them to `through`.
+    return withTail(inst, grow(inst, held, through));
   };
 
   const recent = (inst: SimInstrument, now: number): RecentHistory => {
