@@ -27,7 +27,7 @@ const PlanSchema = Type.Object({
     window_ms: Type.Integer({ minimum: 100, maximum: 86_400_000 }),
   }),
   max_symbols: Type.Integer({ minimum: 1, maximum: 10_000 }),
-  /** Streaming: symbols subscribed at once per connection. Default 200. */
+  /** Streaming: symbols subscribed at once per key (over its connections and both channels). Default 200. */
   max_subscriptions: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   /** Streaming: concurrent connections per key. Default 10. */
   max_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
