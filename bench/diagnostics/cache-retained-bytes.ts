@@ -4,8 +4,8 @@
 // retained heap + external after two full GCs is compared with the tier's own accounting. The sim's
 // memos are present in both readings (filled tier, then the tier dropped), so they cancel.
 //
-//   node bench/soak-cache-bytes.ts                         this checkout
-//   SOAK_ROOT=/tmp/mdqs-mem-before node bench/soak-cache-bytes.ts   another checkout
+//   node bench/diagnostics/cache-retained-bytes.ts                         this checkout
+//   SOAK_ROOT=/tmp/mdqs-mem-before node bench/diagnostics/cache-retained-bytes.ts   another checkout
 // Knobs: CACHE_MIB (16), ENTRIES (600).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-const root = process.env.SOAK_ROOT || join(import.meta.dirname, '..');
+const root = process.env.SOAK_ROOT || join(import.meta.dirname, '..', '..');
 const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(root, path)).href)) as T;
 
 type Tier = { set(key: string, value: unknown, o: Record<string, number>): Promise<void>; peek(key: string): unknown; readonly bytes: number };

@@ -3,13 +3,13 @@
 // memos it would also touch), and the retained heap after two full GCs is divided by the entries
 // it added. Then a random-day workload under the default budget shows the memos stay inside it.
 //
-//   node bench/soak-calendar-memo.ts
+//   node bench/diagnostics/calendar-memo-bytes.ts
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
   addDays, calendarMemoStats, configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, localDate, nextTradingDay, sessions,
-} from '../src/markets/calendar.ts';
-import { DAY_MS } from '../src/markets/time.ts';
+} from '../../src/markets/calendar.ts';
+import { DAY_MS } from '../../src/markets/time.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

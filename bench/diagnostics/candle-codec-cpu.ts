@@ -2,9 +2,9 @@
 // unpack on every data-cache hit. Columns as the sim makes them (daily bars with prev_close);
 // median of 7 rounds of 2000 calls each.
 //
-//   node bench/soak-codec.ts
-import { packCandles, unpackCandles } from '../src/cache/candle-codec.ts';
-import type { Candles } from '../src/domain.ts';
+//   node bench/diagnostics/candle-codec-cpu.ts
+import { packCandles, unpackCandles } from '../../src/cache/candle-codec.ts';
+import type { Candles } from '../../src/domain.ts';
 
 function daily(n: number): Candles {
   const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };

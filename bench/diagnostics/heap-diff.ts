@@ -1,6 +1,6 @@
-// What a heap grew by, by constructor: `node bench/heap-diff.ts before.heapsnapshot after.heapsnapshot`
+// What a heap grew by, by constructor: `node bench/diagnostics/heap-diff.ts before.heapsnapshot after.heapsnapshot`
 // (snapshots from the soak's probe with MDQS_PROBE_SNAPSHOTS=<dir>, e.g.
-// SOAK_ENV='MDQS_PROBE_SNAPSHOTS=/tmp/snaps' node bench/soak-memory.ts). A developer tool.
+// SOAK_ENV='MDQS_PROBE_SNAPSHOTS=/tmp/snaps' node bench/suites/memory-soak.ts). A developer tool.
 import { readFileSync } from 'node:fs';
 
 interface Snapshot {

@@ -2,9 +2,9 @@
 // service's request listener (fast path included) against a bare listener that writes the same
 // status, headers and body, both driven with node:http's own IncomingMessage and ServerResponse
 // over a socket that discards what it is given. No kernel, no load generator, no other process:
-// the figure moves by a few percent between runs, where `npm run bench` moves by ±20 %.
-// A developer tool to find and check a change; the issue's targets are `npm run bench`'s ratios.
-//   node bench/hit-cost.ts [quote|candles] [seconds=3] [rounds=3] >/dev/null   (LOG_LEVEL=info by default)
+// the figure moves by a few percent between runs, where `npm run bench:hit` moves by ±20 %.
+// A developer tool to find and check a change; the issue's targets are `npm run bench:hit`'s ratios.
+//   node bench/diagnostics/hit-cost.ts [quote|candles] [seconds=3] [rounds=3] >/dev/null   (LOG_LEVEL=info by default)
 // Results go to stderr; the service's log lines go to stdout.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { IncomingMessage, ServerResponse, type RequestListener } from 'node:http';
@@ -12,11 +12,11 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { loadConfig } from '../config/load.ts';
-import { createAdapters, productionDeps } from '../adapters/registry.ts';
-import { KeyStore } from '../src/access/keys.ts';
-import { buildApp } from '../src/app.ts';
-import { createMetrics, upstreamSink } from '../src/metrics.ts';
+import { loadConfig } from '../../config/load.ts';
+import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { KeyStore } from '../../src/access/keys.ts';
+import { buildApp } from '../../src/app.ts';
+import { createMetrics, upstreamSink } from '../../src/metrics.ts';
 
 const [which = 'quote', secondsArg = '3', roundsArg = '3'] = process.argv.slice(2);
 const path = which === 'quote' ? '/v1/quotes?symbols=AAPL.US' : '/v1/klines?symbol=AAPL.US&count=1000&adjust=none';

@@ -1,14 +1,14 @@
 // Where a cache hit's server CPU goes, per request: user and system time, read and write system
 // calls, context switches and minor page faults of the server process (all from /proc), for the
 // bare node:http server and the service at info and warn, each a fresh process pinned like
-// `npm run bench` (server CPU 1, wrk CPU 0). A developer tool: it found that the service made the
+// `npm run bench:hit` (server CPU 1, wrk CPU 0). A developer tool: it found that the service made the
 // same system calls as bare and that its extra time was its own JavaScript (issue 15).
-//   node bench/hit-split.ts [quote|candles] [pipeline=1] [rounds=2]
+//   node bench/diagnostics/hit-split.ts [quote|candles] [pipeline=1] [rounds=2]
 //   BENCH_KINDS=bare,info,warn picks the servers; BENCH_BEFORE=<checkout> runs the service from there.
 import { readFileSync } from 'node:fs';
-import { captureHit } from './lib/capture.ts';
-import { BENCH_KEY, startBare, startService, type Child } from './lib/processes.ts';
-import { ensureWrk, runWrk } from './lib/wrk.ts';
+import { captureHit } from '../lib/capture.ts';
+import { BENCH_KEY, startBare, startService, type Child } from '../lib/processes.ts';
+import { ensureWrk, runWrk } from '../lib/wrk.ts';
 
 const [which = 'quote', pipelineArg = '1', roundsArg = '2'] = process.argv.slice(2);
 const pipeline = Number(pipelineArg);

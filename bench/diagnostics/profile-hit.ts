@@ -1,12 +1,12 @@
 // CPU profile of the service under cache hits (a developer tool: where a hit's microseconds go).
-//   node bench/profile-hit.ts [quote|candles] [info|warn] [pipeline]
-// Writes a .cpuprofile under /tmp/mdqs-profile-hit and prints its summary (bench/profile-summary.ts).
+//   node bench/diagnostics/profile-hit.ts [quote|candles] [info|warn] [pipeline]
+// Writes a .cpuprofile under /tmp/mdqs-profile-hit and prints its summary (bench/diagnostics/profile-summary.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { captureHit } from './lib/capture.ts';
-import { BENCH_KEY, startService } from './lib/processes.ts';
-import { ensureWrk, runWrk } from './lib/wrk.ts';
+import { captureHit } from '../lib/capture.ts';
+import { BENCH_KEY, startService } from '../lib/processes.ts';
+import { ensureWrk, runWrk } from '../lib/wrk.ts';
 
 const [which = 'quote', level = 'info', pipeline = '10'] = process.argv.slice(2);
 const path = which === 'quote' ? '/v1/quotes?symbols=AAPL.US' : '/v1/klines?symbol=AAPL.US&count=1000&adjust=none';

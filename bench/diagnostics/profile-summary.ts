@@ -1,6 +1,6 @@
-// Summarise a V8 .cpuprofile (from `BENCH_CPU_PROF=<dir> npm run bench:suite`, bench/profile-hit.ts, or `node --cpu-prof`):
+// Summarise a V8 .cpuprofile (from `BENCH_CPU_PROF=<dir> npm run bench:design`, bench/diagnostics/profile-hit.ts, or `node --cpu-prof`):
 // self time by package/folder and the top functions by self and by inclusive time.
-// Usage: node bench/profile-summary.ts <file.cpuprofile> [top=25]
+// Usage: node bench/diagnostics/profile-summary.ts <file.cpuprofile> [top=25]
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -16,7 +16,7 @@ interface Profile {
 
 const [file, topArg] = process.argv.slice(2);
 if (file === undefined) {
-  process.stderr.write('usage: node bench/profile-summary.ts <file.cpuprofile> [top]\n');
+  process.stderr.write('usage: node bench/diagnostics/profile-summary.ts <file.cpuprofile> [top]\n');
   process.exit(2);
 }
 const top = Number(topArg ?? 25);

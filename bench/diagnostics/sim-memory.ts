@@ -4,8 +4,8 @@
 // whatever the service's caches hold, because the sim runs inside the service process.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createSimAdapter } from '../adapters/sim/index.ts';
-import { parseSymbol } from '../src/markets/symbols.ts';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { parseSymbol } from '../../src/markets/symbols.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

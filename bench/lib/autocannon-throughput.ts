@@ -1,10 +1,10 @@
 // Scenarios 1 and 2: cache-hit throughput of the real service next to a bare node:http server that
 // sends the identical bytes. Rounds alternate between the two (bare, service, service, bare, …)
 // on the same machine in the same run; the reported ratio is the median of the per-pair ratios.
-import { captureHit, header } from './lib/capture.ts';
-import { measure, type LoadResult } from './lib/load.ts';
-import { responseHitShare, scrape } from './lib/metrics.ts';
-import { BENCH_KEY, startBare, type Child } from './lib/processes.ts';
+import { captureHit, header } from './capture.ts';
+import { measure, type LoadResult } from './load.ts';
+import { responseHitShare, scrape } from './metrics.ts';
+import { BENCH_KEY, startBare, type Child } from './processes.ts';
 
 export interface ThroughputScenario {
   name: string;

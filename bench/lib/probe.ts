@@ -56,7 +56,7 @@ if (typeof process.send === 'function') {
     // dead, and `external` drops only then: read it after that has had time to happen.
     setTimeout(() => {
       full();
-      // MDQS_PROBE_SNAPSHOTS=<dir>: also a heap snapshot at each after-GC reading (bench/heap-diff.ts).
+      // MDQS_PROBE_SNAPSHOTS=<dir>: also a heap snapshot at each after-GC reading (bench/diagnostics/heap-diff.ts).
       const dir = process.env.MDQS_PROBE_SNAPSHOTS;
       if (dir !== undefined && dir !== '') writeHeapSnapshot(`${dir}/probe-${process.pid}-${message.id}.heapsnapshot`);
       reply();

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { CapturedResponse } from './capture.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BARE_SERVER = fileURLToPath(new URL('../bare-server.ts', import.meta.url));
+const BARE_SERVER = fileURLToPath(new URL('../servers/bare-server.ts', import.meta.url));
 const PROBE = fileURLToPath(new URL('./probe.ts', import.meta.url));
 
 /** The key the bench plan accepts (its SHA-256 is in the generated keys file). */

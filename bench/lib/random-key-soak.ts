@@ -4,11 +4,12 @@
 // whole run. RSS is sampled from /proc/<pid>/status of the child; a preloaded probe
 // (lib/probe.ts) reads process.memoryUsage() after a forced full GC at the baseline and at the
 // end, so what the process retains can be told apart from garbage V8 has not collected yet.
-import { readFileSync } from 'node:fs';
-import { measure, type LoadResult } from './lib/load.ts';
-import { sample, scrape, type Samples } from './lib/metrics.ts';
-import type { ProbeUsage } from './lib/probe.ts';
-import { BENCH_KEY, rssOf, startService, type ServiceChild } from './lib/processes.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { measure, type LoadResult } from './load.ts';
+import { sample, scrape, type Samples } from './metrics.ts';
+import type { ProbeUsage } from './probe.ts';
+import { BENCH_KEY, rssOf, startService, type ServiceChild } from './processes.ts';
 
 export interface SoakVariant {
   name: string;
@@ -16,11 +17,11 @@ export interface SoakVariant {
   /** Bytes for each of cache.dataMaxBytes and cache.responseMaxBytes. */
   cacheBytes: number;
   /**
-   * Run bench/soak-server.ts instead of src/server.ts: the same service, with the sim adapter's own
+   * Run bench/servers/soak-server.ts instead of src/server.ts: the same service, with the sim adapter's own
    * memos filled before it listens, so only the service can grow during the soak.
    */
   primedSim?: boolean;
-  /** Another checkout to run (bench/soak-memory.ts: the commit before a change). */
+  /** Another checkout to run (bench/suites/memory-soak.ts: the commit before a change). */
   root?: string;
   /** Extra node flags for the service, e.g. the V8 heap flags under test. */
   nodeArgs?: string[];
@@ -164,6 +165,12 @@ function threadsOf(pid: number): number {
   return statusField(pid, 'Threads');
 }
 
+/** Variant B's server in `root` (a checkout from before bench/ had folders keeps it at bench/servers/soak-server.ts). */
+function soakServerEntry(root: string | undefined): string {
+  const entry = 'bench/servers/soak-server.ts';
+  return root === undefined || existsSync(join(root, entry)) ? entry : 'bench/servers/soak-server.ts';
+}
+
 export async function runSoak(variant: SoakVariant, options: SoakOptions): Promise<SoakResult> {
   const service = await startService({
     env: {
@@ -173,7 +180,7 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
       ...variant.env,
     },
     probe: true,
-    entry: variant.primedSim === true ? 'bench/soak-server.ts' : undefined,
+    entry: variant.primedSim === true ? soakServerEntry(variant.root) : undefined,
     root: variant.root,
     nodeArgs: variant.nodeArgs,
   });

@@ -1,5 +1,5 @@
 // The baseline: a bare node:http server that answers every request with one pre-built response
-// (the bytes and headers captured from the service). Usage: node bench/bare-server.ts <file> <port>
+// (the bytes and headers captured from the service). Usage: node bench/servers/bare-server.ts <file> <port>
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 

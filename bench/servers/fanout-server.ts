@@ -1,17 +1,17 @@
 // One side of the fan-out benchmark, run as a child so it owns its event loop and CPU account.
-//   node bench/fanout-server.ts app    the service: sim with 200 synthetic US symbols, the stream hub
+//   node bench/servers/fanout-server.ts app    the service: sim with 200 synthetic US symbols, the stream hub
 //                                      ticked back to back with the sim clock +60 s per tick, so
 //                                      every symbol changes on every tick
-//   node bench/fanout-server.ts bare   a bare `ws` server broadcasting one pre-serialised frame
+//   node bench/servers/fanout-server.ts bare   a bare `ws` server broadcasting one pre-serialised frame
 //                                      (captured from the service) to every client per tick
 // Both wait for every socket's send buffer to drain before the next tick (so neither queues
 // without bound). IPC: → {port}; ← {cmd:'start', frame?}; ← {cmd:'stop'} → {sent, ticks, cpuMs, ms}.
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createAdapters } from '../adapters/registry.ts';
-import { loadDefaultConfig } from '../config/load.ts';
-import { KeyStore, parseKeysFile, sha256Hex } from '../src/access/keys.ts';
-import { buildApp } from '../src/app.ts';
-import { streamHub } from '../src/stream/index.ts';
+import { createAdapters } from '../../adapters/registry.ts';
+import { loadDefaultConfig } from '../../config/load.ts';
+import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { buildApp } from '../../src/app.ts';
+import { streamHub } from '../../src/stream/index.ts';
 
 export const FANOUT_KEY = 'fanout-bench-key';
 export const SYMBOLS = 200;

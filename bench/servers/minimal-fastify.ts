@@ -1,5 +1,5 @@
 // The second baseline: a minimal Fastify app with one route sending the captured bytes as a
-// Buffer (what any Fastify service costs before it does anything). Usage: node bench/minimal-fastify.ts <file> <port>
+// Buffer (what any Fastify service costs before it does anything). Usage: node bench/servers/minimal-fastify.ts <file> <port>
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 

@@ -2,12 +2,12 @@
 // environment, keys file, adapters, buildApp, listen), except that before listening it fills the
 // sim adapter's own memos (per-symbol tails, the 64-history and 512-day LRUs) by calling the
 // adapter directly. The service's caches start empty, so what grows during the soak is the service.
-import { loadConfig } from '../config/load.ts';
-import { createAdapters } from '../adapters/registry.ts';
-import { KeyStore } from '../src/access/keys.ts';
-import { buildApp } from '../src/app.ts';
-import { parseSymbol } from '../src/markets/symbols.ts';
-import type { BasePeriod, SymbolRef } from '../src/domain.ts';
+import { loadConfig } from '../../config/load.ts';
+import { createAdapters } from '../../adapters/registry.ts';
+import { KeyStore } from '../../src/access/keys.ts';
+import { buildApp } from '../../src/app.ts';
+import { parseSymbol } from '../../src/markets/symbols.ts';
+import type { BasePeriod, SymbolRef } from '../../src/domain.ts';
 
 const { config } = loadConfig(process.env);
 const keys = KeyStore.fromFile(config.keys.file);

@@ -3,7 +3,7 @@
 // the service's captured bytes, the service at its shipped log level (info) and at warn, and, with
 // BENCH_BEFORE=<checkout>, the same service at an earlier commit (before/after in one run), at
 // BENCH_BEFORE_LEVEL (default info, the shipped level).
-//   node bench/hit.ts            (BENCH_ROUNDS=3, BENCH_SECONDS=4, BENCH_WARMUP=3, BENCH_CONNECTIONS=100)
+//   node bench/suites/cache-hit.ts            (BENCH_ROUNDS=3, BENCH_SECONDS=4, BENCH_WARMUP=3, BENCH_CONNECTIONS=100)
 // Prints, per scenario and pipelining depth: requests/s, the ratio to bare (median and range over
 // rounds), server CPU µs per request and bare's ÷ it (steady where req/s swings with the VM's stolen
 // time), and wrk's own CPU (its headroom: it must stay under 0.8 cores).
@@ -12,9 +12,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { captureHit, type CapturedResponse } from './lib/capture.ts';
-import { BENCH_KEY, freePort, pinned, startBare, startService, type Child } from './lib/processes.ts';
-import { ensureWrk, runWrk, type WrkResult } from './lib/wrk.ts';
+import { captureHit, type CapturedResponse } from '../lib/capture.ts';
+import { BENCH_KEY, freePort, pinned, startBare, startService, type Child } from '../lib/processes.ts';
+import { ensureWrk, runWrk, type WrkResult } from '../lib/wrk.ts';
 
 const env = (name: string, fallback: number) => {
   const value = Number(process.env[name]);
@@ -43,7 +43,7 @@ async function startMinimalFastify(response: CapturedResponse): Promise<Child> {
   const file = join(dir, 'response.json');
   writeFileSync(file, JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') }));
   const port = await freePort();
-  const child = spawn(...pinned(1, [process.execPath, fileURLToPath(new URL('./minimal-fastify.ts', import.meta.url)), file, String(port)]), { stdio: 'ignore' });
+  const child = spawn(...pinned(1, [process.execPath, fileURLToPath(new URL('../servers/minimal-fastify.ts', import.meta.url)), file, String(port)]), { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {

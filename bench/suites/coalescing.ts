@@ -3,13 +3,13 @@
 // one connection per request). The sim answers after a fixed latency so concurrent requests
 // overlap the upstream call instead of arriving after it settled.
 import { Agent, request } from 'undici';
-import { loadDefaultConfig } from '../config/load.ts';
-import { createSimAdapter } from '../adapters/sim/index.ts';
-import type { AdapterCapabilities } from '../adapters/types.ts';
-import { KeyStore, parseKeysFile, sha256Hex } from '../src/access/keys.ts';
-import { buildApp } from '../src/app.ts';
-import { countingAdapter, type CountingAdapter } from './lib/counting-adapter.ts';
-import { BENCH_KEY } from './lib/processes.ts';
+import { loadDefaultConfig } from '../../config/load.ts';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import type { AdapterCapabilities } from '../../adapters/types.ts';
+import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { buildApp } from '../../src/app.ts';
+import { countingAdapter, type CountingAdapter } from '../lib/counting-adapter.ts';
+import { BENCH_KEY } from '../lib/processes.ts';
 
 export interface CoalescingRow {
   name: string;

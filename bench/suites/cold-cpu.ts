@@ -1,10 +1,10 @@
 // Cold requests on the embedded sim (issue 15): CPU per cold 1000-bar request (daily and 1m) and
 // the base bars fetched for aggregated periods, in one process (app.inject: no socket cost), each
 // request for a symbol nothing has touched yet. History store off: this is the vendor path.
-//   node bench/cold.ts [label filter, e.g. daily]   (profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/cold.ts daily)
-import { createAdapters } from '../adapters/registry.ts';
-import { buildTestApp, KEYS } from '../test/helpers/app.ts';
-import { countingAdapter } from '../test/helpers/counting-adapter.ts';
+//   node bench/suites/cold-cpu.ts [label filter, e.g. daily]   (profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/suites/cold-cpu.ts daily)
+import { createAdapters } from '../../adapters/registry.ts';
+import { buildTestApp, KEYS } from '../../test/helpers/app.ts';
+import { countingAdapter } from '../../test/helpers/counting-adapter.ts';
 
 const now = Date.UTC(2025, 5, 20, 8, 0, 0);
 const { app, adapters } = await buildTestApp({
@@ -58,7 +58,7 @@ console.log(`\nadapter getCandles calls: ${fetched}`);
 await app.close();
 
 // The sim alone (no service): what a cold symbol costs the simulated vendor itself.
-const { createSimMarket } = await import('../adapters/sim/market.ts');
+const { createSimMarket } = await import('../../adapters/sim/market.ts');
 const market = createSimMarket({ syntheticUniverse: 9999 });
 let simNext = 6000;
 const fresh = () => market.instrument(`SIM${String(simNext++).padStart(4, '0')}.US`)!;
@@ -77,8 +77,8 @@ for (const [label, run, n] of [
 }
 
 // What a newest-N request asks the vendor for: base bars per output bar, then the shared bucket.
-const { baseFetchFor } = await import('../src/service/candle-plan.ts');
-const { bucketCount } = await import('../src/data/resources.ts');
+const { baseFetchFor } = await import('../../src/service/candle-plan.ts');
+const { bucketCount } = await import('../../src/data/resources.ts');
 console.log('\n| period × 1000 bars | base bars needed | fetched (bucket) | ratio |\n|---|---|---|---|');
 for (const period of ['1m', '5m', '15m', '30m', '60m', '1d', '1w'] as const) {
   const need = baseFetchFor(period, { count: 1000 }).count;

@@ -4,17 +4,17 @@
 // that draws every request at random: symbol, period 1m…1M, count 1–1000, adjust type. Almost every
 // request misses every cache, so this measures the cold path end to end: req/s, p50/p99 latency
 // and server CPU per request. The service runs on CPU 1 and wrk on CPU 0 (one core each).
-//   node bench/cold-throughput.ts
-//   BENCH_BEFORE=/tmp/mdqs-before node bench/cold-throughput.ts   # an earlier checkout first, same run
+//   node bench/suites/cold-throughput.ts
+//   BENCH_BEFORE=/tmp/mdqs-before node bench/suites/cold-throughput.ts   # an earlier checkout first, same run
 // Env: BENCH_SECONDS (20), BENCH_CONNECTIONS (32), BENCH_ROUNDS (1), BENCH_UNIVERSE (5000),
 // BENCH_HISTORY=off (candles straight to the vendor), BENCH_SEED (1), BENCH_CPU_PROF=<dir> (profile
-// the service; summarise with bench/profile-summary.ts), BENCH_ENV='K=V …' (more service environment).
+// the service; summarise with bench/diagnostics/profile-summary.ts), BENCH_ENV='K=V …' (more service environment).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_KEY, pinned, startService } from './lib/processes.ts';
-import { cpuSeconds, ensureWrk } from './lib/wrk.ts';
+import { BENCH_KEY, pinned, startService } from '../lib/processes.ts';
+import { cpuSeconds, ensureWrk } from '../lib/wrk.ts';
 
 const num = (name: string, fallback: number) => {
   const value = Number(process.env[name]);

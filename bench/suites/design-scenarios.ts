@@ -1,4 +1,4 @@
-// `npm run bench:suite`: the earlier autocannon suite of DESIGN.md section 7 (coalescing, batching, memory soak) against the real service; `npm run bench` is the wrk cache-hit bench (bench/hit.ts).
+// `npm run bench:design`: the earlier autocannon suite of DESIGN.md section 7 (coalescing, batching, memory soak) against the real service; `npm run bench:hit` is the wrk cache-hit bench (bench/suites/cache-hit.ts).
 // Knobs (environment):
 //   BENCH_PAIRS (5)            quiet bare/service pairs per throughput scenario
 //   BENCH_WARMUP (1), BENCH_SECONDS (5)   seconds of warm-up and of measurement per round
@@ -11,11 +11,11 @@
 import { cpus, totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { runCoalescing, type CoalescingRow } from './coalescing.ts';
-import { pinLoadGenerator, startService } from './lib/processes.ts';
-import { int, table } from './lib/table.ts';
-import { simMemory } from './sim-memory.ts';
-import { mib, runSoak, type SoakResult, type SoakVariant } from './soak.ts';
-import { runThroughput, type ThroughputResult, type ThroughputScenario } from './throughput.ts';
+import { pinLoadGenerator, startService } from '../lib/processes.ts';
+import { int, table } from '../lib/table.ts';
+import { simMemory } from '../diagnostics/sim-memory.ts';
+import { mib, runSoak, type SoakResult, type SoakVariant } from '../lib/random-key-soak.ts';
+import { runThroughput, type ThroughputResult, type ThroughputScenario } from '../lib/autocannon-throughput.ts';
 
 const env = (name: string, fallback: number) => {
   const value = Number(process.env[name]);
@@ -68,7 +68,7 @@ function coalescingTable(rows: CoalescingRow[]): string {
 
 const MIB = 1048576;
 // A is the soak as specified (npm start's server). B isolates the service: the sim adapter's own
-// memos are filled before it listens (bench/soak-server.ts). C (BENCH_SOAK_ALL=1): B, 4 MiB bounds.
+// memos are filled before it listens (bench/servers/soak-server.ts). C (BENCH_SOAK_ALL=1): B, 4 MiB bounds.
 const SOAK_VARIANTS: SoakVariant[] = [
   { name: 'A: 5000 symbols, src/server.ts', universe: 5000, cacheBytes: 16 * MIB },
   { name: 'B: 500 symbols, sim memos filled first', universe: 500, cacheBytes: 16 * MIB, primedSim: true },

@@ -2,12 +2,12 @@
 // changing on every tick; messages delivered per second and server CPU per 1,000 messages, for
 // the service's stream hub and for a bare `ws` server broadcasting the same pre-serialised frame
 // (the limit), in the same run. Each server is a child process; the clients live here.
-//   node bench/fanout.ts [--connections 1000] [--seconds 15]
+//   node bench/suites/fanout.ts [--connections 1000] [--seconds 15]
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 
-const SERVER = fileURLToPath(new URL('./fanout-server.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../servers/fanout-server.ts', import.meta.url));
 const KEY = 'fanout-bench-key';
 const SYMBOLS = Array.from({ length: 200 }, (_, i) => `SIM${String(i + 1).padStart(4, '0')}.US`);
 

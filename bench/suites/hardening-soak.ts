@@ -3,9 +3,9 @@
 // hot and cold keys, and a Redis restart half-way. Reports per 10 s window the request rate, the
 // answers outside the injected faults (must be 0), the event-loop delay p99 (prom-client's
 // histogram from /metrics) and RSS.
-//   node bench/hardening-soak.ts          (SOAK_SECONDS=120, SOAK_WORKERS=24)
+//   node bench/suites/hardening-soak.ts          (SOAK_SECONDS=120, SOAK_WORKERS=24)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BENCH_KEY, freePort, rssOf, startService } from './lib/processes.ts';
+import { BENCH_KEY, freePort, rssOf, startService } from '../lib/processes.ts';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const WORKERS = Number(process.env.SOAK_WORKERS ?? 24);

@@ -2,13 +2,13 @@
 // for a different symbol's 1000 × 60m bars (~60,000 one-minute base bars each, built in the worker),
 // cold, for BENCH_SECONDS (20). Reports req/s, server CPU per request and the service's peak RSS
 // (VmHWM) over its RSS before the burst, the service started as `npm start` starts it. BENCH_BEFORE=<checkout> runs that checkout first, same run.
-//   node bench/heavy-burst.ts
+//   node bench/suites/heavy-burst.ts
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { BENCH_KEY, pinned, rssOf, startScriptSettings, startService } from './lib/processes.ts';
-import { cpuSeconds, ensureWrk } from './lib/wrk.ts';
+import { BENCH_KEY, pinned, rssOf, startScriptSettings, startService } from '../lib/processes.ts';
+import { cpuSeconds, ensureWrk } from '../lib/wrk.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);

@@ -2,8 +2,8 @@
 // against the real service (`node src/server.ts`, a child process) while probing /healthz every
 // 10 ms from this process, and report the slowest /healthz answer, the request's own time and
 // body size, and the 400 for a request over the plan's bars budget.
-//   node bench/heavy-request.ts
-import { BENCH_KEY, startService } from './lib/processes.ts';
+//   node bench/suites/heavy-request.ts
+import { BENCH_KEY, startService } from '../lib/processes.ts';
 
 const service = await startService({ env: { MDQS__history__enabled: 'false' } });
 const symbols = ['600519.SH', '000001.SZ', '601318.SH', '600036.SH'];

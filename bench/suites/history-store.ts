@@ -3,7 +3,7 @@
 // count, start_time, end_time, derived periods), with a restart of the store half-way. Runs
 // directly against the tier with the sim adapter as the vendor, counting every vendor call.
 //
-//   node bench/history.ts [--backend sqlite|postgres] [--requests 4000] [--seed 7]
+//   node bench/suites/history-store.ts [--backend sqlite|postgres] [--requests 4000] [--seed 7]
 //
 // Reports vendor bars fetched ÷ distinct bars served, vendor calls ÷ client requests, bytes per
 // stored bar, and the latency of a cold request (store filling from the vendor) against a warm
@@ -13,17 +13,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CandleQuery } from '../adapters/types.ts';
-import { createSimAdapter } from '../adapters/sim/index.ts';
-import { simPoolMembers } from '../adapters/sim/instruments.ts';
-import type { Period, SymbolRef } from '../src/domain.ts';
-import { localMidnight } from '../src/markets/calendar.ts';
-import { parseSymbol } from '../src/markets/symbols.ts';
-import { baseFetchFor } from '../src/service/candle-plan.ts';
-import { createHistoryTier, type HistoryTier } from '../src/store/index.ts';
-import { labelsIn } from '../src/store/labels.ts';
-import { dropPostgresSchema } from '../src/store/postgres.ts';
-import { table } from './lib/table.ts';
+import type { CandleQuery } from '../../adapters/types.ts';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { simPoolMembers } from '../../adapters/sim/instruments.ts';
+import type { Period, SymbolRef } from '../../src/domain.ts';
+import { localMidnight } from '../../src/markets/calendar.ts';
+import { parseSymbol } from '../../src/markets/symbols.ts';
+import { baseFetchFor } from '../../src/service/candle-plan.ts';
+import { createHistoryTier, type HistoryTier } from '../../src/store/index.ts';
+import { labelsIn } from '../../src/store/labels.ts';
+import { dropPostgresSchema } from '../../src/store/postgres.ts';
+import { table } from '../lib/table.ts';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

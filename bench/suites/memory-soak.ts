@@ -1,18 +1,18 @@
-// Issue 15 item 4: the random-key memory soak as the issue measured it (bench/soak.ts variant A:
+// Issue 15 item 4: the random-key memory soak as the issue measured it (bench/lib/random-key-soak.ts variant A:
 // `src/server.ts`, 5000-symbol sim universe, 16 MiB + 16 MiB cache bounds, 32 connections), for a
 // bounded time, reporting the two targets:
 //   peak RSS − baseline RSS − bounds ≤ 150 MiB
 //   retained after two forced full GCs (heap + external, end − baseline) ≤ bounds + 20 MiB
 //
-//   node bench/soak-memory.ts                      this checkout, no extra node flags
-//   SOAK_ROOT=/tmp/mdqs-mem-before node bench/soak-memory.ts      another checkout (before)
-//   SOAK_NODE_ARGS='--max-semi-space-size=8' node bench/soak-memory.ts   flags under test
-//   SOAK_START_FLAGS=1 node bench/soak-memory.ts   the flags and variables of package.json's `start`
-//   SOAK_MALLOC_ARENA_MAX=2 node bench/soak-memory.ts   glibc malloc arenas for the service
+//   node bench/suites/memory-soak.ts                      this checkout, no extra node flags
+//   SOAK_ROOT=/tmp/mdqs-mem-before node bench/suites/memory-soak.ts      another checkout (before)
+//   SOAK_NODE_ARGS='--max-semi-space-size=8' node bench/suites/memory-soak.ts   flags under test
+//   SOAK_START_FLAGS=1 node bench/suites/memory-soak.ts   the flags and variables of package.json's `start`
+//   SOAK_MALLOC_ARENA_MAX=2 node bench/suites/memory-soak.ts   glibc malloc arenas for the service
 //   SOAK_ENV='MDQS__adapters__sim__memoMaxBytes=16777216' …   any extra environment (K=V, spaces)
 // Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
-import { mib, runSoak } from './soak.ts';
-import { startScriptSettings } from './lib/processes.ts';
+import { mib, runSoak } from '../lib/random-key-soak.ts';
+import { startScriptSettings } from '../lib/processes.ts';
 
 const MIB = 1048576;
 const num = (name: string, fallback: number) => {

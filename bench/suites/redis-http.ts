@@ -3,11 +3,11 @@
 //   2. throughput of a Redis-tier hit next to an in-process hit and a bare node:http server (wrk,
 //      same run): instance B keeps only 1 MiB in process, so most of 4000 quote URLs filled by
 //      instance A come from Redis; instance A answers the same URLs from memory.
-//   node bench/redis-http.ts
+//   node bench/suites/redis-http.ts
 import { spawn } from 'node:child_process';
-import { captureHit } from './lib/capture.ts';
-import { BENCH_KEY, freePort, startBare, startService } from './lib/processes.ts';
-import { ensureWrk, runWrk } from './lib/wrk.ts';
+import { captureHit } from '../lib/capture.ts';
+import { BENCH_KEY, freePort, startBare, startService } from '../lib/processes.ts';
+import { ensureWrk, runWrk } from '../lib/wrk.ts';
 
 ensureWrk();
 const log = (line: string) => process.stdout.write(`${line}\n`);

@@ -1,4 +1,4 @@
-// `node bench/redis.ts` (≤ 90 s): the scale-out figures against real Redis (REDIS_URL, default
+// `node bench/suites/redis-limiter-and-tier.ts` (≤ 90 s): the scale-out figures against real Redis (REDIS_URL, default
 // 127.0.0.1:6379, database 15, flushed).
 //   1. Rate-limit accuracy across 3 instances: three clients, each with the limiter the app uses,
 //      hammer one key concurrently; admitted ÷ limit (target 1.00). Then a sliding check: a 1 s
@@ -7,10 +7,10 @@
 //      entry with gzip), sequential p50/p99 and throughput at 32 concurrent gets.
 import { gzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
-import { createRedisLimiter } from '../src/access/rate-limit.ts';
-import { createByteCache } from '../src/cache/byte-cache.ts';
-import { createRedisTier, responseCodec, type StoredResponse } from '../src/cache/redis-tier.ts';
-import { createRedisClient } from '../src/redis.ts';
+import { createRedisLimiter } from '../../src/access/rate-limit.ts';
+import { createByteCache } from '../../src/cache/byte-cache.ts';
+import { createRedisTier, responseCodec, type StoredResponse } from '../../src/cache/redis-tier.ts';
+import { createRedisClient } from '../../src/redis.ts';
 
 const base = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 base.pathname = '/15';
@@ -109,7 +109,7 @@ const started = Date.now();
 const clients = await Promise.all([connected(), connected(), connected()]);
 try {
   await clients[0].flushdb();
-  log(`# bench/redis.ts: Redis ${base.host}, db 15; node ${process.version}`);
+  log(`# bench/suites/redis-limiter-and-tier.ts: Redis ${base.host}, db 15; node ${process.version}`);
   await rateLimitAccuracy(clients);
   await tierLatency(clients[0]);
   await clients[0].flushdb();

@@ -6,12 +6,12 @@
 // all its threads, 10 ms steps): steadier than the wall time on a shared machine.
 // Each start gets a fresh history store, unless BENCH_STORE=<file> names one to start on (a copy
 // of it per start, so the boot's retention pass works on the same store every time).
-//   node bench/startup.ts           BENCH_STARTS=<n> for more than 7
+//   node bench/suites/startup.ts           BENCH_STARTS=<n> for more than 7
 import { copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startScriptSettings, startService } from './lib/processes.ts';
-import { cpuSeconds } from './lib/wrk.ts';
+import { startScriptSettings, startService } from '../lib/processes.ts';
+import { cpuSeconds } from '../lib/wrk.ts';
 
 async function once(root?: string): Promise<{ ms: number; cpuMs: number }> {
   const start = startScriptSettings(root);

@@ -2,14 +2,14 @@
 // steady state: the hourly pass and the one at every boot). Builds a store of BENCH_SERIES series
 // (half 1m, half 1d; 240 bars each from two days ago), then times `prune('1m', a week ago)` on a
 // fresh copy for this checkout and, with BENCH_BEFORE=<checkout>, an earlier one, alternating.
-//   node bench/retention.ts          BENCH_SERIES (40000), BENCH_ROUNDS (2)
+//   node bench/suites/store-retention.ts          BENCH_SERIES (40000), BENCH_ROUNDS (2)
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Candles } from '../src/domain.ts';
-import type { Backend } from '../src/store/backend.ts';
-import { openSqliteBackend } from '../src/store/sqlite.ts';
+import type { Candles } from '../../src/domain.ts';
+import type { Backend } from '../../src/store/backend.ts';
+import { openSqliteBackend } from '../../src/store/sqlite.ts';
 
 const SERIES = Number(process.env.BENCH_SERIES ?? 40_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -31,7 +31,7 @@ for (let i = 0; i < SERIES; i++) {
 }
 await built.close();
 
-const checkouts: Array<[string, string]> = [['now', fileURLToPath(new URL('../', import.meta.url))]];
+const checkouts: Array<[string, string]> = [['now', fileURLToPath(new URL('../../', import.meta.url))]];
 if (process.env.BENCH_BEFORE) checkouts.push(['before', process.env.BENCH_BEFORE]);
 console.log(`retention pass, SQLite, ${SERIES} series (${SERIES / 2} of 1m), nothing to remove`);
 for (let round = 1; round <= ROUNDS; round++) {
