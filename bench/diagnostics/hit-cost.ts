@@ -11,32 +11,21 @@ import { IncomingMessage, ServerResponse, type RequestListener } from 'node:http
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config/load.ts';
 import { createAdapters, productionDeps } from '../../adapters/registry.ts';
 import { KeyStore } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { createMetrics, upstreamSink } from '../../src/metrics.ts';
+import { BENCH_KEY, benchKeysYaml } from '../lib/bench-keys.ts';
 
 const [which = 'quote', secondsArg = '3', roundsArg = '3'] = process.argv.slice(2);
 const path = which === 'quote' ? '/v1/quotes?symbols=AAPL.US' : '/v1/klines?symbol=AAPL.US&count=1000&adjust=none';
-const KEY = 'bench-key-0123456789';
+const KEY = BENCH_KEY;
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-hit-cost-'));
 const keysFile = join(dir, 'keys.yaml');
-writeFileSync(keysFile, [
-  'plans:',
-  '  bench:',
-  '    markets: [CN, HK, US]',
-  '    features: [quotes, pools, depth, klines_daily, klines_minute, intraday, ex_factors, instruments, batch]',
-  '    rate_limit: { max: 10000000, window_ms: 3600000 }',
-  '    max_symbols: 100',
-  'keys:',
-  '  - id: bench',
-  '    plan: bench',
-  `    sha256: ${createHash('sha256').update(KEY).digest('hex')}`,
-  '',
-].join('\n'));
+// A one-hour window: the in-process rounds send more hits in a minute than the default limit.
+writeFileSync(keysFile, benchKeysYaml({ windowMs: 3_600_000 }));
 
 const { config } = loadConfig({ LOG_LEVEL: 'info', ...process.env, KEYS_FILE: keysFile, MDQS__history__enabled: 'false', HOST: '127.0.0.1', PORT: '0' });
 const metrics = createMetrics({ processMetrics: true });

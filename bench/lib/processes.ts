@@ -2,20 +2,19 @@
 // through its documented environment variables) and the bare node:http baseline. Each runs in
 // its own process so neither shares an event loop with the load generator in the parent.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchKeysYaml, featuresOf } from './bench-keys.ts';
 import type { CapturedResponse } from './capture.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BARE_SERVER = fileURLToPath(new URL('../servers/bare-server.ts', import.meta.url));
 const PROBE = fileURLToPath(new URL('./probe.ts', import.meta.url));
 
-/** The key the bench plan accepts (its SHA-256 is in the generated keys file). */
-export const BENCH_KEY = 'bench-key-0123456789';
+export { BENCH_KEY } from './bench-keys.ts';
 
 export interface Child {
   name: string;
@@ -84,28 +83,11 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** A keys file with one plan whose limit a benchmark never reaches (10 M per minute). */
-function writeKeysFile(dir: string): string {
+/** A keys file with one plan whose limit a benchmark never reaches, with every feature `root` knows. */
+async function writeKeysFile(dir: string, root: string): Promise<string> {
   const file = join(dir, 'keys.yaml');
-  const sha = createSha(BENCH_KEY);
-  writeFileSync(file, [
-    'plans:',
-    '  bench:',
-    '    markets: [CN, HK, US]',
-    '    features: [quotes, pools, depth, klines_daily, klines_minute, intraday, ex_factors, instruments, batch]',
-    '    rate_limit: { max: 10000000, window_ms: 60000 }',
-    '    max_symbols: 100',
-    'keys:',
-    '  - id: bench',
-    '    plan: bench',
-    `    sha256: ${sha}`,
-    '',
-  ].join('\n'));
+  writeFileSync(file, benchKeysYaml({ features: await featuresOf(root) }));
   return file;
-}
-
-function createSha(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
 export interface ServiceOptions {
@@ -138,7 +120,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'warn',
-      KEYS_FILE: writeKeysFile(dir),
+      KEYS_FILE: await writeKeysFile(dir, root),
       // A fresh history store per process (removed at stop): a store grown by earlier benchmark
       // runs in the checkout's data/ would change what a start or a soak measures.
       MDQS__history__sqlitePath: join(dir, 'history.sqlite'),

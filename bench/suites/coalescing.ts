@@ -6,10 +6,10 @@ import { Agent, request } from 'undici';
 import { loadDefaultConfig } from '../../config/load.ts';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { AdapterCapabilities } from '../../adapters/types.ts';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { KeyStore, parseKeysFile } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { countingAdapter, type CountingAdapter } from '../lib/counting-adapter.ts';
-import { BENCH_KEY } from '../lib/processes.ts';
+import { BENCH_KEY, benchKeysFile } from '../lib/bench-keys.ts';
 
 export interface CoalescingRow {
   name: string;
@@ -26,17 +26,7 @@ export interface CoalescingOptions {
 }
 
 function benchKeys(): KeyStore {
-  return new KeyStore(parseKeysFile({
-    plans: {
-      bench: {
-        markets: ['CN', 'HK', 'US'],
-        features: ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'],
-        rate_limit: { max: 10_000_000, window_ms: 60_000 },
-        max_symbols: 100,
-      },
-    },
-    keys: [{ id: 'bench', plan: 'bench', sha256: sha256Hex(BENCH_KEY) }],
-  }));
+  return new KeyStore(parseKeysFile(benchKeysFile()));
 }
 
 interface InProcess {
