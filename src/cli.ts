@@ -1,29 +1,71 @@
 // Operator commands (`npm run cli -- <command>`; `npm run -s cli` keeps npm's banner off stdout).
-//   check-config [--config-file f]     validate config + keys file; print the effective config, secrets masked
+//   help, --help, -h                   the usage (stdout, exit 0)
+//   check-config [--config-file f] [--json]  validate config + keys file; print the effective config, secrets masked
 //   create-key --id --plan [--expires] print a new key (stdout, once); only its hash is stored
 //   rotate-key --id [--grace 24h]      new key for the id; the old one works for the grace period
 //   revoke-key --id                    remove a key (and tell instances sharing Redis to reload)
 //   keys list                          ids, plans, dates, hash prefixes
-//   reload [--pid-file f]              SIGHUP the running server (reloads the keys file)
-//   history …                          the history store's commands (src/store/cli.ts)
+//   keys create|rotate|revoke …        the same as the dashed names
+//   reload [--pid-file f]              check the keys file, then SIGHUP the running server
+//   history stats|drop|warm …          the history store's commands (src/store/cli.ts)
+// Every command refuses an option or a word it does not know (exit 2, naming what it takes).
 // Keys files: --keys-file, else KEYS_FILE, else keys.file from the config. The repository's own
 // config/keys.yaml is modified only when named with --keys-file.
 import { ConfigError } from '../config/load.ts';
-import { UsageError } from './cli/args.ts';
-import { cmdCheckConfig } from './cli/check-config.ts';
+import { parseArgs, UsageError, type ArgSpec } from './cli/args.ts';
+import { CHECK_CONFIG_USAGE, cmdCheckConfig } from './cli/check-config.ts';
 import { cmdCreateKey, cmdKeys, cmdRevokeKey, cmdRotateKey, KEY_USAGE, type Io } from './cli/keys.ts';
-import { cmdReload } from './cli/pidfile.ts';
+import { cmdReload, RELOAD_USAGE } from './cli/reload.ts';
+import { resolvePoolId } from './markets/pools.ts';
 
 type Env = Record<string, string | undefined>;
 
+const POOLS_AND_ALIASES = 'CN_Stock|CN_ETF|HK_Stock|US_Stock (or CN_Equity_A|HK_Equity|US_Equity)';
+
+/** The history store's commands and what each takes (src/store/cli.ts runs them). */
+const HISTORY: Record<string, ArgSpec & { usage: string }> = {
+  stats: { options: [], switches: ['json'], usage: 'history stats [--json]' },
+  drop: {
+    options: ['symbol', 'period', 'from', 'to', 'adapter'],
+    usage: 'history drop --symbol S [--period 1m|1d] [--from YYYY-MM-DD --to YYYY-MM-DD] [--adapter A]',
+  },
+  warm: {
+    options: ['universe', 'period', 'from', 'to', 'pause-ms'],
+    usage: `history warm --universe ${POOLS_AND_ALIASES} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]`,
+  },
+};
+
 const USAGE = [
-  'check-config [--config-file <path>]',
+  'help',
+  CHECK_CONFIG_USAGE,
   ...KEY_USAGE,
-  'reload [--pid-file <path>]',
-  'history <subcommand> …',
+  RELOAD_USAGE,
+  ...Object.values(HISTORY).map((h) => h.usage),
 ];
 
+function usage(): string {
+  return `usage: npm run cli -- <command> [options]\ncommands:\n  ${USAGE.join('\n  ')}\n`;
+}
+
+/**
+ * `history …`: its options are checked here against what each subcommand takes (src/store/cli.ts
+ * reads only the names it knows, so `--bogus` would pass unseen), `--name=value` is passed on as
+ * `--name value`, and a pool alias (CN_Equity_A, HK_Equity, US_Equity) becomes its pool id.
+ */
 async function history(args: string[], env: Env): Promise<number> {
+  const [sub, ...rest] = args;
+  const spec = sub === undefined ? undefined : HISTORY[sub];
+  if (spec === undefined) {
+    throw new UsageError(`history: ${sub === undefined ? 'no subcommand' : `unknown subcommand ${sub}`}; usage:\n  ${Object.values(HISTORY).map((h) => h.usage).join('\n  ')}`);
+  }
+  const { flags, switches } = parseArgs(rest, spec);
+  const universe = flags.get('universe');
+  if (universe !== undefined) {
+    const id = resolvePoolId(universe);
+    if (id === undefined) throw new UsageError(`--universe must be one of ${POOLS_AND_ALIASES.replaceAll('|', ', ')}, not ${universe}; usage: ${spec.usage}`);
+    flags.set('universe', id);
+  }
+  const passed = [sub!, ...[...flags].flatMap(([name, value]) => [`--${name}`, value]), ...[...switches].map((name) => `--${name}`)];
   let run: ((args: string[], env: Env) => Promise<number> | number) | undefined;
   try {
     const specifier = './store/cli.ts';
@@ -32,12 +74,18 @@ async function history(args: string[], env: Env): Promise<number> {
     run = undefined;
   }
   if (run === undefined) throw new Error('the history store commands are not part of this build');
-  return run(args, env);
+  return run(passed, env);
 }
 
 export async function runCli(argv: string[], env: Env, io: Io): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
+    case 'help':
+    case '--help':
+    case '-h':
+      parseArgs(args, { options: [], positional: 1, usage: 'help [command]' });
+      io.out(usage());
+      return 0;
     case 'check-config': return cmdCheckConfig(args, env, io);
     case 'create-key': return cmdCreateKey(args, env, io);
     case 'rotate-key': return cmdRotateKey(args, env, io);
@@ -47,7 +95,7 @@ export async function runCli(argv: string[], env: Env, io: Io): Promise<number> 
     case 'reload': return cmdReload(args, env, io);
     case 'history': return history(args, env);
     default:
-      throw new UsageError(`${command === undefined ? 'no command' : `unknown command ${command}`}; commands:\n  ${USAGE.join('\n  ')}`);
+      throw new UsageError(`${command === undefined ? 'no command' : `unknown command ${command}`}; commands:\n  ${USAGE.join('\n  ')}\n(npm run cli -- help prints this)`);
   }
 }
 

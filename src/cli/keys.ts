@@ -50,6 +50,7 @@ export const KEY_USAGE = [
   'rotate-key --id <label> [--grace 24h] [--keys-file <path>]',
   'revoke-key --id <label> [--keys-file <path>]',
   'keys list [--keys-file <path>]',
+  'keys create|rotate|revoke …   (the same as create-key, rotate-key, revoke-key)',
 ];
 
 export function cmdCreateKey(args: string[], env: Env, io: Io): number {
@@ -124,14 +125,32 @@ async function publishReload(url: string, io: Io): Promise<void> {
   }
 }
 
-export function cmdKeys(args: string[], env: Env, io: Io): number {
+/** A keys-file date (2027-01-31, or a date-time with a zone) as one format: 2027-01-31T00:00:00Z (UTC). */
+export function utcSeconds(text: string): string {
+  if (text === '-') return text;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : text;
+}
+
+/** `keys create|rotate|revoke|list`: the key commands grouped under one word (the dashed names stay). */
+export async function cmdKeys(args: string[], env: Env, io: Io): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'list') throw new UsageError(`keys: unknown subcommand ${sub ?? '(none)'}; usage: ${KEY_USAGE[3]}`);
-  const { flags } = parseArgs(rest, ['keys-file']);
+  switch (sub) {
+    case 'create': return cmdCreateKey(rest, env, io);
+    case 'rotate': return cmdRotateKey(rest, env, io);
+    case 'revoke': return cmdRevokeKey(rest, env, io);
+    case 'list': return cmdListKeys(rest, env, io);
+    default: throw new UsageError(`keys: unknown subcommand ${sub ?? '(none)'}; usage:\n  ${KEY_USAGE.join('\n  ')}`);
+  }
+}
+
+export function cmdListKeys(args: string[], env: Env, io: Io): number {
+  const { flags } = parseArgs(args, { options: ['keys-file'], usage: KEY_USAGE[3] });
   const { path } = keysFileFor(flags.get('keys-file'), env);
   const rows = listKeys(path, io.now());
   const header = ['ID', 'PLAN', 'CREATED', 'EXPIRES', 'SHA256', 'NOTE'];
-  const table = rows.map((r) => [r.id, r.plan, r.created, r.expires, `${r.hashPrefix}…`, [r.demo ? 'demo' : '', r.expired ? 'expired' : ''].filter(Boolean).join(',')]);
+  // Dates in one format whatever the file says (create-key writes date-times, --expires may be a date).
+  const table = rows.map((r) => [r.id, r.plan, utcSeconds(r.created), utcSeconds(r.expires), `${r.hashPrefix}…`, [r.demo ? 'demo' : '', r.expired ? 'expired' : ''].filter(Boolean).join(',')]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
   for (const row of [header, ...table]) io.out(`${row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()}\n`);
   io.err(`${rows.length} key${rows.length === 1 ? '' : 's'} in ${path}\n`);

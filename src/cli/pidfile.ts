@@ -2,9 +2,6 @@
 // SIGINT to its child but dies on SIGHUP without forwarding it).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from './args.ts';
-import type { Io } from './keys.ts';
-import { loadConfig } from '../../config/load.ts';
 
 /**
  * Write our pid, unless the file names another live process (a second instance started from the
@@ -50,19 +47,4 @@ export function readPid(path: string): number {
   const pid = Number(text);
   if (!Number.isInteger(pid) || pid <= 1) throw new Error(`${path} does not hold a pid: ${JSON.stringify(text)}`);
   return pid;
-}
-
-/** `reload`: SIGHUP to the pid in the pid file (the server reloads its keys file). */
-export function cmdReload(args: string[], env: Record<string, string | undefined>, io: Io): number {
-  const { flags } = parseArgs(args, ['pid-file']);
-  const path = flags.get('pid-file') ?? loadConfig(env).config.server.pidFile;
-  if (!path) throw new Error('server.pidFile is empty: no pid file to read; pass --pid-file <path>');
-  const pid = readPid(path);
-  try {
-    process.kill(pid, 'SIGHUP');
-  } catch (error) {
-    throw new Error(`cannot signal pid ${pid} from ${path}: ${(error as Error).message} (stale pid file?)`);
-  }
-  io.err(`sent SIGHUP to ${pid} (from ${path}); the server reloads its keys file and logs "keys reloaded".\n`);
-  return 0;
 }

@@ -42,7 +42,7 @@ describe('keys administration', () => {
     const rows = listed.stdout.trimEnd().split('\n').map((l) => l.split(/\s{2,}/));
     expect(rows[0]).toEqual(['ID', 'PLAN', 'CREATED', 'EXPIRES', 'SHA256', 'NOTE']);
     expect(rows[1]).toEqual(['demo', 'demo', '-', '-', 'c48a01f4…', 'demo']);
-    expect(rows[2]).toEqual(['research', 'basic', entry.created, '2099-12-31', `${sha256Hex(key).slice(0, 8)}…`]);
+    expect(rows[2]).toEqual(['research', 'basic', entry.created, '2099-12-31T00:00:00Z', `${sha256Hex(key).slice(0, 8)}…`]);
     expect(listed.stdout).not.toContain(sha256Hex(key));
     expect(listed.stderr).toBe(`2 keys in ${file}\n`);
 
@@ -184,7 +184,7 @@ describe('reload', () => {
     writeFileSync(pidFile, `${child.pid}\n`);
     const res = cli(['reload', '--pid-file', pidFile]);
     expect(res.status).toBe(0);
-    expect(res.stderr).toBe(`sent SIGHUP to ${child.pid} (from ${pidFile}); the server reloads its keys file and logs "keys reloaded".\n`);
+    expect(res.stderr).toBe(`keys file config/keys.yaml is valid (1 key); sent SIGHUP to ${child.pid} (from ${pidFile}); the server reloads its keys file and logs "keys reloaded".\n`);
     await new Promise((resolve) => child.on('exit', resolve));
     expect(out).toBe('ready\nHUP\n');
   });
