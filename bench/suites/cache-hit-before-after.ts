@@ -1,0 +1,208 @@
+// Cache hits before and after a change, in ONE run (issue 23's "Done when"): two checkouts of the
+// service, each against a bare node:http server sending the bytes that checkout sends, measured
+// with wrk in alternated pairs so the machine's drift lands on both sides alike.
+//
+//   git worktree add /tmp/mdqs-before <commit> && ln -s "$PWD/node_modules" /tmp/mdqs-before/node_modules
+//   BENCH_BEFORE=/tmp/mdqs-before npm run bench:before-after
+//
+// Each pair is three fresh processes, one after the other: before, bare, after (the next pair:
+// after, bare, before), bare in the middle so it sits as close to one side as to the other; each
+// has a warm-up run, then a measured run. When the two checkouts send different bytes (a header
+// changed), each side gets its own bare server in every pair. Per scenario (quote, 1000 daily
+// candles) and pipelining depth it prints, over the pairs: req/s ÷ bare (median and range), bare's
+// server CPU per request ÷ the service's (steadier than req/s where the VM's stolen time moves), and
+// after ÷ before (the median of the per-pair quotients of the two ratios), checked against the
+// issue's bar: after ÷ bare ≥ 0.90 quote, ≥ 0.92 candles, and after ÷ before ≥ 0.98.
+//
+// Environment: BENCH_BEFORE (a checkout, required), BENCH_AFTER (default this checkout),
+// BENCH_BEFORE_LABEL / BENCH_AFTER_LABEL (default the checkouts' short commit hash, "+" when
+// their src/ has uncommitted changes), BENCH_PAIRS (3), BENCH_SECONDS (4), BENCH_WARMUP (3),
+// BENCH_CONNECTIONS (100), BENCH_PIPELINES (1,10), BENCH_ONLY (quote | 1000), BENCH_LEVEL (info,
+// both sides). Server on CPU 1, wrk on CPU 0 (BENCH_PIN=0 lets them float). History store off,
+// as in bench/suites/cache-hit.ts.
+// Time: pairs × scenarios × depths × (3 or 4 servers) × (warm-up + measured + ~1.5 s start):
+// ~6 min at the defaults; BENCH_QUICK=1 (1 pair, 1 s + 1 s, pipelining 1) ~30 s, a smoke test.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { captureHit, type CapturedResponse } from '../lib/capture.ts';
+import { BENCH_KEY, startBare, startService, type Child } from '../lib/processes.ts';
+import { envNumber, QUICK, reportHeadlines } from '../lib/report.ts';
+import { median, medianRange } from '../lib/stats.ts';
+import { table } from '../lib/table.ts';
+import { ensureWrk, runWrk, type WrkResult } from '../lib/wrk.ts';
+
+process.env.BENCH_PIN ??= '1';
+const HERE = fileURLToPath(new URL('../../', import.meta.url));
+const PAIRS = envNumber('BENCH_PAIRS', 3, 1);
+const SECONDS = envNumber('BENCH_SECONDS', 4, 1);
+const WARMUP = envNumber('BENCH_WARMUP', 3, 1);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 100);
+const PIPELINES = (process.env.BENCH_PIPELINES ?? (QUICK ? '1' : '1,10')).split(',').map(Number);
+const LEVEL = process.env.BENCH_LEVEL ?? 'info';
+const SCENARIOS = [
+  // A US symbol: its market is closed most of the day here, so the hit stays fresh for the run.
+  { name: 'quote', path: '/v1/quotes?symbols=AAPL.US', target: 0.9 },
+  { name: '1000 daily candles', path: '/v1/klines?symbol=AAPL.US&count=1000&adjust=none', target: 0.92 },
+].filter((s) => process.env.BENCH_ONLY === undefined || s.name.startsWith(process.env.BENCH_ONLY));
+/** The largest drop of after ÷ bare against before ÷ bare the issue accepts. */
+const MAX_DROP = 0.02;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const headers = { 'x-api-key': BENCH_KEY };
+
+function checkout(variable: string, fallback?: string): string {
+  const value = process.env[variable] ?? fallback;
+  if (value === undefined || value === '') throw new Error(`${variable}=<checkout> is required (e.g. git worktree add /tmp/mdqs-before <commit>)`);
+  const root = resolve(value);
+  if (!existsSync(join(root, 'src/server.ts'))) throw new Error(`${variable}=${value}: no src/server.ts there`);
+  if (!existsSync(join(root, 'node_modules'))) throw new Error(`${variable}=${value}: no node_modules (npm ci there, or ln -s ${join(HERE, 'node_modules')} ${join(root, 'node_modules')})`);
+  return root;
+}
+
+function label(root: string, variable: string): string {
+  const given = process.env[variable];
+  if (given !== undefined && given !== '') return given;
+  const git = (...args: string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' });
+  const hash = git('rev-parse', '--short', 'HEAD').stdout.trim() || root;
+  const dirty = git('status', '--porcelain', '--', 'src', 'adapters', 'config').stdout.trim() !== '';
+  return dirty ? `${hash}+` : hash;
+}
+
+/** What a bare server must send to stand for this answer: status, headers (a request id counts by its length) and body. */
+function signature(hit: CapturedResponse): string {
+  const hash = createHash('sha256').update(String(hit.status));
+  for (const [name, value] of hit.headers) hash.update(`${name}:${/^x-request-id$/i.test(name) ? value.length : value}\n`);
+  return hash.update(hit.body).digest('hex');
+}
+
+interface Side {
+  name: 'before' | 'after';
+  label: string;
+  root: string;
+}
+
+type Role = 'before' | 'after' | 'bare before' | 'bare after';
+
+const sides: Side[] = [
+  { name: 'before', root: checkout('BENCH_BEFORE'), label: '' },
+  { name: 'after', root: checkout('BENCH_AFTER', HERE), label: '' },
+];
+for (const side of sides) side.label = label(side.root, side.name === 'before' ? 'BENCH_BEFORE_LABEL' : 'BENCH_AFTER_LABEL');
+
+const startSide = (side: Side) => startService({ root: side.root, env: { LOG_LEVEL: LEVEL, MDQS__history__enabled: 'false' } });
+
+async function measure(child: Child, path: string, pipeline: number): Promise<WrkResult> {
+  const url = `${child.url}${path}`;
+  await runWrk(url, { seconds: WARMUP, connections: CONNECTIONS, pipeline, headers, serverPid: child.pid });
+  return runWrk(url, { seconds: SECONDS, connections: CONNECTIONS, pipeline, headers, serverPid: child.pid });
+}
+
+interface Row {
+  scenario: string;
+  target: number;
+  pipeline: number;
+  bytes: Record<'before' | 'after', number>;
+  ratio: Record<'before' | 'after', number[]>;
+  cpuRatio: Record<'before' | 'after', number[]>;
+  rps: Record<Role, number[]>;
+  cpuUs: Record<'before' | 'after', number[]>;
+  wrkCores: number;
+}
+
+ensureWrk();
+const started = Date.now();
+log(`cache hits, before ${sides[0].label} (${sides[0].root}) vs after ${sides[1].label} (${sides[1].root}), LOG_LEVEL=${LEVEL}`);
+log(`${PAIRS} alternated pairs × ${WARMUP} s warm-up + ${SECONDS} s, wrk -t1 -c${CONNECTIONS}, pipelining ${PIPELINES.join(' and ')}, a fresh process per server and run${QUICK ? ' (BENCH_QUICK: a smoke run, not a measurement)' : ''}`);
+const rows: Row[] = [];
+for (const scenario of SCENARIOS) {
+  // Each side's own answer, captured once: its bare server sends exactly those bytes.
+  const hits = {} as Record<'before' | 'after', CapturedResponse>;
+  for (const side of sides) {
+    const probe = await startSide(side);
+    try {
+      hits[side.name] = await captureHit(`${probe.url}${scenario.path}`, headers);
+    } finally {
+      await probe.stop();
+    }
+  }
+  const sameBytes = signature(hits.before) === signature(hits.after);
+  log(`\n${scenario.name}: before sends ${hits.before.body.length} B, after ${hits.after.body.length} B${sameBytes ? ', the same bytes: one bare server per pair' : ', different bytes: a bare server per side and pair'}`);
+  for (const pipeline of PIPELINES) {
+    const rps: Record<Role, number[]> = { before: [], after: [], 'bare before': [], 'bare after': [] };
+    const cpu: Record<Role, number[]> = { before: [], after: [], 'bare before': [], 'bare after': [] };
+    let wrkCores = 0;
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const [first, second] = pair % 2 === 0 ? sides : [sides[1], sides[0]];
+      // With the same bytes, one bare run stands for both sides (recorded under both).
+      const bares: Array<'before' | 'after'> = sameBytes ? [first.name] : [first.name, second.name];
+      const order: Array<{ role: Role; start: () => Promise<Child> }> = [
+        { role: first.name, start: () => startSide(first) },
+        ...bares.map((name) => ({ role: `bare ${name}` as Role, start: () => startBare(hits[name]) })),
+        { role: second.name, start: () => startSide(second) },
+      ];
+      const line: string[] = [];
+      for (const { role, start } of order) {
+        const child = await start();
+        try {
+          // A service answers the first request with a miss: warm it before measuring.
+          if (!role.startsWith('bare')) await captureHit(`${child.url}${scenario.path}`, headers);
+          const result = await measure(child, scenario.path, pipeline);
+          if (result.non2xx > 0 || result.errors > 0) log(`  ! ${role}: ${result.non2xx} non-2xx, ${result.errors} socket errors`);
+          rps[role].push(result.requestsPerSecond);
+          cpu[role].push(result.serverCpuUs);
+          wrkCores = Math.max(wrkCores, result.generatorCores);
+          line.push(`${role} ${Math.round(result.requestsPerSecond)} req/s ${result.serverCpuUs.toFixed(1)} µs`);
+        } finally {
+          await child.stop();
+        }
+      }
+      if (sameBytes) {
+        const other = first.name === 'before' ? 'bare after' : 'bare before';
+        rps[other].push(rps[`bare ${first.name}`].at(-1)!);
+        cpu[other].push(cpu[`bare ${first.name}`].at(-1)!);
+      }
+      log(`  pipelining ${pipeline}, pair ${pair + 1}: ${line.join(', ')}`);
+    }
+    const ratio = (side: 'before' | 'after') => rps[side].map((r, i) => r / rps[`bare ${side}`][i]);
+    const cpuRatio = (side: 'before' | 'after') => cpu[side].map((c, i) => cpu[`bare ${side}`][i] / c);
+    rows.push({
+      scenario: scenario.name, target: scenario.target, pipeline,
+      bytes: { before: hits.before.body.length, after: hits.after.body.length },
+      ratio: { before: ratio('before'), after: ratio('after') },
+      cpuRatio: { before: cpuRatio('before'), after: cpuRatio('after') },
+      rps, cpuUs: { before: cpu.before, after: cpu.after }, wrkCores,
+    });
+  }
+}
+
+const [before, after] = sides;
+const quotient = (xs: number[], ys: number[]) => xs.map((x, i) => x / ys[i]);
+const verdict = (row: Row) => {
+  const afterRatio = median(row.ratio.after);
+  const change = median(quotient(row.ratio.after, row.ratio.before));
+  return { afterRatio, change, pass: afterRatio >= row.target && change >= 1 - MAX_DROP };
+};
+log(`\n${'='.repeat(40)} before ${before.label} vs after ${after.label}, ${PAIRS} pairs, ${((Date.now() - started) / 60_000).toFixed(1)} min\n`);
+log(table(
+  ['scenario', 'pipelining', `before (${before.label}) ÷ bare`, `after (${after.label}) ÷ bare`, 'after ÷ before (per pair)', `bare CPU ÷ before's`, `bare CPU ÷ after's`, 'req/s before / bare / after (median)', 'wrk cores (max)', 'target', 'result'],
+  rows.map((row) => {
+    const { change, pass } = verdict(row);
+    return [
+      `${row.scenario} (${row.bytes.after} B)`, String(row.pipeline), medianRange(row.ratio.before), `**${medianRange(row.ratio.after)}**`,
+      medianRange(quotient(row.ratio.after, row.ratio.before)), medianRange(row.cpuRatio.before), medianRange(row.cpuRatio.after),
+      `${Math.round(median(row.rps.before))} / ${Math.round(median(row.rps['bare after']))} / ${Math.round(median(row.rps.after))}`,
+      row.wrkCores.toFixed(2), `after ≥ ${row.target.toFixed(2)}, change ≥ ${(1 - MAX_DROP).toFixed(2)}`,
+      `${pass ? 'PASS' : 'FAIL'}${change < 1 - MAX_DROP ? ' (drop)' : ''}${row.wrkCores > 0.8 ? ' (wrk-bound)' : ''}`,
+    ];
+  }),
+));
+log('\nRatios: median (range) over pairs; req/s ÷ bare in the same pair; "bare CPU ÷" is bare\'s server CPU per request ÷ the service\'s.');
+reportHeadlines(rows.flatMap((row) => {
+  const { afterRatio, change, pass } = verdict(row);
+  return [{
+    suite: 'cache hit, before/after', figure: `${row.scenario}, pipelining ${row.pipeline}: ${after.label} ÷ bare (${before.label} ÷ bare; after ÷ before)`,
+    value: `${afterRatio.toFixed(2)} (${median(row.ratio.before).toFixed(2)}; ${change.toFixed(2)})`, target: `≥ ${row.target.toFixed(2)}; ≥ ${(1 - MAX_DROP).toFixed(2)}`, pass,
+  }];
+}));
