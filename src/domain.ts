@@ -14,7 +14,10 @@ export type DailyPeriod = (typeof DAILY_PERIODS)[number];
 /** The periods adapters serve; every other period is aggregated locally (DESIGN.md 4.3). */
 export type BasePeriod = '1m' | '1d';
 
-export const ADJUST_TYPES = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'] as const;
+/** The five of the seed, then the ex-rights extensions (DESIGN.md 4.4). */
+export const ADJUST_TYPES = [
+  'none', 'forward', 'backward', 'forward_additive', 'backward_additive', 'forward_exrights', 'backward_exrights',
+] as const;
 export type AdjustType = (typeof ADJUST_TYPES)[number];
 
 export type Session = 'pre_market' | 'regular' | 'lunch_break' | 'after_hours' | 'closed' | 'halted';
@@ -33,7 +36,22 @@ export interface Candles {
   prev_close?: number[];
 }
 
-export interface ExFactor {
+/**
+ * An event's parts, per share, for the ex-rights reference price
+ * ref = (P_prev − cash_dividend + rights_price·rights_ratio) / (1 + bonus_ratio + rights_ratio).
+ * `parts_known: false` (or absent) means only the ratio is known: the ex-rights methods then use
+ * P / ex_factor for that event. A split of n for 1 is bonus_ratio n − 1; a consolidation of n
+ * into 1 is bonus_ratio 1/n − 1.
+ */
+export interface ExFactorParts {
+  cash_dividend?: number;
+  bonus_ratio?: number;
+  rights_ratio?: number;
+  rights_price?: number;
+  parts_known?: boolean;
+}
+
+export interface ExFactor extends ExFactorParts {
   /** 00:00 exchange-local of the ex-date, epoch ms. */
   timestamp: number;
   /** P_prev / ref, per event (not cumulative). */

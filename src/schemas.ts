@@ -82,7 +82,17 @@ export const Instrument = Type.Object({
   }),
 }, { $id: 'Instrument', title: 'Instrument' });
 
-export const ExFactor = Type.Object({ timestamp: Int, ex_factor: Num }, { $id: 'ExFactor', title: 'ExFactor' });
+const PerShare = (description: string) => Type.Optional(Type.Number({ description }));
+export const ExFactor = Type.Object({
+  timestamp: Int,
+  ex_factor: Num,
+  // Extensions (DESIGN.md 4.4): the event's parts, per share, where the vendor has them.
+  cash_dividend: PerShare('Cash dividend per share, pre-tax, in the trading currency'),
+  bonus_ratio: PerShare('Bonus plus transfer shares per share (a split of n for 1: n − 1; a consolidation of n into 1: 1/n − 1)'),
+  rights_ratio: PerShare('Rights shares offered per share'),
+  rights_price: PerShare('Subscription price of a rights share'),
+  parts_known: Type.Optional(Type.Boolean({ description: 'false: only ex_factor is known, and forward_exrights/backward_exrights use the ratio method for this event' })),
+}, { $id: 'ExFactor', title: 'ExFactor' });
 
 export const PoolSummary = Type.Object({
   id: Type.String(),
@@ -121,13 +131,20 @@ export const refs = {
 const TimeMs = Type.Integer({ description: 'Epoch milliseconds, inclusive' });
 const SymbolList = Type.String({ description: 'Comma-separated symbols, e.g. 600519.SH,00700.HK,AAPL.US', minLength: 1 });
 
+// Which vendor series each adjust type equals (README "Adjustment"; DESIGN.md 4.4).
+const ADJUST_DESCRIPTION = 'Default forward. none: raw prices. forward / backward: the ratio method (forward = Yahoo adjclose, '
+  + 'TickFlow forward/backward). forward_additive / backward_additive: the difference method (Tencent qfq). Extensions: '
+  + 'forward_exrights = Eastmoney qfq (fqt=1) and the A-share terminals\' 前复权; backward_exrights = Eastmoney hfq (fqt=2), '
+  + 'built from each event\'s ex-rights reference price (cash subtracted, bonus and rights shares divide).';
+const Adjust = Type.Union(ADJUST_TYPES.map((v) => Type.Literal(v)), { description: ADJUST_DESCRIPTION });
+
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ minLength: 1, description: 'e.g. 600519.SH' }),
   period: Type.Optional(lit(PERIODS)),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Default 100; the newest `count` bars inside the range' })),
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
-  adjust: Type.Optional(lit(ADJUST_TYPES)),
+  adjust: Type.Optional(Adjust),
 });
 
 export const KlinesBatchQuery = Type.Object({
@@ -136,7 +153,7 @@ export const KlinesBatchQuery = Type.Object({
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
-  adjust: Type.Optional(lit(ADJUST_TYPES)),
+  adjust: Type.Optional(Adjust),
 });
 
 export const IntradayQuery = Type.Object({

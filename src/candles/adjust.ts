@@ -5,10 +5,16 @@
 // Events (t_i, f_i): an event applies to every bar stamped before t_i (00:00 exchange-local of
 // the ex-date), so the ex-date bar itself trades at post-event prices and is left alone by
 // `forward`. d_i = P_prev,i − P_prev,i / f_i is the cash-equivalent gap of the additive methods.
+//
+// The ex-rights extensions (`forward_exrights`, `backward_exrights`) apply each event's
+// reference-price map P → (P − cash + rights_price·rights) / (1 + bonus + rights) (the exchange's
+// 除权参考价 formula, per share), composed over events: an affine map a·P + b per bar, which is
+// what Eastmoney's qfq/hfq and the A-share terminals show. An event whose parts are unknown
+// (`parts_known: false`) contributes its ratio map P → P / f_i instead.
 
-import type { AdjustType, Candles } from '../domain.ts';
+import type { AdjustType, Candles, ExFactorParts } from '../domain.ts';
 
-export interface AdjustEvent {
+export interface AdjustEvent extends ExFactorParts {
   /** 00:00 exchange-local of the ex-date, epoch ms. */
   timestamp: number;
   /** P_prev / ref, per event (not cumulative). */
@@ -35,6 +41,85 @@ function isRatio(adjust: AdjustType): boolean {
   return adjust === 'forward' || adjust === 'backward';
 }
 
+export function isExRights(adjust: AdjustType): adjust is 'forward_exrights' | 'backward_exrights' {
+  return adjust === 'forward_exrights' || adjust === 'backward_exrights';
+}
+
+/** An affine price map P → a·P + b. */
+export interface Affine {
+  a: number;
+  b: number;
+}
+
+const finiteAtLeast = (v: number | undefined, min: number): v is number => v !== undefined && Number.isFinite(v) && v >= min;
+
+/**
+ * The event's parts when they are known and usable: cash ≥ 0, rights ≥ 0 at a price ≥ 0, and
+ * 1 + bonus + rights > 0 (a consolidation has −1 < bonus < 0). undefined → the ratio method.
+ */
+export function usableParts(e: ExFactorParts): Required<Omit<ExFactorParts, 'parts_known'>> | undefined {
+  if (e.parts_known !== true) return undefined;
+  const cash = e.cash_dividend ?? 0;
+  const bonus = e.bonus_ratio ?? 0;
+  const rights = e.rights_ratio ?? 0;
+  const price = e.rights_price ?? 0;
+  if (!finiteAtLeast(cash, 0) || !finiteAtLeast(rights, 0) || !finiteAtLeast(price, 0) || !Number.isFinite(bonus)) return undefined;
+  if (!(1 + bonus + rights > 0)) return undefined;
+  return { cash_dividend: cash, bonus_ratio: bonus, rights_ratio: rights, rights_price: price };
+}
+
+/**
+ * The event's forward map (pre-event price → post-event terms): the ex-rights reference price
+ * formula when the parts are known, else P / f.
+ */
+export function eventMap(e: AdjustEvent): Affine {
+  const parts = usableParts(e);
+  if (parts === undefined) return { a: 1 / e.ex_factor, b: 0 };
+  const shares = 1 + parts.bonus_ratio + parts.rights_ratio;
+  return { a: 1 / shares, b: (parts.rights_price * parts.rights_ratio - parts.cash_dividend) / shares };
+}
+
+/** The inverse of eventMap (post-event price → pre-event terms), written without divisions by a. */
+export function eventInverse(e: AdjustEvent): Affine {
+  const parts = usableParts(e);
+  if (parts === undefined) return { a: e.ex_factor, b: 0 };
+  return { a: 1 + parts.bonus_ratio + parts.rights_ratio, b: parts.cash_dividend - parts.rights_price * parts.rights_ratio };
+}
+
+/** outer ∘ inner: P → outer(inner(P)). */
+function compose(outer: Affine, inner: Affine): Affine {
+  return { a: outer.a * inner.a, b: outer.a * inner.b + outer.b };
+}
+
+/**
+ * Per-key cumulative affine map of the ex-rights methods, `keys` ascending, `events` normalised.
+ * forward_exrights: g_k ∘ … ∘ g_1 over the events after the key (the earliest applies first);
+ * backward_exrights: h_1⁻¹ ∘ … ∘ h_j⁻¹ over the events up to the key (the latest undone first).
+ */
+export function cumulativeMaps(keys: ArrayLike<number>, events: readonly AdjustEvent[], adjust: 'forward_exrights' | 'backward_exrights'): { a: Float64Array; b: Float64Array } {
+  const n = keys.length;
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const m = events.length;
+  let acc: Affine = { a: 1, b: 0 };
+  if (adjust === 'forward_exrights') {
+    let j = m - 1;
+    for (let k = n - 1; k >= 0; k--) {
+      while (j >= 0 && events[j].timestamp > keys[k]) acc = compose(acc, eventMap(events[j--]));
+      a[k] = acc.a;
+      b[k] = acc.b;
+    }
+  } else {
+    let j = 0;
+    for (let k = 0; k < n; k++) {
+      while (j < m && events[j].timestamp <= keys[k]) acc = compose(acc, eventInverse(events[j++]));
+      a[k] = acc.a;
+      b[k] = acc.b;
+    }
+  }
+  return { a, b };
+}
+
 /**
  * Sorted copy of the usable events. A factor that is not finite and positive would poison every
  * earlier (or later) bar, so such events are dropped; the additive methods also need a usable
@@ -42,9 +127,13 @@ function isRatio(adjust: AdjustType): boolean {
  */
 export function normaliseEvents(events: readonly AdjustEvent[], adjust: AdjustType): AdjustEvent[] {
   const needsPrevClose = adjust === 'forward_additive' || adjust === 'backward_additive';
+  // The ex-rights methods read an event's parts when it has usable ones, its ratio otherwise.
+  const partsSuffice = isExRights(adjust);
   const kept: AdjustEvent[] = [];
   for (const e of events) {
-    if (!Number.isFinite(e.timestamp) || !Number.isFinite(e.ex_factor) || e.ex_factor <= 0) continue;
+    if (!Number.isFinite(e.timestamp)) continue;
+    const ratioUsable = Number.isFinite(e.ex_factor) && e.ex_factor > 0;
+    if (!ratioUsable && !(partsSuffice && usableParts(e) !== undefined)) continue;
     if (needsPrevClose && !(Number.isFinite(e.prevClose) && e.prevClose > 0)) continue;
     kept.push(e);
   }
@@ -158,6 +247,7 @@ export function adjustCandles(
     keys = dayKeys;
   }
   const usable = normaliseEvents(events, adjust);
+  if (isExRights(adjust)) return adjustAffine(raw, keys, usable, adjust, tradeDateStart !== undefined);
   const factors = cumulativeFactors(keys, usable, adjust);
   const out: Candles = {
     timestamp: raw.timestamp,
@@ -177,6 +267,41 @@ export function adjustCandles(
       prev[0] = applyOne(raw.prev_close[0], before, adjust);
     }
     for (let k = 1; k < n; k++) prev[k] = applyOne(raw.prev_close[k], factors[k - 1], adjust);
+    out.prev_close = prev;
+  }
+  return out;
+}
+
+function affineColumn(prices: readonly number[], maps: { a: Float64Array; b: Float64Array }): number[] {
+  const n = prices.length;
+  const out = new Array<number>(n);
+  for (let k = 0; k < n; k++) out[k] = roundAdjusted(maps.a[k] * prices[k] + maps.b[k]);
+  return out;
+}
+
+/** adjustCandles for the ex-rights methods: the same contract, with per-bar affine maps. */
+function adjustAffine(
+  raw: Candles, keys: ArrayLike<number>, usable: AdjustEvent[], adjust: 'forward_exrights' | 'backward_exrights', byTradeDate: boolean,
+): Candles {
+  const n = raw.timestamp.length;
+  const maps = cumulativeMaps(keys, usable, adjust);
+  const out: Candles = {
+    timestamp: raw.timestamp,
+    open: affineColumn(raw.open, maps),
+    high: affineColumn(raw.high, maps),
+    low: affineColumn(raw.low, maps),
+    close: affineColumn(raw.close, maps),
+    volume: raw.volume,
+    amount: raw.amount,
+  };
+  if (raw.prev_close !== undefined) {
+    const prev = new Array<number>(n);
+    if (n > 0) {
+      const firstDay = byTradeDate ? keys[0] : raw.timestamp[0];
+      const before = cumulativeMaps([firstDay - 1], usable, adjust);
+      prev[0] = roundAdjusted(before.a[0] * raw.prev_close[0] + before.b[0]);
+    }
+    for (let k = 1; k < n; k++) prev[k] = roundAdjusted(maps.a[k - 1] * raw.prev_close[k] + maps.b[k - 1]);
     out.prev_close = prev;
   }
   return out;

@@ -230,7 +230,8 @@ export class MarketDataService {
     const factors = loaded.items.get(ref.symbol) ?? [];
     if (factors.length === 0) return { events: [], status: loaded.status };
     if (adjust !== 'forward_additive' && adjust !== 'backward_additive') {
-      return { events: factors.map((f) => ({ timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: Number.NaN })), status: loaded.status };
+      // The ex-rights methods read the event's parts (cash_dividend, bonus_ratio, …) from the record.
+      return { events: factors.map((f) => ({ ...f, prevClose: Number.NaN })), status: loaded.status };
     }
     const first = factors[0].timestamp;
     const last = factors[factors.length - 1].timestamp;

@@ -26,9 +26,10 @@ const raw: Candles = {
   // The close of the trading day before each bar; D0 closed at 9.80.
   prev_close: [9.8, 10.0, 10.5, 10.2, 10.4],
 };
+// The parts (per share) feed only the ex-rights extensions; the five seed methods read ex_factor.
 const events: AdjustEvent[] = [
-  { timestamp: D[2], ex_factor: 1.05, prevClose: 10.5 },
-  { timestamp: D[4], ex_factor: 2.0, prevClose: 10.4 },
+  { timestamp: D[2], ex_factor: 1.05, prevClose: 10.5, cash_dividend: 0.5, bonus_ratio: 0, rights_ratio: 0, rights_price: 0, parts_known: true },
+  { timestamp: D[4], ex_factor: 2.0, prevClose: 10.4, cash_dividend: 0, bonus_ratio: 1, rights_ratio: 0, rights_price: 0, parts_known: true },
 ];
 
 const expected: Record<Exclude<AdjustType, 'none'>, Record<'open' | 'high' | 'low' | 'close' | 'prev_close', number[]>> = {
@@ -58,6 +59,22 @@ const expected: Record<Exclude<AdjustType, 'none'>, Record<'open' | 'high' | 'lo
     high: [10.1, 10.6, 10.8, 10.95, 11.1],
     low: [9.8, 9.95, 10.5, 10.6, 10.9],
     close: [10.0, 10.5, 10.7, 10.9, 11.0],
+    prev_close: [9.8, 10.0, 10.5, 10.7, 10.9],
+  },
+  // By hand: before D3 P → (P − 0.50) / 2, D3–D4 P → P / 2, D5 as traded.
+  forward_exrights: {
+    open: [4.7, 4.75, 5.025, 5.1, 5.25],
+    high: [4.8, 5.05, 5.15, 5.225, 5.4],
+    low: [4.65, 4.725, 5.0, 5.05, 5.2],
+    close: [4.75, 5.0, 5.1, 5.2, 5.3],
+    prev_close: [4.65, 4.75, 5.0, 5.1, 5.2],
+  },
+  // By hand: D1–D2 as traded, D3–D4 P → P + 0.50, D5 P → 2·P + 0.50.
+  backward_exrights: {
+    open: [9.9, 10.0, 10.55, 10.7, 11.0],
+    high: [10.1, 10.6, 10.8, 10.95, 11.3],
+    low: [9.8, 9.95, 10.5, 10.6, 10.9],
+    close: [10.0, 10.5, 10.7, 10.9, 11.1],
     prev_close: [9.8, 10.0, 10.5, 10.7, 10.9],
   },
 };
