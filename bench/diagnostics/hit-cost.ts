@@ -12,7 +12,7 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { KeyStore } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { createMetrics, upstreamSink } from '../../src/metrics.ts';

@@ -7,7 +7,7 @@
 // Both wait for every socket's send buffer to drain before the next tick (so neither queues
 // without bound). IPC: → {port}; ← {cmd:'start', frame?}; ← {cmd:'stop'} → {sent, ticks, cpuMs, ms}.
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createAdapters } from '../../adapters/registry.ts';
+import { createAdapters } from '../../src/upstream/registry.ts';
 import { loadDefaultConfig } from '../../config/load.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';

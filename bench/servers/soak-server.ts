@@ -3,7 +3,7 @@
 // sim adapter's own memos (per-symbol tails, the 64-history and 512-day LRUs) by calling the
 // adapter directly. The service's caches start empty, so what grows during the soak is the service.
 import { loadConfig } from '../../config/load.ts';
-import { createAdapters } from '../../adapters/registry.ts';
+import { createAdapters } from '../../src/upstream/registry.ts';
 import { KeyStore } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';

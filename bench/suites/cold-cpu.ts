@@ -2,7 +2,7 @@
 // the base bars fetched for aggregated periods, in one process (app.inject: no socket cost), each
 // request for a symbol nothing has touched yet. History store off: this is the vendor path.
 //   node bench/suites/cold-cpu.ts [label filter, e.g. daily]   (profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/suites/cold-cpu.ts daily)
-import { createAdapters } from '../../adapters/registry.ts';
+import { createAdapters } from '../../src/upstream/registry.ts';
 import { buildTestApp, KEYS } from '../../test/helpers/app.ts';
 import { countingAdapter } from '../../test/helpers/counting-adapter.ts';
 
