@@ -8,7 +8,7 @@
 // file and passes signals to the workers, each of which runs startWorker().
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts';
-import { createAdapters, productionDeps } from '../adapters/registry.ts';
+import { createAdapters, productionDeps } from './upstream/registry.ts';
 import { createMetrics, upstreamSink } from './metrics.ts';
 import { KeyStore } from './access/keys.ts';
 import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
@@ -124,6 +124,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
       await unsubscribe?.();
       subscriber?.disconnect();
       redis?.disconnect();
+      app.log.info({ signal }, 'stopped');
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error while closing');

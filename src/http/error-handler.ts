@@ -5,7 +5,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerOptions, type ServerResp
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type Reason } from '../errors.ts';
-import { requestId } from './logging.ts';
+import { noteErrorReason, requestId } from './logging.ts';
 
 const PARAM_REASON: Record<string, Reason> = {
   symbol: 'INVALID_SYMBOL',
@@ -92,11 +92,11 @@ export function errorBody(error: AppError, requestId: string, retryAfterMs?: num
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   const status = error.status;
+  // The reason goes on the request's one access line (`error`); a refusal gets no line of its own.
+  noteErrorReason(request, error.reason);
   if (status >= 500 && error.reason !== 'SHUTTING_DOWN') {
     if (error.retryable && status !== 500) request.log.warn({ err: error, reason: error.reason }, 'upstream failure');
     else request.log.error({ err: error, reason: error.reason }, 'request failed');
-  } else {
-    request.log.info({ reason: error.reason, status }, 'request rejected');
   }
   let retryAfterMs: number | undefined;
   if (error.retryAfterSeconds !== undefined) {

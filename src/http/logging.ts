@@ -31,15 +31,22 @@ export function logFormat(env: Record<string, string | undefined> = process.env,
   return isTty ? 'pretty' : 'json';
 }
 
-const REQUEST_FIELDS = ['reqId', 'req', 'route', 'status', 'duration_ms', 'key_id', 'cache', 'cache_tier', 'upstream', 'symbols'];
+const REQUEST_FIELDS = ['reqId', 'req', 'route', 'status', 'duration_ms', 'key_id', 'error', 'cache', 'cache_tier', 'upstream', 'symbols'];
 
-/** The pretty request line: `GET /v1/quotes 200 1.2ms key=demo cache=HIT/memory upstream=sim symbols=3 <reqId>`. */
-function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+/**
+ * The pretty request line: `GET /v1/quotes 200 1.2ms key=demo cache=HIT/memory upstream=sim symbols=3 <reqId>`,
+ * with `error=<REASON>` on a refusal. Only the access line (it has a duration) is laid out so; any
+ * other line keeps its message (and its status, which the request fields' ignore list would hide).
+ */
+export function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
   const msg = String(log[messageKey] ?? '');
-  if (log.status === undefined) return msg;
-  const req = (log.req ?? {}) as { method?: string; url?: string };
+  if (log.duration_ms === undefined || typeof log.req !== 'object' || log.req === null) {
+    return log.status === undefined ? msg : `${msg} ${String(log.status)}`;
+  }
+  const req = log.req as { method?: string; url?: string };
   const parts = [req.method, log.route ?? req.url, log.status, `${String(log.duration_ms)}ms`];
   if (log.key_id !== undefined) parts.push(`key=${String(log.key_id)}`);
+  if (log.error !== undefined) parts.push(`error=${String(log.error)}`);
   if (log.cache !== undefined) parts.push(`cache=${String(log.cache)}${log.cache_tier !== undefined ? `/${String(log.cache_tier)}` : ''}`);
   if (log.upstream !== undefined) parts.push(`upstream=${String(log.upstream)}`);
   if (log.symbols !== undefined) parts.push(`symbols=${String(log.symbols)}`);
@@ -72,10 +79,25 @@ export function loggerOptions(config: Config, extras: LoggerExtras = {}): Fastif
     timestamp: () => `,"time":"${isoTime(Date.now())}"`,
     serializers: {
       req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+      err: serializeError,
     },
     redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'api_key', '*.api_key'], censor: '[redacted]' },
     ...(stream !== undefined ? { stream } : {}),
   } as FastifyServerOptions['logger'];
+}
+
+/**
+ * Errors in log lines: pino's form (type, message, stack, own fields), except for an error that
+ * lists `problems` (a ConfigError: a keys file that does not validate on SIGHUP, a config): that is
+ * the operator's input, not a fault of the code, so its first line and the problems, once each,
+ * without a stack (the message itself repeats the problems, and the stack repeats the message).
+ */
+export function serializeError(error: unknown): unknown {
+  const problems = (error as { problems?: unknown } | null)?.problems;
+  if (error instanceof Error && Array.isArray(problems) && problems.every((p) => typeof p === 'string')) {
+    return { type: error.name, message: error.message.split('\n')[0], problems };
+  }
+  return pino.stdSerializers.err(error as Error);
 }
 
 let lastMs = -1;
@@ -357,6 +379,13 @@ function header(reply: FastifyReply, name: string): string | undefined {
   return value === undefined ? undefined : String(value);
 }
 
+/** The reason of an error answer (sendError notes it), written on the request's one access line. */
+const errorReasons = new WeakMap<FastifyRequest, string>();
+
+export function noteErrorReason(request: FastifyRequest, reason: string): void {
+  errorReasons.set(request, reason);
+}
+
 export const MAX_KEY_LABELS = 50;
 
 /** Requests and 429s per key id; key ids past the first `maxLabels` share the label "other". */
@@ -418,6 +447,8 @@ export function registerRequestLog(app: FastifyInstance, options: RequestLogOpti
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
     };
     if (keyId !== undefined) line.key_id = keyId;
+    const reason = errorReasons.get(request);
+    if (reason !== undefined) line.error = reason;
     const cache = header(reply, 'x-cache');
     if (cache !== undefined) line.cache = cache;
     const tier = header(reply, 'x-cache-tier');
