@@ -10,6 +10,7 @@ import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument,
 import type { TSchema } from 'typebox';
 import { ConfigSchema, type Config } from './schema.ts';
 import { schemaErrors } from './validate.ts';
+import { adapterIdProblems, withAdapterBlocks } from './adapters.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('./default.yaml', import.meta.url));
 
@@ -350,8 +351,19 @@ export function readYamlFile(file: string): unknown {
   return readYamlWithSources(file).data;
 }
 
-export function validateConfig(raw: unknown, sources?: Sources): Config {
-  const problems = schemaProblems(ConfigSchema, raw, sources);
+/** Adapter names that are no adapter (config/adapters.ts), as problem lines with their source. */
+function adapterNameProblems(raw: unknown, sources: Sources): string[] {
+  return adapterIdProblems(raw).map(({ path, what, hint, nearest: near }) => {
+    const source = sourceOf(sources, path);
+    const guess = near === undefined ? undefined : nearest(near.name, near.candidates);
+    const said = guess === undefined ? hint : `did you mean ${near?.under ? showPath([...near.under, guess]) : guess}?`;
+    return `${showPath(path)}: ${what}${source ? ` (${source})` : ''}; ${said}`;
+  });
+}
+
+export function validateConfig(raw: unknown, sources: Sources = new Map()): Config {
+  // Each adapters.<id> block is checked against its adapter's options schema like any other setting.
+  const problems = [...schemaProblems(withAdapterBlocks(ConfigSchema, raw), raw, sources), ...adapterNameProblems(raw, sources)];
   if (problems.length > 0) throw new ConfigError(problems);
   return raw as Config;
 }

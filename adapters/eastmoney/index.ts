@@ -2,7 +2,7 @@
 // klines, datacenter dividends → A-share ex-factors (reference/vendors.md §1). Calls rotate across
 // numbered mirrors when a host throttles (hosts.ts).
 
-import type { Candles, Region, SymbolRef } from '../../src/domain.ts';
+import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { addDays, localDate } from '../../src/markets/calendar.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
@@ -17,32 +17,13 @@ import {
 import {
   DEFAULT_UT, DEPTH_FIELDS, INSTRUMENT_FIELDS, ULIST_MARKET_FIELDS, ULIST_QUOTE_FIELDS, buildDividendRequest,
   buildKlineRequest, buildStockGetRequest, buildTrendsRequest, buildUlistRequest, compactDate,
-  type EastmoneyWire, type KlineParams, type UsMarket,
+  type EastmoneyWire, type KlineParams,
 } from './requests.ts';
 import { UsMarketResolver } from './us-markets.ts';
 
-export interface EastmoneyOptions {
-  /** push2 mirrors, tried in order; a throttling host cools down and the next one serves. */
-  quoteHosts?: string[];
-  /** push2his mirrors (klines). */
-  historyHosts?: string[];
-  /** datacenter-web hosts (dividend table). */
-  datacenterHosts?: string[];
-  ut?: string;
-  userAgent?: string;
-  /** Symbols per ulist call. */
-  maxBatch?: number;
-  /** Known US market numbers, canonical ticker → 105 | 106 | 107; others are looked up once. */
-  usMarkets?: Record<string, UsMarket>;
-  /** Bound of the per-instance US market cache. */
-  usMarketCacheSize?: number;
-  /** Per-symbol calls in flight within one batch call (depth, instruments, ex-factors). */
-  concurrency?: number;
-  /** How long a throttling host is skipped, ms. */
-  hostCooldownMs?: number;
-  volumeMultiplier?: Partial<Record<Region, number>>;
-  label?: string;
-}
+import { EASTMONEY_DEFAULTS, type EastmoneyOptions } from './options.ts';
+
+export type { EastmoneyOptions };
 
 export const DEFAULT_QUOTE_HOSTS = [
   'https://push2.eastmoney.com', 'https://82.push2.eastmoney.com', 'https://72.push2.eastmoney.com', 'https://33.push2.eastmoney.com',
@@ -71,14 +52,14 @@ const EVERYTHING = { beg: '0', end: '20500101', lmt: 1_000_000 };
 export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Adapter {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('eastmoney adapter needs deps.http');
-  const cooldown = options.hostCooldownMs ?? 60_000;
+  const cooldown = options.hostCooldownMs ?? EASTMONEY_DEFAULTS.hostCooldownMs;
   const quoteHosts = new HostRotation(options.quoteHosts ?? DEFAULT_QUOTE_HOSTS, cooldown, deps.now);
   const historyHosts = new HostRotation(options.historyHosts ?? DEFAULT_HISTORY_HOSTS, cooldown, deps.now);
   const datacenterHosts = new HostRotation(options.datacenterHosts ?? DEFAULT_DATACENTER_HOSTS, cooldown, deps.now);
-  const wire: EastmoneyWire = { ut: options.ut ?? DEFAULT_UT, userAgent: options.userAgent ?? 'Mozilla/5.0 (compatible; mdqs/1.0)' };
+  const wire: EastmoneyWire = { ut: options.ut ?? DEFAULT_UT, userAgent: options.userAgent ?? EASTMONEY_DEFAULTS.userAgent };
   const units: EastmoneyUnits = { volume: { ...DEFAULT_UNITS.volume, ...options.volumeMultiplier } };
-  const us = new UsMarketResolver(options.usMarkets, options.usMarketCacheSize);
-  const concurrency = options.concurrency ?? 3;
+  const us = new UsMarketResolver(options.usMarkets, options.usMarketCacheSize ?? EASTMONEY_DEFAULTS.usMarketCacheSize);
+  const concurrency = options.concurrency ?? EASTMONEY_DEFAULTS.concurrency;
   const r = payloadReader(ADAPTER_ID);
   const check = (resource: Resource, symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
 
@@ -180,7 +161,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'eastmoney',
-    capabilities: eastmoneyCapabilities(options.maxBatch ?? 50),
+    capabilities: eastmoneyCapabilities(options.maxBatch ?? EASTMONEY_DEFAULTS.maxBatch),
 
     async getQuotes(symbols, ctx) {
       const bySecid = await secids(symbols, ctx);

@@ -4,7 +4,7 @@
 // daily walk, which knows P_prev (the raw close before the ex-date): the dividend is a planned
 // fraction of P_prev, rounded as an exchange would publish it.
 
-import type { Region } from '../../src/domain.ts';
+import type { ExFactorParts, Region } from '../../src/domain.ts';
 import { isTradingDay, nextTradingDay } from '../../src/markets/calendar.ts';
 import type { SimInstrument } from './instruments.ts';
 import { rngFor, type Rng } from './random.ts';
@@ -171,4 +171,14 @@ export function realiseAction(region: Region, pPrev: number, action: PlannedActi
   const ref = (pPrev - cash) / (1 + action.shareRatio);
   // Equal to pPrev / ref, written so that a pure split gives its ratio exactly (7, not 6.999…).
   return { cash, ref, factor: (pPrev * (1 + action.shareRatio)) / (pPrev - cash) };
+}
+
+/**
+ * The parts an ex-factor record carries for a realised event (DESIGN.md 4.4), per share: the cash
+ * as published and the new shares per old share (bonus + transfer, or a split's ratio − 1). The
+ * sim has no rights issues. ref = (P_prev − cash) / (1 + bonus) is the reference price the walk
+ * gapped to, so the ex-rights adjustment of the sim's bars is exact.
+ */
+export function actionParts(cash: number, shareRatio: number): Required<ExFactorParts> {
+  return { cash_dividend: cash, bonus_ratio: shareRatio, rights_ratio: 0, rights_price: 0, parts_known: true };
 }

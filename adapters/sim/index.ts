@@ -8,7 +8,7 @@ import {
   checkBatch, checkCandles, checkDepthAnswer, checkExFactorList, checkQuotes, corruptCandles, corruptDepth, corruptExFactors,
   corruptInstrument, corruptQuotes, instrumentProblem,
 } from './boundary.ts';
-import { createFaultInjector, type FaultOptions, type LatencyOptions } from './faults.ts';
+import { createFaultInjector } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
 import { chunksToCandles, createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles, type MinuteChunk } from './market.ts';
 import type { DailyHistory } from './daily.ts';
@@ -17,15 +17,11 @@ import { allocMinuteBars, type MinuteBars } from './minute.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
 import { syntheticSymbols } from './synthetic.ts';
+import { actionParts } from './actions.ts';
 
-export interface SimOptions {
-  latency?: LatencyOptions;
-  faults?: FaultOptions;
-  /** Extra synthetic US symbols SIM0001.US … for load tests; default 0. */
-  syntheticUniverse?: number;
-  /** Bound of the sim's memos (histories, 1m days, tails, midnights) together, bytes; default 8 MiB. */
-  memoMaxBytes?: number;
-}
+import type { SimOptions } from './options.ts';
+
+export type { SimOptions };
 
 export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
   resources: Object.freeze({
@@ -168,7 +164,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapte
         const out: ExFactor[] = [];
         for (const event of history.events) {
           if (event.timestamp > now) break;
-          out.push({ timestamp: event.timestamp, ex_factor: event.factor });
+          out.push({ timestamp: event.timestamp, ex_factor: event.factor, ...actionParts(event.cash, event.shareRatio) });
         }
         const spoiled = first ? corruptExFactors(out, kind) : out;
         first = false;

@@ -2,7 +2,7 @@
 // tickflow-compat.md). Candles are always fetched with adjust=none; CN volume is converted to
 // shares; TickFlow universes serve our pools.
 
-import type { Candles, PoolId, Region, SymbolRef } from '../../src/domain.ts';
+import type { Candles, PoolId, SymbolRef } from '../../src/domain.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { toCandles, windowBars, type Bar } from '../common/bars.ts';
@@ -17,27 +17,12 @@ import {
   buildKlinesRequest, buildQuotesRequest, buildUniverseRequest, type TickflowEndpoint,
 } from './requests.ts';
 
-export interface TickflowOptions {
-  /** Default https://api.tickflow.org; the keyless free tier is https://free-api.tickflow.org. */
-  baseUrl?: string;
-  /** Sent as `x-api-key`; omit for the keyless free tier. */
-  apiKey?: string;
-  /** Symbols per native batch call (the official client uses 100). */
-  maxBatch?: number;
-  /** Shares per vendor volume unit, per market (default CN 100, HK 1, US 1). */
-  volumeMultiplier?: Partial<Record<Region, number>>;
-  /** Whether TickFlow minute stamps mark bar ends (default) or starts. */
-  minuteLabels?: 'end' | 'start';
-  /** Cap on /v1/klines pages (10 000 bars each) for one unbounded candle query. */
-  maxKlinePages?: number;
-  /**
-   * The keyless free tier serves daily and longer klines, ex-factors, instruments and universes,
-   * but no real-time data and no minute bars (reference/vendors.md §5.1), and says so in its
-   * capabilities. Default: 'free' when `baseUrl` is free-api.tickflow.org, else 'paid'.
-   */
-  tier?: 'paid' | 'free';
-  label?: string;
-}
+import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
+
+// Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
+// tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
+// data and no minute bars (reference/vendors.md §5.1), and says so in its capabilities.
+export type { TickflowOptions };
 
 /** Our pool ids → TickFlow universe ids (tickflow-compat.md §3). */
 export const TICKFLOW_UNIVERSES: Record<PoolId, string> = {
@@ -68,12 +53,12 @@ function byCanonical(symbols: SymbolRef[]): Map<string, SymbolRef> {
 export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDeps): Adapter {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('tickflow adapter needs deps.http');
-  const ep: TickflowEndpoint = { baseUrl: options.baseUrl ?? 'https://api.tickflow.org', apiKey: options.apiKey };
+  const ep: TickflowEndpoint = { baseUrl: options.baseUrl ?? TICKFLOW_DEFAULTS.baseUrl, apiKey: options.apiKey };
   const units: TickflowUnits = {
     volume: { ...DEFAULT_UNITS.volume, ...options.volumeMultiplier },
     minuteLabels: options.minuteLabels ?? DEFAULT_UNITS.minuteLabels,
   };
-  const maxPages = options.maxKlinePages ?? 20;
+  const maxPages = options.maxKlinePages ?? TICKFLOW_DEFAULTS.maxKlinePages;
   const r = payloadReader(ADAPTER_ID);
   const check = (resource: Resource) => (symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
 
@@ -116,7 +101,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'tickflow',
-    capabilities: tickflowCapabilities(options.maxBatch ?? 100, options.tier ?? (new URL(ep.baseUrl).host === TICKFLOW_FREE_HOST ? 'free' : 'paid')),
+    capabilities: tickflowCapabilities(options.maxBatch ?? TICKFLOW_DEFAULTS.maxBatch, options.tier ?? (new URL(ep.baseUrl).host === TICKFLOW_FREE_HOST ? 'free' : 'paid')),
 
     async getQuotes(symbols, ctx) {
       if (symbols.length === 0) return new Map();

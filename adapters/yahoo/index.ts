@@ -16,19 +16,9 @@ import { unsplit, yahooExFactors } from './raw.ts';
 import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 
-export interface YahooOptions {
-  /** Default https://query2.finance.yahoo.com (query1 also works). */
-  baseUrl?: string;
-  /** Symbols per adapter call; Yahoo's chart is per symbol, so calls fan out (`concurrency`). */
-  maxBatch?: number;
-  concurrency?: number;
-  /** 1m requests span at most this many days (Yahoo refuses more than 7). */
-  minuteDaysPerRequest?: number;
-  /** 1m data reaches back this many days (Yahoo: about 30). */
-  minuteLookbackDays?: number;
-  userAgent?: string;
-  label?: string;
-}
+import { YAHOO_DEFAULTS, type YahooOptions } from './options.ts';
+
+export type { YahooOptions };
 
 export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
   return {
@@ -47,13 +37,13 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('yahoo adapter needs deps.http');
   const wire: YahooWire = {
-    baseUrl: options.baseUrl ?? 'https://query2.finance.yahoo.com',
-    userAgent: options.userAgent ?? 'Mozilla/5.0 (compatible; mdqs/1.0)',
+    baseUrl: options.baseUrl ?? YAHOO_DEFAULTS.baseUrl,
+    userAgent: options.userAgent ?? YAHOO_DEFAULTS.userAgent,
   };
-  const concurrency = options.concurrency ?? 3;
-  const spanS = Math.min(7, options.minuteDaysPerRequest ?? 7) * DAY_S;
+  const concurrency = options.concurrency ?? YAHOO_DEFAULTS.concurrency;
+  const spanS = Math.min(7, options.minuteDaysPerRequest ?? YAHOO_DEFAULTS.minuteDaysPerRequest) * DAY_S;
   // [verify] chose 29 days rather than 30, so a request at the edge is not refused.
-  const lookbackMs = (options.minuteLookbackDays ?? 29) * DAY_MS;
+  const lookbackMs = (options.minuteLookbackDays ?? YAHOO_DEFAULTS.minuteLookbackDays) * DAY_MS;
   const r = payloadReader(ADAPTER_ID);
   const check = (resource: Resource, symbol?: string) => rowCheck(ADAPTER_ID, deps.onInvalidRows, resource, symbol);
   const EMPTY: Chart = { meta: {}, rows: [], dividends: [], splits: [] };
@@ -147,7 +137,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'yahoo',
-    capabilities: yahooCapabilities(options.maxBatch ?? 10),
+    capabilities: yahooCapabilities(options.maxBatch ?? YAHOO_DEFAULTS.maxBatch),
 
     getQuotes(symbols, ctx) {
       return perSymbol(symbols, 'quotes', async (ref) => {

@@ -9,7 +9,7 @@
 //       calls (history.warmPauseMs). Coverage is persistent, so an interrupted warm resumes where
 //       it stopped: covered symbols cost no vendor call.
 import type { Adapter } from '../../adapters/types.ts';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../upstream/registry.ts';
 import { loadConfig } from '../../config/load.ts';
 import { POOL_IDS, type BasePeriod, type PoolId, type Region, type SymbolRef } from '../domain.ts';
 import { addDays, localDate, localMidnight } from '../markets/calendar.ts';

@@ -1,56 +1,44 @@
 // Adapter id → factory. Only adapters named by the routing config are built, each from its
-// `adapters.<id>` options block. HTTP vendors get their own HTTP layer (src/upstream/http.ts: an
-// undici Agent, one retry, the outbound budget) from the block's `http` settings; the same
-// block's timeoutMs and breaker are the adapter's resilience layer's (resilienceSettings below).
-import type { Adapter, AdapterDeps, InvalidRowsEvent } from './types.ts';
-import type { ResilienceSettings } from '../src/upstream/resilience.ts';
-import { createSimAdapter, type SimOptions } from './sim/index.ts';
-import { createTickflowAdapter, type TickflowOptions } from './tickflow/index.ts';
-import { createEastmoneyAdapter, type EastmoneyOptions } from './eastmoney/index.ts';
-import { createYahooAdapter, type YahooOptions } from './yahoo/index.ts';
-import { createUpstreamHttp, type UpstreamClient, type UpstreamHttpOptions, type UpstreamMetricsSink } from '../src/upstream/http.ts';
+// `adapters.<id>` options block, which config/load.ts has already checked against that adapter's
+// options schema (config/adapters.ts, adapters/<type>/options.ts). HTTP vendors get their own HTTP
+// layer (http.ts: an undici Agent, one retry, the outbound budget) from the block's `http` settings
+// over their own defaults; the same block's timeoutMs and breaker are the adapter's resilience
+// layer's (resilienceSettings below). An adapter that makes no HTTP calls has neither.
+import type { Adapter, AdapterDeps, AdapterFactory, InvalidRowsEvent } from '../../adapters/types.ts';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { createTickflowAdapter } from '../../adapters/tickflow/index.ts';
+import { createEastmoneyAdapter } from '../../adapters/eastmoney/index.ts';
+import { createYahooAdapter } from '../../adapters/yahoo/index.ts';
+import {
+  ADAPTER_TYPES, adapterTypeOf, httpDefaultsOf, type AdapterTypeName, type HttpDefaults, type VendorHttpSettings,
+} from '../../config/adapters.ts';
+import type { Static } from 'typebox';
+import type { ResilienceSettings } from './resilience.ts';
+import { createUpstreamHttp, type UpstreamClient, type UpstreamHttpOptions, type UpstreamMetricsSink } from './http.ts';
 
-export type AdapterBuilder = (options: Record<string, unknown>, deps: AdapterDeps) => Adapter;
+type OptionsOf<T extends AdapterTypeName> = Static<(typeof ADAPTER_TYPES)[T]['options']>;
 
-/** `http` settings of a vendor block; every field optional, defaults below. */
-export interface VendorHttpSettings {
-  timeoutMs?: number;
-  connections?: number;
-  retry?: { maxRetries?: 0 | 1; baseDelayMs?: number };
-  breaker?: { failureThreshold?: number; openMs?: number };
-  /** Outbound requests per window that we never exceed (the vendor's quota). */
-  budget?: { max?: number; windowMs?: number };
-}
-
-/** Conservative defaults per vendor (reference/vendors.md: keyless vendors throttle early). */
-const HTTP_DEFAULTS: Record<string, { timeoutMs: number; connections: number; budget: { max: number; windowMs: number } }> = {
-  tickflow: { timeoutMs: 8000, connections: 16, budget: { max: 600, windowMs: 60_000 } },
-  eastmoney: { timeoutMs: 5000, connections: 8, budget: { max: 300, windowMs: 60_000 } },
-  yahoo: { timeoutMs: 8000, connections: 8, budget: { max: 120, windowMs: 60_000 } },
+/** One factory per adapter type, taking the options its schema allows. */
+const FACTORIES: { [T in AdapterTypeName]: AdapterFactory<OptionsOf<T>> } = {
+  sim: createSimAdapter,
+  tickflow: createTickflowAdapter,
+  eastmoney: createEastmoneyAdapter,
+  yahoo: createYahooAdapter,
 };
 
-export function vendorHttpOptions(id: string, settings: VendorHttpSettings = {}, extra: { now: () => number; metrics?: UpstreamMetricsSink }): UpstreamHttpOptions {
-  const base = HTTP_DEFAULTS[id] ?? HTTP_DEFAULTS.tickflow;
+function vendorHttpOptions(
+  id: string, defaults: HttpDefaults, settings: VendorHttpSettings, extra: { now: () => number; metrics?: UpstreamMetricsSink },
+): UpstreamHttpOptions {
   return {
     adapterId: id,
-    timeoutMs: settings.timeoutMs ?? base.timeoutMs,
-    connections: settings.connections ?? base.connections,
+    timeoutMs: settings.timeoutMs ?? defaults.timeoutMs,
+    connections: settings.connections ?? defaults.connections,
     retry: { maxRetries: settings.retry?.maxRetries ?? 1, baseDelayMs: settings.retry?.baseDelayMs ?? 100 },
-    budget: { max: settings.budget?.max ?? base.budget.max, windowMs: settings.budget?.windowMs ?? base.budget.windowMs },
+    budget: { max: settings.budget?.max ?? defaults.budget.max, windowMs: settings.budget?.windowMs ?? defaults.budget.windowMs },
     now: extra.now,
     metrics: extra.metrics,
   };
 }
-
-export const ADAPTER_FACTORIES: Record<string, AdapterBuilder> = {
-  sim: (options, deps) => createSimAdapter(options as SimOptions, deps),
-  tickflow: (options, deps) => createTickflowAdapter(options as TickflowOptions, deps),
-  eastmoney: (options, deps) => createEastmoneyAdapter(options as EastmoneyOptions, deps),
-  yahoo: (options, deps) => createYahooAdapter(options as YahooOptions, deps),
-};
-
-/** Adapters that talk HTTP and so need an UpstreamHttp in their deps. */
-export const HTTP_ADAPTERS = new Set(['tickflow', 'eastmoney', 'yahoo']);
 
 export interface RoutingLike {
   markets: Record<string, string[]>;
@@ -58,7 +46,7 @@ export interface RoutingLike {
 }
 
 /** Every adapter id the routing refers to, in first-mention order. */
-export function referencedAdapters(routing: RoutingLike): string[] {
+function referencedAdapters(routing: RoutingLike): string[] {
   const ids: string[] = [];
   const add = (chain: string[] | undefined) => {
     for (const id of chain ?? []) if (!ids.includes(id)) ids.push(id);
@@ -69,41 +57,41 @@ export function referencedAdapters(routing: RoutingLike): string[] {
 }
 
 /**
- * Build the adapters the routing names. A block may set `type: <factory>` to run a second
+ * Build the adapters the routing names. A block may set `type: <adapter>` to run a second
  * instance of a vendor under another id (e.g. `tickflow-free: { type: tickflow, baseUrl: … }`).
+ * The options are the loaded config's (checked there); an unknown id here is a caller's bug.
  */
 export function createAdapters(
   routing: RoutingLike,
   adapterOptions: Record<string, Record<string, unknown>>,
   deps: (id: string, options: Record<string, unknown>) => AdapterDeps,
-  factories: Record<string, AdapterBuilder> = ADAPTER_FACTORIES,
 ): Map<string, Adapter> {
   const adapters = new Map<string, Adapter>();
-  const typeOf = (id: string) => String(adapterOptions[id]?.type ?? id);
-  const unknown = referencedAdapters(routing).filter((id) => factories[typeOf(id)] === undefined);
+  const ids = referencedAdapters(routing);
+  const unknown = ids.filter((id) => adapterTypeOf(id, adapterOptions[id]) === undefined);
   if (unknown.length > 0) {
-    throw new Error(`unknown adapter ids in routing: ${unknown.join(', ')} (known: ${Object.keys(factories).join(', ')}; or set adapters.<id>.type)`);
+    throw new Error(`unknown adapter ids in routing: ${unknown.join(', ')} (known: ${Object.keys(FACTORIES).join(', ')}; or set adapters.<id>.type)`);
   }
-  for (const id of referencedAdapters(routing)) {
+  for (const id of ids) {
     const options = adapterOptions[id] ?? {};
-    adapters.set(id, factories[typeOf(id)](options, deps(id, options)));
+    const create = FACTORIES[adapterTypeOf(id, options)!] as AdapterFactory<Record<string, unknown>>;
+    adapters.set(id, create(options, deps(id, options)));
   }
   return adapters;
 }
 
 /**
- * The adapter's one resilience layer: its deadline is the vendor block's `http.timeoutMs` (the
- * vendor default for HTTP vendors), else `upstream.deadlineMs`; its breaker the block's
- * `http.breaker`, else `upstream.breaker`.
+ * The adapter's one resilience layer. An HTTP vendor's deadline is its block's `http.timeoutMs`,
+ * else its own default; its breaker the block's `http.breaker`, else `upstream.breaker`. An adapter
+ * that makes no HTTP calls (sim) has `upstream.deadlineMs` and `upstream.breaker`.
  */
 export function resilienceSettings(
   id: string, options: Record<string, unknown> | undefined, upstream: { deadlineMs: number; concurrency: number; breaker: { failureThreshold: number; openMs: number } },
 ): ResilienceSettings {
-  const type = String(options?.type ?? id);
-  const http = (options?.http ?? {}) as VendorHttpSettings;
-  const vendorDefault = HTTP_ADAPTERS.has(type) ? HTTP_DEFAULTS[type]?.timeoutMs : undefined;
+  const defaults = httpDefaultsOf(id, options);
+  const http = (defaults !== undefined ? options?.http ?? {} : {}) as VendorHttpSettings;
   return {
-    deadlineMs: http.timeoutMs ?? vendorDefault ?? upstream.deadlineMs,
+    deadlineMs: http.timeoutMs ?? defaults?.timeoutMs ?? upstream.deadlineMs,
     concurrency: upstream.concurrency,
     maxQueue: Math.max(64, upstream.concurrency * 64),
     breaker: {
@@ -115,7 +103,7 @@ export function resilienceSettings(
 
 /** True for adapters whose data is simulated (the embedded sim, under any id). */
 export function isSimAdapter(id: string, options: Record<string, unknown> | undefined): boolean {
-  return String(options?.type ?? id) === 'sim';
+  return adapterTypeOf(id, options) === 'sim';
 }
 
 export interface ProductionDeps {
@@ -124,13 +112,13 @@ export interface ProductionDeps {
   readonly clients: Map<string, UpstreamClient>;
 }
 
-/** Deps for production: the clock, plus an HTTP layer per HTTP vendor. */
+/** Deps for production: the clock, plus an HTTP layer per HTTP vendor (with that vendor's defaults). */
 export function productionDeps(now: () => number, metrics?: UpstreamMetricsSink, onInvalidRows?: (event: InvalidRowsEvent) => void): ProductionDeps {
   const clients = new Map<string, UpstreamClient>();
   const deps = (id: string, options: Record<string, unknown>): AdapterDeps => {
-    const type = String(options.type ?? id);
-    if (!HTTP_ADAPTERS.has(type)) return { now, onInvalidRows };
-    const http = createUpstreamHttp(vendorHttpOptions(type, options.http as VendorHttpSettings | undefined, { now, metrics }));
+    const defaults = httpDefaultsOf(id, options);
+    if (defaults === undefined) return { now, onInvalidRows };
+    const http = createUpstreamHttp(vendorHttpOptions(id, defaults, (options.http ?? {}) as VendorHttpSettings, { now, metrics }));
     clients.set(id, http);
     return { now, http, onInvalidRows };
   };

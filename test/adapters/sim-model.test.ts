@@ -161,7 +161,10 @@ describe('sim corporate actions', () => {
     const adapter = simAt(WED_MORNING);
     const factors = await adapter.getExFactors(['AAPL.US', 'NVDA.US', 'TSLA.US', 'GOOGL.US', 'AMZN.US', '00700.HK'].map(ref));
     const has = (symbol: string, region: 'US' | 'HK', date: string, ratio: number): void => {
-      expect(factors.get(symbol)).toContainEqual({ timestamp: localMidnight(region, date), ex_factor: ratio });
+      // A split is shares only: bonus_ratio = ratio − 1, no cash.
+      expect(factors.get(symbol)).toContainEqual({
+        timestamp: localMidnight(region, date), ex_factor: ratio, cash_dividend: 0, bonus_ratio: ratio - 1, rights_ratio: 0, rights_price: 0, parts_known: true,
+      });
     };
     has('AAPL.US', 'US', '2014-06-09', 7);
     has('AAPL.US', 'US', '2020-08-31', 4);
@@ -181,7 +184,7 @@ describe('sim corporate actions', () => {
     const nflx = (await adapter.getExFactors([ref('NFLX.US')])).get('NFLX.US')!;
     expect(nflx.some((f) => f.ex_factor === 10)).toBe(false);
     const laterNflx = (await simAt(Date.parse('2025-11-18T15:00:00Z')).getExFactors([ref('NFLX.US')])).get('NFLX.US')!;
-    expect(laterNflx).toContainEqual({ timestamp: localMidnight('US', '2025-11-17'), ex_factor: 10 });
+    expect(laterNflx).toContainEqual(expect.objectContaining({ timestamp: localMidnight('US', '2025-11-17'), ex_factor: 10, bonus_ratio: 9 }));
   });
 
   it('pays A-share dividends yearly in June–July and US dividends quarterly', () => {

@@ -173,7 +173,12 @@ describe('sim adapter: ex-dates', () => {
     expect(quote.prev_close).not.toBe(event.pPrev);
     expect(daily.prev_close![1]).toBe(event.base);
     const factors = (await adapter.getExFactors([ref('600519.SH')])).get('600519.SH')!;
-    expect(factors.at(-1)).toEqual({ timestamp: localMidnight('CN', event.date), ex_factor: event.factor });
+    // The record carries the event's parts (DESIGN.md 4.4): ref = (P_prev − cash) / (1 + bonus).
+    expect(factors.at(-1)).toEqual({
+      timestamp: localMidnight('CN', event.date), ex_factor: event.factor,
+      cash_dividend: event.cash, bonus_ratio: event.shareRatio, rights_ratio: 0, rights_price: 0, parts_known: true,
+    });
+    expect(event.pPrev / ((event.pPrev - event.cash) / (1 + event.shareRatio))).toBeCloseTo(event.factor, 12);
     const instrument = (await adapter.getInstruments([ref('600519.SH')])).get('600519.SH')!;
     expect(instrument.ext.limit_up).toBe(limitPrices(inst, event.base)!.up);
   });

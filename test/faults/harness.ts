@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { servedProblems } from './invariants.ts';

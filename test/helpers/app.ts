@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
-import { createAdapters } from '../../adapters/registry.ts';
+import { createAdapters } from '../../src/upstream/registry.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildApp, type AppOptions } from '../../src/app.ts';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { EASTMONEY_TEST_HOSTS as HOSTS, eastmoneyHandlers } from '../../mocks/handlers/eastmoney.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';

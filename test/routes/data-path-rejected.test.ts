@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
 import { TICKFLOW_TEST_BASE } from '../../mocks/handlers/tickflow.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';

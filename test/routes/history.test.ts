@@ -87,7 +87,7 @@ describe('candle history store through the app', () => {
 describe('candle history store in front of a real vendor adapter (tickflow over msw)', async () => {
   const { setupServer } = await import('msw/node');
   const { tickflowHandlers, TICKFLOW_TEST_BASE } = await import('../../mocks/handlers/tickflow.ts');
-  const { createAdapters, productionDeps } = await import('../../adapters/registry.ts');
+  const { createAdapters, productionDeps } = await import('../../src/upstream/registry.ts');
   const log: Array<{ url: string }> = [];
   const server = setupServer(...tickflowHandlers(log as never));
   server.listen({ onUnhandledRequest: 'error' });

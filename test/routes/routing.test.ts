@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import type { FastifyInstance } from 'fastify';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { tickflowHandlers, TICKFLOW_TEST_BASE } from '../../mocks/handlers/tickflow.ts';
 import { yahooHandlers, YAHOO_TEST_BASE } from '../../mocks/handlers/yahoo.ts';
 import type { CapturedRequest } from '../../mocks/handlers/support.ts';

@@ -2,7 +2,7 @@
 // the test moves; the hub runs in manual mode so each `tick()` is one refresh, driven by the test.
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
-import { createAdapters } from '../../adapters/registry.ts';
+import { createAdapters } from '../../src/upstream/registry.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';

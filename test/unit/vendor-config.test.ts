@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/load.ts';
-import { createAdapters, productionDeps } from '../../adapters/registry.ts';
+import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { checkRouting } from '../../src/upstream/routing-check.ts';
 
 describe('config/vendors.example.yaml', () => {

@@ -1,7 +1,7 @@
-// resilienceSettings and isSimAdapter (adapters/registry.ts): the deadline that fires is the
+// resilienceSettings and isSimAdapter (src/upstream/registry.ts): the deadline that fires is the
 // vendor's (block http.timeoutMs, else its default), the breaker the block's, else upstream's.
 import { describe, expect, it } from 'vitest';
-import { isSimAdapter, resilienceSettings } from '../../adapters/registry.ts';
+import { isSimAdapter, resilienceSettings } from '../../src/upstream/registry.ts';
 
 const UPSTREAM = { deadlineMs: 5_000, concurrency: 16, breaker: { failureThreshold: 5, openMs: 30_000 } };
 
