@@ -21,6 +21,7 @@ import type { Redis } from 'ioredis';
 const load = createRequire(import.meta.url);
 const RedisClient = (): typeof import('ioredis').Redis => (load('ioredis') as typeof import('ioredis')).Redis;
 import { Gauge, type Registry } from 'prom-client';
+import type { ReadinessCheck } from './routes/ops.ts';
 
 export interface RedisClientOptions {
   /** A command not answered within this many ms fails (default 250). */
@@ -201,10 +202,12 @@ export function registerRedisMetric(registry: Registry, health: RedisHealth): vo
  * Never sends a command, so it never waits. A Redis that is down does not make the instance
  * unready: it keeps serving from its own tiers with per-instance limits.
  */
-export function redisReadiness(health: RedisHealth): { name: string; run(): Promise<{ ready: boolean; detail: unknown }> } {
+export function redisReadiness(health: RedisHealth): ReadinessCheck {
   return {
     name: 'redis',
-    run: async () => ({ ready: true, detail: health.up ? 'ok' : `down since ${new Date(health.since).toISOString()}` }),
+    run: async () => (health.up
+      ? { ready: true, detail: 'ok' }
+      : { ready: true, detail: `down since ${new Date(health.since).toISOString()}`, degraded: { problem: 'down: limits per instance, no shared cache', since: health.since } }),
   };
 }
 

@@ -14,14 +14,14 @@
 // (the upstream failed and nothing stale could answer: never cached) and a DataStatus. A 4xx
 // from the upstream is the client's answer and is thrown as is. No client abort signal reaches a
 // shared fetch: the deadline (from the moment the data is first needed) bounds it instead.
-import type { Adapter, BySymbol, CallContext, Resource } from '../../adapters/types.ts';
+import type { Adapter, BySymbol, Resource } from '../../adapters/types.ts';
 import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
 import type { FillLock } from '../cache/fill-lock.ts';
 import type { MemoryTier } from '../cache/memory-tier.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
-import type { AdapterRouter, Need } from '../upstream/router.ts';
+import type { AdapterRouter, Need, VendorCall } from '../upstream/router.ts';
 import { emptyStatus, recordHit, recordMiss, recordStale, type DataStatus } from './status.ts';
 
 /** What every tier stores for one key. `value` undefined: the vendor does not know it. */
@@ -41,8 +41,12 @@ export interface ResourceSpec<Q, T> {
   need?(query: Q): Need;
   /** True: one adapter call takes up to maxBatch queries; false: one call per query. */
   batch: boolean;
-  /** One adapter call for `queries`; the result is keyed by key(q); absent keys are unknown. */
-  fetch(adapter: Adapter, queries: Q[], ctx: CallContext): Promise<Map<string, T>>;
+  /**
+   * `queries` from `adapter`, keyed by key(q); absent keys are unknown. Each vendor request goes
+   * through `vendor` (one logical call under the adapter's resilience layer); what the resource
+   * can answer without the vendor (stored history) goes around it.
+   */
+  fetch(adapter: Adapter, queries: Q[], vendor: VendorCall): Promise<Map<string, T>>;
   /** The TTL policy: windows for a value (undefined: unknown) fetched at `now`. */
   windows(value: T | undefined, query: Q, now: number): TierWindows;
   /** Bytes of a value for the byte-bounded tiers. */
@@ -335,8 +339,8 @@ export class Loader {
 
   async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, DataEntry | AppError>> {
     const queries = chunk.map((item) => item.query);
-    const { value: found, adapter } = await this.#o.router.run(
-      spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need: spec.need?.(queries[0]), neededAt },
+    const { value: found, adapter } = await this.#o.router.serve(
+      spec.resource, region, (a, vendor) => spec.fetch(a, queries, vendor), { need: spec.need?.(queries[0]), neededAt },
     );
     this.#o.onFetched?.(adapter.id, region);
     const now = this.#o.now();

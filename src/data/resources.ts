@@ -2,6 +2,7 @@
 // line of TTL policy (cache/ttl-policy.ts). Adding a resource: a domain type, an adapter method,
 // a route, and an entry here.
 import type { Adapter, CandleQuery } from '../../adapters/types.ts';
+import type { VendorCall } from '../upstream/router.ts';
 import { packedCandleBound } from '../cache/candle-codec.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { TierWindows } from '../cache/tier.ts';
@@ -30,7 +31,7 @@ function liveWindows(resource: 'quotes' | 'depth', policy: CachePolicy, region: 
 
 function bySymbolSpec<T>(
   resource: 'quotes' | 'depth' | 'instruments' | 'exFactors',
-  call: (adapter: Adapter, refs: SymbolRef[], ctx: Parameters<ResourceSpec<SymbolRef, T>['fetch']>[2]) => Promise<Map<string, T>>,
+  call: (adapter: Adapter, refs: SymbolRef[], vendor: VendorCall) => Promise<Map<string, T>>,
   windows: ResourceSpec<SymbolRef, T>['windows'],
 ): ResourceSpec<SymbolRef, T> {
   return {
@@ -73,26 +74,29 @@ export interface Resources {
   pools: ResourceSpec<{ id: PoolId; region: Region }, PoolDetail>;
 }
 
-/** How the candles resource reaches the adapter: directly, or through the history store. */
-export type CandleFetch = (adapter: Adapter, query: CandleQuery, ctx: Parameters<Adapter['getCandles']>[1]) => Promise<Candles | undefined>;
+/**
+ * How the candles resource reaches the adapter: one vendor call, or through the history store,
+ * which answers stored bars itself and makes one vendor call per missing range.
+ */
+export type CandleFetch = (adapter: Adapter, query: CandleQuery, vendor: VendorCall) => Promise<Candles | undefined>;
 
-export const directCandles: CandleFetch = (adapter, query, ctx) => adapter.getCandles(query, ctx);
+export const directCandles: CandleFetch = (adapter, query, vendor) => vendor((ctx) => adapter.getCandles(query, ctx));
 
 export function createResources(policy: CachePolicy, fetchCandles: CandleFetch = directCandles): Resources {
   const reference = (resource: 'instruments' | 'exFactors') => (value: unknown) => ttlFor(resource, { marketOpen: false, notFound: value === undefined }, policy);
   return {
-    quotes: bySymbolSpec('quotes', (a, refs, ctx) => a.getQuotes(refs, ctx), (value, ref, now) => liveWindows('quotes', policy, ref.region, now, value === undefined)),
-    depth: bySymbolSpec('depth', (a, refs, ctx) => a.getDepth(refs, ctx), (value, ref, now) => liveWindows('depth', policy, ref.region, now, value === undefined)),
-    instruments: bySymbolSpec<Instrument>('instruments', (a, refs, ctx) => a.getInstruments(refs, ctx), reference('instruments')),
-    exFactors: bySymbolSpec<ExFactor[]>('exFactors', (a, refs, ctx) => a.getExFactors(refs, ctx), reference('exFactors')),
+    quotes: bySymbolSpec('quotes', (a, refs, vendor) => vendor((ctx) => a.getQuotes(refs, ctx)), (value, ref, now) => liveWindows('quotes', policy, ref.region, now, value === undefined)),
+    depth: bySymbolSpec('depth', (a, refs, vendor) => vendor((ctx) => a.getDepth(refs, ctx)), (value, ref, now) => liveWindows('depth', policy, ref.region, now, value === undefined)),
+    instruments: bySymbolSpec<Instrument>('instruments', (a, refs, vendor) => vendor((ctx) => a.getInstruments(refs, ctx)), reference('instruments')),
+    exFactors: bySymbolSpec<ExFactor[]>('exFactors', (a, refs, vendor) => vendor((ctx) => a.getExFactors(refs, ctx)), reference('exFactors')),
     candles: {
       resource: 'candles',
       key: candleKey,
       region: (q) => q.symbol.region,
       need: (q) => ({ period: q.period, rawPrices: true }),
       batch: false,
-      fetch: async (adapter, [query], ctx) => {
-        const candles = await fetchCandles(adapter, query, ctx);
+      fetch: async (adapter, [query], vendor) => {
+        const candles = await fetchCandles(adapter, query, vendor);
         return candles === undefined ? new Map() : new Map([[candleKey(query), candles]]);
       },
       windows: (value, q, now) => {
@@ -110,8 +114,8 @@ export function createResources(policy: CachePolicy, fetchCandles: CandleFetch =
       key: (ref) => ref.symbol,
       region: (ref) => ref.region,
       batch: false,
-      fetch: async (adapter, [ref], ctx) => {
-        const candles = await adapter.getIntraday(ref, ctx);
+      fetch: async (adapter, [ref], vendor) => {
+        const candles = await vendor((ctx) => adapter.getIntraday(ref, ctx));
         return candles === undefined ? new Map() : new Map([[ref.symbol, candles]]);
       },
       windows: (value, ref, now) => {
@@ -128,8 +132,8 @@ export function createResources(policy: CachePolicy, fetchCandles: CandleFetch =
       key: (q) => q.id,
       region: (q) => q.region,
       batch: false,
-      fetch: async (adapter, [q], ctx) => {
-        const pool = await adapter.listPool(q.id, ctx);
+      fetch: async (adapter, [q], vendor) => {
+        const pool = await vendor((ctx) => adapter.listPool(q.id, ctx));
         return pool === undefined ? new Map() : new Map([[q.id, pool]]);
       },
       windows: (value) => ttlFor('pools', { marketOpen: false, notFound: value === undefined }, policy),

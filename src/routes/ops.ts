@@ -9,11 +9,23 @@ import type { AdapterRouter } from '../upstream/router.ts';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
+/**
+ * One part of /readyz. The readiness policy (issue 23): `ready: false` only for what is wrong with
+ * this instance and not with its peers (its own SQLite store unreadable or unwritable); a fault
+ * every instance shares (a vendor, Redis, a shared PostgreSQL store) is `ready: true` with
+ * `degraded` set: reported in the body, never a reason for the load balancer to pull everyone.
+ */
 export interface ReadinessCheck {
   /** Merged into the /readyz body. */
   name: string;
-  /** ready false: the instance cannot serve (e.g. a required Redis is down). */
-  run(): Promise<{ ready: boolean; detail: unknown }>;
+  run(): Promise<{ ready: boolean; detail: unknown; degraded?: { problem: string; since?: number } }>;
+}
+
+/** A shared fault the instance degrades around, listed in /readyz's `degraded`. */
+interface Degraded {
+  name: string;
+  problem: string;
+  since?: string;
 }
 
 export interface OpsContext {
@@ -49,11 +61,16 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
   app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
-  // 503 only for the instance's own faults, or a market left with no adapter whose circuit is
-  // closed: one vendor down while another serves keeps the instance in the load balancer.
+  // The readiness policy: 503 only for this instance's own faults (starting, shutting down, its own
+  // SQLite store failing). Faults every instance shares (a vendor's circuit open, even every
+  // adapter of a market; Redis down; a shared PostgreSQL store unreachable) are listed in
+  // `degraded` by name and since-when, and the instance stays ready: pulling every instance at once
+  // for a vendor outage would turn stale quotes and stored history into no answer at all.
   app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_request, reply) => {
     const adapters: Record<string, Record<string, unknown>> = {};
     const usable = new Set<string>();
+    const degraded: Degraded[] = [];
+    const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
     await Promise.all([...ctx.router.adapters.values()].map(async (adapter) => {
       let reachable = true;
       let timedOut = false;
@@ -67,9 +84,13 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
       const health = ctx.router.resilience(adapter.id)?.health();
       const circuit = health?.circuit ?? 'closed';
       if (reachable && circuit !== 'open') usable.add(adapter.id);
+      const since = iso(health?.circuitSince);
+      if (circuit !== 'closed') degraded.push({ name: `adapter:${adapter.id}`, problem: `circuit ${circuit}`, ...(since ? { since } : {}) });
+      if (!reachable) degraded.push({ name: `adapter:${adapter.id}`, problem: timedOut ? 'ready probe did not answer' : 'ready probe failed' });
       adapters[adapter.id] = {
         ready: reachable && circuit === 'closed',
         circuit,
+        ...(since ? { circuit_since: since } : {}),
         in_flight: health?.inFlight ?? 0,
         queued: health?.queued ?? 0,
         budget_remaining: health?.budgetRemaining ?? null,
@@ -82,17 +103,22 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
       const chain = ctx.router.configuredChain('quotes', market);
       const serving = chain.filter((id) => usable.has(id));
       markets[market] = { ready: serving.length > 0, adapters: serving };
-      if (serving.length === 0) ready = false;
+      if (serving.length === 0) degraded.push({ name: `market:${market}`, problem: 'no adapter with a closed circuit: live data stale or 503, stored history still served' });
     }
     const extra: Record<string, unknown> = {};
     for (const check of ctx.readinessChecks ?? []) {
-      const result = await bounded(check.run()).catch((error: unknown) => ({ ready: false, detail: { error: String(error) } }));
-      const settled = result === TIMED_OUT ? { ready: false, detail: { error: `check did not answer within ${READY_PROBE_MS} ms` } } : result;
+      const result = await bounded(check.run()).catch((error: unknown) => ({ ready: false, detail: { error: String(error) }, degraded: undefined }));
+      const settled = result === TIMED_OUT ? { ready: false, detail: { error: `check did not answer within ${READY_PROBE_MS} ms` }, degraded: undefined } : result;
       extra[check.name] = settled.detail;
       if (!settled.ready) ready = false;
+      if (settled.degraded !== undefined) {
+        const since = iso(settled.degraded.since);
+        degraded.push({ name: check.name, problem: settled.degraded.problem, ...(since ? { since } : {}) });
+      }
     }
+    degraded.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'not_ready', markets, adapters, ...extra });
+      .send({ status: ready ? (degraded.length > 0 ? 'degraded' : 'ready') : 'not_ready', markets, adapters, ...extra, ...(degraded.length > 0 ? { degraded } : {}) });
   });
 
   app.get('/metrics', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>

@@ -22,10 +22,12 @@ import type { BasePeriod, Candles } from '../domain.ts';
 import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
-import { Tier } from './tier.ts';
+import { Tier, type StoreHealth } from './tier.ts';
+import type { ReadinessCheck } from '../routes/ops.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
 export { DEFAULT_MAX_BARS_PER_CALL } from './tier.ts';
+export type { StoreHealth } from './tier.ts';
 
 export interface HistoryTier {
   /** Raw closed+open candles for `query` (base period 1m or 1d) from adapter `adapterId`. Covered
@@ -36,7 +38,7 @@ export interface HistoryTier {
   candles(adapterId: string, query: CandleQuery, fetchRange: (q: CandleQuery) => Promise<Candles | undefined>, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
   stats(): Promise<HistoryStats>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
-  health(): { ok: boolean; backend: 'sqlite' | 'postgres'; error?: string };
+  health(): StoreHealth;
   /** A retention pass: the one under way if any (one runs at boot, in the background), else a new one. */
   retention(): Promise<number>;
   close(): Promise<void>;
@@ -119,6 +121,23 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
       stop.abort();
       await running;
       await backend.close();
+    },
+  };
+}
+
+/**
+ * The store's part of /readyz, by the readiness policy: this instance's own SQLite file failing
+ * makes it unready (another instance can do better); a shared PostgreSQL store failing is a
+ * fault every instance shares: reported as degraded (history then comes from the vendor).
+ */
+export function historyReadiness(store: Pick<HistoryTier, 'health'>): ReadinessCheck {
+  return {
+    name: 'history',
+    run: async () => {
+      const health = store.health();
+      if (health.ok) return { ready: true, detail: health };
+      if (health.backend === 'sqlite') return { ready: false, detail: health };
+      return { ready: true, detail: health, degraded: { problem: 'store failing: history from the vendor', since: health.since } };
     },
   };
 }

@@ -28,6 +28,24 @@ class StoreFailure extends Error {
 
 class UnknownSymbol {}
 
+/** What health() reports: `since` is when the failure began (epoch ms). */
+export interface StoreHealth {
+  ok: boolean;
+  backend: 'sqlite' | 'postgres';
+  error?: string;
+  since?: number;
+  /** The store's file is damaged (corrupt, not a database, I/O errors): sticky until restart. */
+  damaged?: boolean;
+}
+
+/** SQLite result codes (low byte of node:sqlite's `errcode`) that mean the file itself is damaged. */
+const SQLITE_DAMAGE = new Set([10 /* IOERR */, 11 /* CORRUPT */, 26 /* NOTADB */]);
+
+function isDamage(error: unknown): boolean {
+  const errcode = (error as { errcode?: unknown })?.errcode;
+  return typeof errcode === 'number' && SQLITE_DAMAGE.has(errcode & 0xff);
+}
+
 export interface TierOptions {
   backend: Backend;
   now: () => number;
@@ -41,6 +59,8 @@ export class Tier {
   readonly #locks = new Map<string, Promise<unknown>>();
   #downUntil = -Infinity;
   #error: string | undefined;
+  #errorSince = 0;
+  #fault: { error: string; since: number } | undefined;
 
   constructor(options: TierOptions) {
     this.#o = options;
@@ -50,8 +70,10 @@ export class Tier {
     return this.#o.backend;
   }
 
-  health(): { ok: boolean; backend: 'sqlite' | 'postgres'; error?: string } {
-    return this.#error === undefined ? { ok: true, backend: this.#o.backend.kind } : { ok: false, backend: this.#o.backend.kind, error: this.#error };
+  health(): StoreHealth {
+    const kind = this.#o.backend.kind;
+    const fault = this.#fault ?? (this.#error === undefined ? undefined : { error: this.#error, since: this.#errorSince });
+    return fault === undefined ? { ok: true, backend: kind } : { ok: false, backend: kind, error: fault.error, since: fault.since, ...(this.#fault ? { damaged: true } : {}) };
   }
 
   async #db<T>(work: () => Promise<T>): Promise<T> {
@@ -60,6 +82,10 @@ export class Tier {
       this.#error = undefined;
       return out;
     } catch (error) {
+      // A damaged file (corrupt pages, not a database, I/O errors) does not heal when another
+      // series reads fine: it stays reported until the process restarts on a repaired store.
+      if (this.#fault === undefined && isDamage(error)) this.#fault = { error: `history store damaged: ${(error as Error).message}`, since: this.#o.now() };
+      if (this.#error === undefined) this.#errorSince = this.#o.now();
       throw new StoreFailure(error);
     }
   }
@@ -137,27 +163,39 @@ export class Tier {
       sawFetched(inside);
     };
 
+    // The still-forming bar counts towards `count` and is never stored. It comes with the vendor
+    // call that fills the newest closed gap (one request, split here: the closed part stored, the
+    // rest returned), or, when the closed part is all stored, with a call of its own at the end.
+    let open: Candles | undefined;
+    let openPending = w.open !== undefined;
+    const takeOpen = (raw: Candles) => {
+      open = windowCandles(validateCandles(raw).candles, { start: w.closedEnd + 1, end: query.end });
+      openPending = false;
+      sawFetched(open);
+    };
+    /** Reaches the forming bar: the newest closed gap, while the forming bar is still wanted. */
+    const reachesOpen = (hi: number) => openPending && hi >= w.upper && w.upper === w.closedEnd;
+
     /** Makes [lo, hi] covered: missing pieces fetched as range calls. */
     const ensure = async (lo: number, hi: number) => {
       const segments = calls === 0 ? initial : await this.#db(() => backend.coverage(key));
       const plan = planFetches(region, period, activeAt(segments, now), lo, hi, max);
       const expired = expiredAt(segments, now);
-      for (const f of plan.fetches) await store(await call({ symbol: query.symbol, period, start: f.lo, end: f.hi }), f.cover, expired);
+      for (const f of plan.fetches) {
+        const withOpen = reachesOpen(f.cover.hi);
+        const raw = await call({ symbol: query.symbol, period, start: f.lo, end: withOpen ? query.end : f.hi });
+        await store(raw, f.cover, expired);
+        if (withOpen) takeOpen(raw);
+      }
       // Label-free gaps (weekends, lunch, holidays) join the coverage once the series is known.
       if (plan.free.length > 0 && (initial.length > 0 || calls > 0)) {
         await this.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }));
       }
     };
 
-    // The forming bar first: it counts towards `count` and is never stored.
-    let open: Candles | undefined;
-    if (w.open !== undefined) {
-      const raw = await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end });
-      open = windowCandles(validateCandles(raw).candles, { start: w.closedEnd + 1, end: query.end });
-      sawFetched(open);
-    }
-    const openCount = open?.timestamp.length ?? 0;
-    const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count - openCount;
+    // `count` is met from closed bars alone (the forming bar, when there is one, makes one bar
+    // more than needed, trimmed below): the closed part is planned before the forming bar is known.
+    const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
 
     if (w.upper >= w.lo && (need === undefined || need > 0)) {
       if (need === undefined) {
@@ -183,7 +221,12 @@ export class Tier {
             continue;
           }
           const ask = need === Infinity ? max : Math.min(max, need - got);
-          const raw = await call({ symbol: query.symbol, period, start: step.lo > floorMs(region) ? step.lo : undefined, end: step.hi, count: ask });
+          const withOpen = reachesOpen(step.hi);
+          const raw = await call({
+            symbol: query.symbol, period, start: step.lo > floorMs(region) ? step.lo : undefined,
+            end: withOpen ? query.end : step.hi, count: withOpen ? ask + 1 : ask,
+          });
+          if (withOpen) takeOpen(raw);
           const inside = windowCandles(raw, { start: step.lo, end: step.hi });
           const n = inside.timestamp.length;
           const coverLo = n >= ask ? inside.timestamp[0] : step.lo;
@@ -192,6 +235,9 @@ export class Tier {
           cursor = coverLo - 1;
         }
       }
+    }
+    if (openPending) {
+      takeOpen(await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end }));
     }
 
     // A series the store has never seen and no call was needed: only the vendor knows whether the

@@ -54,6 +54,8 @@ export interface CircuitBreaker {
   admit(): BreakerTicket;
   /** Whole seconds until the circuit half-opens (≥ 1), for `Retry-After`. */
   retryAfterSeconds(): number;
+  /** When the circuit last left `closed` (epoch ms); undefined while closed. */
+  troubleSince(): number | undefined;
 }
 
 export function createBreaker(options: BreakerOptions, deps: BreakerDeps): CircuitBreaker {
@@ -69,8 +71,11 @@ export function createBreaker(options: BreakerOptions, deps: BreakerDeps): Circu
   let consecutiveFailures = 0;
   let openedAt = 0;
   let probesInFlight = 0;
+  let troubleSince: number | undefined;
 
   function moveTo(next: BreakerState): void {
+    if (current === 'closed' && next !== 'closed') troubleSince = now();
+    if (next === 'closed') troubleSince = undefined;
     current = next;
     generation++;
     probesInFlight = 0;
@@ -131,5 +136,5 @@ export function createBreaker(options: BreakerOptions, deps: BreakerDeps): Circu
     };
   }
 
-  return { state, admit, retryAfterSeconds };
+  return { state, admit, retryAfterSeconds, troubleSince: () => (state() === 'closed' ? undefined : troubleSince) };
 }

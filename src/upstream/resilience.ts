@@ -25,6 +25,8 @@ export interface ResilienceSettings {
 
 export interface AdapterHealth {
   circuit: BreakerState;
+  /** When the circuit last left `closed` (epoch ms); undefined while closed. */
+  circuitSince?: number;
   inFlight: number;
   queued: number;
   /** Requests the vendor's outbound budget still allows in its window; null when unbudgeted. */
@@ -55,6 +57,12 @@ export interface ResilienceDeps {
   onBreakerStateChange?: (adapter: string, state: BreakerState) => void;
   /** The vendor's outbound budget, when it has one (http.ts). */
   budgetRemaining?: () => number;
+  /**
+   * False when the adapter's HTTP layer (http.ts) reports each request that reaches the vendor
+   * itself: this layer then reports only its breaker's refusals, so `mdqs_upstream_requests_total`
+   * counts each vendor request once. Default true (adapters without an HTTP layer, e.g. sim).
+   */
+  countsCalls?: boolean;
 }
 
 export function createResilience(adapterId: string, settings: ResilienceSettings, deps: ResilienceDeps): Resilience {
@@ -64,6 +72,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
     onStateChange: (state) => deps.onBreakerStateChange?.(adapterId, state),
   });
   const limit: LimitFunction = pLimit(Math.max(1, settings.concurrency));
+  const callMetrics = deps.countsCalls === false ? undefined : deps.metrics;
 
   const timeoutError = (adapter: Adapter, resource: Resource) => new AppError(
     'UPSTREAM_TIMEOUT', `${adapter.label} did not answer within ${settings.deadlineMs} ms`, { details: { adapter: adapter.id, resource } },
@@ -90,12 +99,12 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       // Raced in case an adapter ignores its signal.
       const value = await Promise.race([fn({ signal }), aborted]);
       ticket.success();
-      deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
+      callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
       return value;
     } catch (error) {
       if (isAppError(error) && error.status < 500) ticket.success();
       else if (!(isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE')) ticket.failure();
-      deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: outcomeOf(error), ms: performance.now() - started });
+      callMetrics?.upstream({ adapter: adapter.id, resource, outcome: outcomeOf(error), ms: performance.now() - started });
       if (isAppError(error)) throw error;
       throw new AppError('UPSTREAM_ERROR', `${adapter.label} failed`, { cause: error, details: { adapter: adapter.id, resource } });
     } finally {
@@ -125,7 +134,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       // The deadline runs from the moment the data was needed: time queued for a slot counts.
       const deadlineAt = neededAt + settings.deadlineMs;
       if (deps.now() >= deadlineAt) {
-        deps.metrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
+        callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
         return Promise.reject(timeoutError(adapter, resource));
       }
       const controller = new AbortController();
@@ -143,6 +152,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
     },
     health: () => ({
       circuit: breaker.state(),
+      circuitSince: breaker.troubleSince(),
       inFlight: limit.activeCount,
       queued: limit.pendingCount,
       budgetRemaining: deps.budgetRemaining ? deps.budgetRemaining() : null,

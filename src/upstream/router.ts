@@ -73,10 +73,13 @@ export class AdapterRouter {
   /**
    * Run `call` on the first adapter of the chain; on an upstream failure (5xx AppError or an
    * unexpected exception) move to the next. Client errors (4xx) are answers, not failures.
-   * Each adapter's own deadline starts when it is tried; the first one's when the data was needed.
+   * `call` gets `vendor`, which runs one logical vendor call under the adapter's resilience layer
+   * (its own deadline, breaker verdict, concurrency slot and count): what `call` answers without
+   * it (stored history) touches none of them. The first vendor call's deadline starts when the
+   * data was needed (queueing counts); later ones, and other adapters', when they start.
    */
-  async run<T>(
-    resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
+  async serve<T>(
+    resource: Resource, region: Region, call: (adapter: Adapter, vendor: VendorCall) => Promise<T>,
     options: { need?: Need; neededAt?: number } = {},
   ): Promise<{ value: T; adapter: Adapter }> {
     const chain = this.chain(resource, region, options.need);
@@ -87,21 +90,35 @@ export class AdapterRouter {
       });
     }
     let lastError: unknown;
-    for (const [index, adapter] of chain.entries()) {
+    let neededAt = options.neededAt;
+    for (const adapter of chain) {
+      const resilience = this.#resilience.get(adapter.id);
+      const vendor: VendorCall = (fn) => {
+        const at = neededAt;
+        neededAt = undefined;
+        return resilience ? resilience.call(adapter, resource, fn, at) : fn({});
+      };
       try {
-        const resilience = this.#resilience.get(adapter.id);
-        const neededAt = index === 0 ? options.neededAt : undefined;
-        const value = resilience
-          ? await resilience.call(adapter, resource, (ctx) => call(adapter, ctx), neededAt)
-          : await call(adapter, {});
-        return { value, adapter };
+        return { value: await call(adapter, vendor), adapter };
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;
+        neededAt = undefined;
       }
     }
     throw isAppError(lastError)
       ? lastError
       : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: lastError });
   }
+
+  /** `serve` for the common case: one vendor call per adapter tried. */
+  run<T>(
+    resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
+    options: { need?: Need; neededAt?: number } = {},
+  ): Promise<{ value: T; adapter: Adapter }> {
+    return this.serve(resource, region, (adapter, vendor) => vendor((ctx) => call(adapter, ctx)), options);
+  }
 }
+
+/** One logical vendor call under an adapter's resilience layer (router.serve). */
+export type VendorCall = <R>(fn: (ctx: CallContext) => Promise<R>) => Promise<R>;

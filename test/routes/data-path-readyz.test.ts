@@ -1,6 +1,7 @@
-// Readiness means the instance can serve (issue 8.7): /readyz stays 200 while one vendor's circuit
-// is open and another adapter serves the market, turns 503 when a market has none left, and
-// reports each adapter's health in the body (and its circuit in /metrics) either way.
+// The readiness policy (issue 23.8): /readyz answers 503 only for this instance's own faults. A
+// vendor's circuit open, even every adapter of a market, is a fault every instance shares: the
+// instance stays ready (200, status "degraded"), and the body names what is degraded and since
+// when; each adapter's health is in the body (and its circuit in /metrics) either way.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { AppError } from '../../src/errors.ts';
@@ -13,7 +14,7 @@ afterEach(async () => {
 
 const BREAKER = { failureThreshold: 2, openMs: 30_000 };
 const healthy = { ready: true, circuit: 'closed', in_flight: 0, queued: 0, budget_remaining: null };
-const opened = { ready: false, circuit: 'open', in_flight: 0, queued: 0, budget_remaining: null };
+const opened = { ready: false, circuit: 'open', circuit_since: new Date(0).toISOString(), in_flight: 0, queued: 0, budget_remaining: null };
 
 async function setup(cnChain: string[]) {
   let clock = CN_MORNING;
@@ -66,9 +67,11 @@ describe('/readyz', () => {
     expect(b.symbolsOf('getQuotes')).toEqual(['600519.SH', '000001.SZ']);
     const { status, body } = await ready();
     expect(status).toBe(200);
-    expect(body.status).toBe('ready');
+    expect(body.status).toBe('degraded');
     expect(body.markets.CN).toEqual({ ready: true, adapters: ['vendorB'] });
-    expect(body.adapters).toEqual({ vendorA: opened, vendorB: healthy, sim: healthy });
+    const since = new Date(CN_MORNING).toISOString();
+    expect(body.adapters).toEqual({ vendorA: { ...opened, circuit_since: since }, vendorB: healthy, sim: healthy });
+    expect(body.degraded).toEqual([{ name: 'adapter:vendorA', problem: 'circuit open', since }]);
     // The open circuit is passed over without a call.
     await t.get('/v1/quotes?symbols=601318.SH');
     expect(a.symbolsOf('getQuotes')).toHaveLength(2);
@@ -77,18 +80,23 @@ describe('/readyz', () => {
     expect(metrics).toContain('mdqs_circuit_state{adapter="vendorB"} 0');
   });
 
-  it('a market with no adapter left whose circuit is closed: 503 not_ready, the other markets still ready', async () => {
+  it('every circuit of a market open: still 200 (a fault every instance shares), the market and its adapter named as degraded', async () => {
     const { t, a, ready } = await setup(['vendorA']);
     expect(await openCircuit(t, a)).toEqual([502, 502]);
     const { status, body } = await ready();
-    expect(status).toBe(503);
-    expect(body.status).toBe('not_ready');
+    expect(status).toBe(200);
+    expect(body.status).toBe('degraded');
     expect(body.markets).toEqual({
       CN: { ready: false, adapters: [] },
       HK: { ready: true, adapters: ['sim'] },
       US: { ready: true, adapters: ['sim'] },
     });
-    expect(body.adapters.vendorA).toEqual(opened);
+    const since = new Date(CN_MORNING).toISOString();
+    expect(body.adapters.vendorA).toEqual({ ...opened, circuit_since: since });
+    expect(body.degraded).toEqual([
+      { name: 'adapter:vendorA', problem: 'circuit open', since },
+      { name: 'market:CN', problem: 'no adapter with a closed circuit: live data stale or 503, stored history still served' },
+    ]);
     expect((await t.app.inject({ url: '/readyz' })).headers['cache-control']).toBe('no-store');
   });
 
@@ -99,16 +107,17 @@ describe('/readyz', () => {
     const { status, body } = await ready();
     expect(status).toBe(200);
     expect(body.markets.CN).toEqual({ ready: true, adapters: ['vendorA'] });
-    expect(body.adapters.vendorA).toEqual({ ...opened, circuit: 'half_open' });
+    expect(body.adapters.vendorA).toEqual({ ...opened, circuit: 'half_open', circuit_since: new Date(CN_MORNING).toISOString() });
   });
 
   it('an adapter whose ready() probe fails does not serve its market', async () => {
     const { a, ready } = await setup(['vendorA']);
     Object.assign(a, { ready: async () => { throw new Error('probe failed'); } });
     const { status, body } = await ready();
-    expect(status).toBe(503);
+    expect(status).toBe(200);
     expect(body.markets.CN).toEqual({ ready: false, adapters: [] });
     expect(body.adapters.vendorA).toEqual({ ...healthy, ready: false });
+    expect(body.degraded.map((d: { name: string }) => d.name)).toEqual(['adapter:vendorA', 'market:CN']);
   });
 
   it('a ready probe that never answers makes that adapter not ready, and /readyz still answers', async () => {

@@ -228,8 +228,13 @@ describe('resilience: concurrency, queue bound and health', () => {
   it('health() says null budget for an adapter without one, and reports an open circuit', async () => {
     const { r } = setup({ breaker: { failureThreshold: 1, openMs: 30_000 } });
     expect(r.health()).toEqual({ circuit: 'closed', inFlight: 0, queued: 0, budgetRemaining: null });
+    const before = Date.now();
     await rejection(r.call(adapter, 'quotes', fail('UPSTREAM_ERROR')));
-    expect(r.health()).toEqual({ circuit: 'open', inFlight: 0, queued: 0, budgetRemaining: null });
+    const health = r.health();
+    expect(health).toEqual({ circuit: 'open', circuitSince: health.circuitSince, inFlight: 0, queued: 0, budgetRemaining: null });
+    // Since when the circuit has been out of `closed` (readiness reports it).
+    expect(health.circuitSince).toBeGreaterThanOrEqual(before);
+    expect(health.circuitSince).toBeLessThanOrEqual(Date.now());
     expect(r.adapterId).toBe('vendor');
     expect(r.deadlineMs).toBe(1_000);
   });
