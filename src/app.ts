@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { createFastPath, type FastPath, type FastRoute } from './http/fast-path.ts';
-import { createHistoryTier, type HistoryTier } from './store/index.ts';
+import { createHistoryTier, historyReadiness, type HistoryTier } from './store/index.ts';
 import { historySettings } from './store/settings.ts';
 import { createFillLock, type FillLock } from './cache/fill-lock.ts';
 import { createRedisTier, jsonCodec, responseCodec } from './cache/redis-tier.ts';
@@ -36,7 +36,7 @@ import type { UpstreamClient } from './upstream/http.ts';
 import { createResilience, type Resilience } from './upstream/resilience.ts';
 import { AdapterRouter } from './upstream/router.ts';
 import { checkRouting } from './upstream/routing-check.ts';
-import { isSimAdapter, resilienceSettings } from '../adapters/registry.ts';
+import { isSimAdapter, resilienceSettings } from './upstream/registry.ts';
 import type { Region } from './domain.ts';
 import exFactorRoutes from './routes/ex-factors.ts';
 import depthRoutes from './routes/depth.ts';
@@ -192,6 +192,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       now,
       metrics: upstreamSink(metrics),
       budgetRemaining: client ? () => client.budgetRemaining() : undefined,
+      countsCalls: client === undefined,
       // Logged once per state change, not per failed request.
       onBreakerStateChange: (adapter, state) => app.log.warn({ adapter, state }, 'circuit breaker state changed'),
     }));
@@ -255,9 +256,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const historyOff = new Set(historyConfig.disabledAdapters);
   const store = history;
   const candleFetch: CandleFetch = options.candleFetch ?? (store === undefined ? directCandles
-    : (adapter, query, ctx) => (historyOff.has(adapter.id)
-      ? adapter.getCandles(query, ctx)
-      : store.candles(adapter.id, query, (range) => adapter.getCandles(range, ctx))));
+    : (adapter, query, vendor) => (historyOff.has(adapter.id)
+      ? directCandles(adapter, query, vendor)
+      : store.candles(adapter.id, query, (range) => vendor((ctx) => adapter.getCandles(range, ctx)))));
   // The calendar's memos are process-wide; their byte budget follows the config of the app built last.
   configureCalendarMemo({ maxBytes: config.cache.calendarMemoMaxBytes ?? DEFAULT_CALENDAR_MEMO_MAX_BYTES });
   // Nothing at boot needs a market's local time, and the first use loads ICU's time-zone data
@@ -384,11 +385,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => opsRoutes(scope, {
     router, now, config, metrics, simulated,
     isClosing: () => closing,
-    readinessChecks: [...(store === undefined ? [] : [{
-      // A store failing at run time degrades to the vendor: reported, never a reason to be unready.
-      name: 'history',
-      run: async () => ({ ready: true, detail: store.health() }),
-    }]), ...(redisHealthTracker === undefined ? [] : [redisReadiness(redisHealthTracker)])],
+    readinessChecks: [...(store === undefined ? [] : [historyReadiness(store)]), ...(redisHealthTracker === undefined ? [] : [redisReadiness(redisHealthTracker)])],
   }));
   app.addHook('onClose', async () => {
     await service.close();
