@@ -33,6 +33,9 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 export function authenticate(request: FastifyRequest, keys: KeyStore): KeyEntry {
   const key = presentedKey(request);
   if (key === undefined) {
+    // The free tier, when the keys file names a plan for it; a wrong key is never downgraded to it.
+    const anonymous = keys.anonymous;
+    if (anonymous !== undefined) return anonymous;
     throw new AppError('MISSING_API_KEY', 'an API key is required: send it in the X-API-Key header or the api_key query parameter');
   }
   const entry = keys.lookup(key);

@@ -45,6 +45,11 @@ export const KeysFileSchema = Type.Object({
     created: Type.Optional(Type.String({ pattern: ISO_DATE })),
     expires: Type.Optional(Type.String({ pattern: ISO_DATE })),
   })),
+  /** The free tier: the plan of requests that carry no key, limited per client address. Absent: a key is required. */
+  anonymous: Type.Optional(Type.Object({
+    plan: Type.String({ minLength: 1 }),
+    demo: Type.Optional(Type.Boolean()),
+  })),
 });
 
 export type KeysFile = Static<typeof KeysFileSchema>;
@@ -68,7 +73,12 @@ export interface KeyEntry {
   created?: string;
   /** Epoch ms from which the key no longer authenticates. */
   expiresAt?: number;
+  /** The free tier's entry (no key presented): its rate limit applies per client address. */
+  anonymous?: true;
 }
+
+/** The id the free tier's entry carries in logs and metrics. */
+export const ANONYMOUS_ID = 'anonymous';
 
 export class KeysFileError extends ConfigError {
   constructor(problems: string[], source: string) {
@@ -92,8 +102,12 @@ function at(sources: Sources, segments: string[]): string {
  */
 export function parseKeysFile(data: unknown, source = 'keys file', sources: Sources = new Map()): KeyStoreSnapshot {
   const problems = schemaProblems(KeysFileSchema, data, sources);
-  const raw = (typeof data === 'object' && data !== null ? data : {}) as { plans?: unknown; keys?: unknown };
+  const raw = (typeof data === 'object' && data !== null ? data : {}) as { plans?: unknown; keys?: unknown; anonymous?: { plan?: unknown } };
   const planNames = typeof raw.plans === 'object' && raw.plans !== null ? Object.keys(raw.plans) : [];
+  const anonymousPlan = raw.anonymous?.plan;
+  if (typeof anonymousPlan === 'string' && anonymousPlan !== '' && !planNames.includes(anonymousPlan)) {
+    problems.push(`anonymous.plan: names unknown plan ${anonymousPlan}${at(sources, ['anonymous', 'plan'])}; plans: ${planNames.join(', ') || 'none'}`);
+  }
   const firstIndex = new Map<string, number>();
   (Array.isArray(raw.keys) ? raw.keys : []).forEach((key: unknown, i) => {
     if (typeof key !== 'object' || key === null) return;
@@ -134,12 +148,17 @@ export function parseKeysFile(data: unknown, source = 'keys file', sources: Sour
       ...(key.expires !== undefined ? { expiresAt: Date.parse(key.expires) } : {}),
     });
   }
-  return { plans, byHash };
+  const anonymous: KeyEntry | undefined = file.anonymous === undefined ? undefined : {
+    id: ANONYMOUS_ID, plan: plans.get(file.anonymous.plan)!, demo: file.anonymous.demo === true, hash: Buffer.alloc(0), anonymous: true,
+  };
+  return { plans, byHash, ...(anonymous !== undefined ? { anonymous } : {}) };
 }
 
 export interface KeyStoreSnapshot {
   plans: Map<string, Plan>;
   byHash: Map<string, KeyEntry>;
+  /** The free tier's entry, when the keys file names a plan for requests without a key. */
+  anonymous?: KeyEntry;
 }
 
 /** How to make a keys file, for the message when there is none. */
@@ -200,7 +219,15 @@ export class KeyStore {
   }
 
   get demoKeyIds(): string[] {
-    return [...this.#snapshot.byHash.values()].filter((k) => k.demo).map((k) => k.id);
+    const ids = [...this.#snapshot.byHash.values()].filter((k) => k.demo).map((k) => k.id);
+    // A demo free tier keeps `server.host: auto` on loopback as the demo key does.
+    if (this.#snapshot.anonymous?.demo === true) ids.push(ANONYMOUS_ID);
+    return ids;
+  }
+
+  /** The free tier's entry for requests without a key; undefined when the keys file names none. */
+  get anonymous(): KeyEntry | undefined {
+    return this.#snapshot.anonymous;
   }
 
   get size(): number {

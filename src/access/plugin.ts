@@ -13,7 +13,7 @@ import type { Config } from '../../config/schema.ts';
 import { AppError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { commandTimeoutOf, registerRedisMetric, trackRedisHealth } from '../redis.ts';
-import { createAuthFailures } from './auth-failures.ts';
+import { addressBucket, createAuthFailures } from './auth-failures.ts';
 import { authenticate } from './guard.ts';
 import type { KeyEntry, KeyStore } from './keys.ts';
 import { createLocalLimiter, createRedisLimiter, createSharedLimiter, type LimitDecision } from './rate-limit.ts';
@@ -114,7 +114,8 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
       }
       throw error;
     }
-    const blocked = await failures.admit(request.ip, entry.id);
+    // No key presented is no guess: the free tier skips the failed-key budget.
+    const blocked = entry.anonymous ? undefined : await failures.admit(request.ip, entry.id);
     if (blocked !== undefined) {
       metrics.rateLimited.inc();
       throw tooMany(failureMessage, blocked, {});
@@ -122,7 +123,10 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     request.keyEntry = entry;
     const { max, windowMs } = entry.plan.rateLimit;
     // Never undefined: the per-instance counter answers when Redis does not.
-    const decision = (await limiter.consume(`key:${entry.id}`, max, windowMs))!;
+    const decision = (await limiter.consume(bucket, max, windowMs))!;
+    // The free tier counts per client address (request.ip: the forwarded one behind a trusted
+    // proxy), an IPv6 /64 as one address; a key counts per key.
+    const bucket = entry.anonymous ? `anon:${addressBucket(request.ip)}` : `key:${entry.id}`;
     const headers = limitHeaders(decision);
     if (!decision.allowed) {
       metrics.rateLimited.inc();
@@ -135,7 +139,8 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
   return {
     limitSync: (entry, address, at) => {
       const time = at ?? now();
-      if (time < blockSeenUntil) return undefined;
+      // The free tier is limited per address, which only the normal path knows for sure.
+      if (time < blockSeenUntil || entry.anonymous) return undefined;
       let bucket = keyBuckets.get(entry);
       if (bucket === undefined) {
         bucket = `key:${entry.id}`;

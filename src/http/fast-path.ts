@@ -208,6 +208,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const route = index.get(url);
       if (route === undefined || options.isClosing()) return false;
       const presented = req.headers['x-api-key'];
+      // No key (the free tier, limited per client address) goes the normal way, never with a key's limits.
       if (typeof presented !== 'string' || presented === '') return false;
       const startedAt = performance.now();
       const entry = options.keys.lookup(presented);

@@ -100,7 +100,7 @@ describe('check-config --json', () => {
     expect(printed.keys.file).toBe(file);
     expect(printed.redis.url).toBe('redis://mdqs:***@127.0.0.1:6399/0');
     expect(printed.adapters.tickflow.apiKey).toBe('***');
-    expect(res.stderr).toMatch(/^ok: config .*default\.yaml; keys file .*check-json\.yaml: 1 key, 2 plans; would listen on 127\.0\.0\.1:9124 /);
+    expect(res.stderr).toMatch(/^ok: config .*default\.yaml; keys file .*check-json\.yaml: 1 key, 3 plans; would listen on 127\.0\.0\.1:9124 /);
   });
 });
 

@@ -160,8 +160,8 @@ describe('check-config', () => {
     expect(printed.server.port).toBe(9123);
     expect(printed.redis.url).toBe('redis://mdqs:***@127.0.0.1:6399/0');
     expect(printed.adapters.tickflow.apiKey).toBe('***');
-    expect(res.stderr).toBe(`ok: config ${join(ROOT, 'config/default.yaml')}; keys file ${file}: 1 key, 2 plans; would listen on 127.0.0.1:9123 `
-      + '(server.host is auto and the demo key (demo) is enabled: loopback only; remove the demo key or set HOST to listen on the network)\n');
+    expect(res.stderr).toBe(`ok: config ${join(ROOT, 'config/default.yaml')}; keys file ${file}: 1 key, 3 plans; would listen on 127.0.0.1:9123 `
+      + '(server.host is auto and the demo key (demo, anonymous) is enabled: loopback only; remove the demo key or set HOST to listen on the network)\n');
   });
 
   it('reports every problem and exits 1', () => {

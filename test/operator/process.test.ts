@@ -41,7 +41,7 @@ describe('npm start', () => {
     const server = npmStart({ KEYS_FILE: keysFile, MDQS__server__pidFile: pidFile });
     const port = await server.port();
     const bind = await server.waitFor((l) => l.msg.startsWith('listening on '), 'bind decision');
-    expect(bind.msg).toBe('listening on 127.0.0.1: server.host is auto and the demo key (demo) is enabled: loopback only; remove the demo key or set HOST to listen on the network');
+    expect(bind.msg).toBe('listening on 127.0.0.1: server.host is auto and the demo key (demo, anonymous) is enabled: loopback only; remove the demo key or set HOST to listen on the network');
     expect(server.logs.find((l) => /^Server listening at /.test(l.msg))?.msg).toBe(`Server listening at http://127.0.0.1:${port}`);
     await server.waitFor((l) => l.msg.startsWith('pid '), 'pid file line');
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
