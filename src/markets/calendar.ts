@@ -1,13 +1,22 @@
 // Exchange calendars: local time, trading days, sessions and minute-bar labels (DESIGN.md 4.3).
-// Pure functions over the holiday tables. They sit on hot paths (per request, per simulated
+// Pure functions over the tables of holidays.ts. They sit on hot paths (per request, per simulated
 // bar), so work is done on integer day numbers (days since 1970-01-01, exchange-local) and
 // epoch ms; Intl is only consulted for a zone's UTC offset once per UTC day, and per-day
 // results live in memo Maps that share one byte budget (cache.calendarMemoMaxBytes, set through
 // configureCalendarMemo): each entry is charged its measured size, and when the budget is spent
-// every memo is cleared at once (they refill from the days requests actually touch).
+// every memo is cleared at once (they refill from the days requests actually touch). The tables
+// themselves are indexed once at load into fixed structures (a sorted Int32Array of each market's
+// trading days, ~9-11k entries; Maps of its closures and shortened days): O(1) day lookups,
+// O(log n) steps to the next/previous trading day.
+//
+// Coverage (HOLIDAY_COVERAGE): inside it every answer comes from the tables. Before its first day
+// nothing trades (no session is invented; dayStatus says 'unknown'). After its last day the status is
+// 'unknown' too, and /v1/calendar reports it so; the rest of the service (planning, streams, the sim)
+// then treats weekdays as provisional sessions with the latest regular hours, so that a table not
+// yet extended for a new year degrades to weekdays instead of stopping the service.
 
 import type { Region, Session } from '../domain.ts';
-import { EARLY_CLOSES, HOLIDAYS, type EarlyClose } from './holidays.ts';
+import { CLOSURE_ROWS, HOLIDAY_COVERAGE, SESSION_REGIMES, SHORT_DAY_ROWS, type ShortDay } from './holidays.ts';
 
 export const TIME_ZONES: Record<Region, string> = {
   CN: 'Asia/Shanghai',
@@ -21,24 +30,6 @@ export interface SessionWindow {
   end: number;
 }
 
-interface Profile {
-  /** Local minutes since midnight. */
-  preOpen: number;
-  sessions: readonly (readonly [start: number, end: number])[];
-  /** Length of the after-hours state that follows the day's last regular session. */
-  afterMinutes: number;
-}
-
-// CN: 09:15 call auction; 15:00–15:30 STAR/ChiNext after-hours fixed-price trading.
-// HK: 09:00 pre-opening session; closing auction for 10 minutes after the last session.
-// US: NYSE Arca early and late sessions, 04:00 and 4 hours after the close (17:00 on early closes).
-const hm = (h: number, m: number) => h * 60 + m;
-const PROFILES: Record<Region, Profile> = {
-  CN: { preOpen: hm(9, 15), sessions: [[hm(9, 30), hm(11, 30)], [hm(13, 0), hm(15, 0)]], afterMinutes: 30 },
-  HK: { preOpen: hm(9, 0), sessions: [[hm(9, 30), hm(12, 0)], [hm(13, 0), hm(16, 0)]], afterMinutes: 10 },
-  US: { preOpen: hm(4, 0), sessions: [[hm(9, 30), hm(16, 0)]], afterMinutes: 240 },
-};
-
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 import { DAY_MS } from './time.ts';
@@ -49,7 +40,6 @@ const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
 const ENTRY_BYTES = {
   dayString: 96,
   offsetDay: 176,
-  tradingDay: 64,
   plan: 384,
 } as const;
 
@@ -270,50 +260,144 @@ export function localTimeMs(region: Region, date: string, hhmm: string): number 
 // ---------------------------------------------------------------------------------------------
 // Trading days
 
-function indexTable<E extends { date: string }, V>(rows: Record<Region, readonly E[]>, value: (e: E) => V) {
-  const out = perRegion(() => new Map<number, V>());
-  for (const region of REGIONS) for (const e of rows[region]) out[region].set(parseDay(e.date), value(e));
-  return out;
+interface RegimeIndex {
+  from: number;
+  preOpen: number;
+  sessions: readonly (readonly [start: number, end: number])[];
+  afterMinutes: number;
 }
 
-const holidayByDay = indexTable(HOLIDAYS, (e) => e.name);
-const earlyByDay = indexTable(EARLY_CLOSES, (e) => e);
+interface ShortIndex {
+  name: string;
+  /** Local minutes; NaN when the regular time holds. */
+  open: number;
+  close: number;
+}
 
-function trading(region: Region, day: number): boolean {
+interface MarketIndex {
+  first: number;
+  last: number;
+  /** Every trading day in [first, last], ascending. */
+  days: Int32Array;
+  closures: Map<number, string>;
+  short: Map<number, ShortIndex>;
+  regimes: readonly RegimeIndex[];
+}
+
+function isWeekend(day: number): boolean {
   const wd = weekdayOf(day);
-  return wd !== 0 && wd !== 6 && !holidayByDay[region].has(day);
+  return wd === 0 || wd === 6;
 }
 
-const nextMemo = perRegion(() => memo<number, number>());
-const prevMemo = perRegion(() => memo<number, number>());
+function buildIndex(region: Region): MarketIndex {
+  const first = parseDay(HOLIDAY_COVERAGE[region].first);
+  const last = parseDay(HOLIDAY_COVERAGE[region].last);
+  const closures = new Map<number, string>();
+  for (const [date, name] of CLOSURE_ROWS[region]) closures.set(parseDay(date), name);
+  const short = new Map<number, ShortIndex>();
+  for (const [date, name, open, close] of SHORT_DAY_ROWS[region]) {
+    short.set(parseDay(date), { name, open: open === null ? Number.NaN : parseHhmm(open), close: close === null ? Number.NaN : parseHhmm(close) });
+  }
+  const all = new Int32Array(last - first + 1);
+  let n = 0;
+  for (let d = first; d <= last; d++) if (!isWeekend(d) && !closures.has(d)) all[n++] = d;
+  const regimes = SESSION_REGIMES[region].map((r) => ({
+    from: parseDay(r.from),
+    preOpen: parseHhmm(r.preOpen),
+    sessions: r.sessions.map(([a, b]) => [parseHhmm(a), parseHhmm(b)] as const),
+    afterMinutes: r.afterMinutes,
+  }));
+  return { first, last, days: all.slice(0, n), closures, short, regimes };
+}
+
+const index: Record<Region, MarketIndex> = { CN: buildIndex('CN'), HK: buildIndex('HK'), US: buildIndex('US') };
+
+/** Whether `day` has regular sessions: table days inside coverage, none before it, weekdays after it (provisional). */
+function trading(region: Region, day: number): boolean {
+  const ix = index[region];
+  if (day < ix.first) return false;
+  if (isWeekend(day)) return false;
+  return day > ix.last || !ix.closures.has(day);
+}
+
+/** Index of the first entry of `days` that is > day. */
+function upperBound(days: Int32Array, day: number): number {
+  let lo = 0;
+  let hi = days.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (days[mid] <= day) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 function nextDay(region: Region, day: number): number {
-  const hit = nextMemo[region].get(day);
-  if (hit !== undefined) return hit;
-  let d = day + 1;
-  while (!trading(region, d)) d++;
-  return remember(nextMemo[region], day, d, ENTRY_BYTES.tradingDay);
+  const ix = index[region];
+  const i = upperBound(ix.days, day);
+  if (i < ix.days.length) return ix.days[i];
+  let d = Math.max(day, ix.last) + 1;
+  while (isWeekend(d)) d++;
+  return d;
 }
 
+/** The previous trading day; before coverage, where none is known, the previous calendar day. */
 function prevDay(region: Region, day: number): number {
-  const hit = prevMemo[region].get(day);
-  if (hit !== undefined) return hit;
+  const ix = index[region];
   let d = day - 1;
-  while (!trading(region, d)) d--;
-  return remember(prevMemo[region], day, d, ENTRY_BYTES.tradingDay);
+  for (; d > ix.last; d--) if (!isWeekend(d)) return d;
+  const i = upperBound(ix.days, d);
+  return i > 0 ? ix.days[i - 1] : d;
+}
+
+export type DayStatus = 'trading' | 'closed' | 'unknown';
+
+/** What the tables say of `date`: 'unknown' outside the market's coverage (never a guessed session). */
+export function dayStatus(region: Region, date: string): DayStatus {
+  const day = parseDay(date);
+  const ix = index[region];
+  if (day < ix.first || day > ix.last) return 'unknown';
+  return trading(region, day) ? 'trading' : 'closed';
+}
+
+/** First and last date (inclusive, exchange-local) the market's tables cover. */
+export function calendarCoverage(region: Region): { first: string; last: string } {
+  return HOLIDAY_COVERAGE[region];
 }
 
 export function isTradingDay(region: Region, date: string): boolean {
   return trading(region, parseDay(date));
 }
 
+/** Why the exchange was closed on a weekday inside coverage (holiday or unscheduled closure). */
 export function holidayName(region: Region, date: string): string | undefined {
-  return holidayByDay[region].get(parseDay(date));
+  return index[region].closures.get(parseDay(date));
 }
 
-/** The shortened-day entry for `date` (HK half day, NYSE 13:00 close), if any. */
-export function earlyClose(region: Region, date: string): EarlyClose | undefined {
-  return earlyByDay[region].get(parseDay(date));
+function shortDayOf(region: Region, day: number, date: string): ShortDay | undefined {
+  const s = index[region].short.get(day);
+  if (s === undefined) return undefined;
+  const out: ShortDay = { date, name: s.name };
+  if (!Number.isNaN(s.open)) out.open = formatMinutes(s.open);
+  if (!Number.isNaN(s.close)) out.close = formatMinutes(s.close);
+  return out;
+}
+
+function formatMinutes(minutes: number): string {
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return `${h < 10 ? '0' : ''}${h}:${m < 10 ? '0' : ''}${m}`;
+}
+
+/** The shortened-day entry for `date` (late open and/or early close), if any. */
+export function shortDay(region: Region, date: string): ShortDay | undefined {
+  return shortDayOf(region, parseDay(date), date);
+}
+
+/** The shortened-day entry for `date` when it closes early (HK half day, NYSE 13:00 close), if any. */
+export function earlyClose(region: Region, date: string): ShortDay | undefined {
+  const s = shortDay(region, date);
+  return s?.close === undefined ? undefined : s;
 }
 
 export function nextTradingDay(region: Region, date: string): string {
@@ -345,22 +429,30 @@ interface DayPlan {
 const EMPTY: SessionWindow[] = Object.freeze([]) as unknown as SessionWindow[];
 const plans = perRegion(() => memo<number, DayPlan | null>());
 
+function regimeOf(region: Region, day: number): RegimeIndex {
+  const regimes = index[region].regimes;
+  for (let i = regimes.length - 1; i > 0; i--) if (day >= regimes[i].from) return regimes[i];
+  return regimes[0];
+}
+
 function buildPlan(region: Region, day: number): DayPlan | null {
   if (!trading(region, day)) return null;
-  const profile = PROFILES[region];
-  const early = earlyByDay[region].get(day);
-  const close = early === undefined ? Infinity : parseHhmm(early.close);
+  const regime = regimeOf(region, day);
+  const short = index[region].short.get(day);
+  const open = short === undefined || Number.isNaN(short.open) ? -Infinity : short.open;
+  const close = short === undefined || Number.isNaN(short.close) ? Infinity : short.close;
   const sessions: SessionWindow[] = [];
   let lastEnd = 0;
-  for (const [start, end] of profile.sessions) {
+  for (const [start, end] of regime.sessions) {
     if (start >= close) break;
+    if (end <= open) continue;
     lastEnd = Math.min(end, close);
-    sessions.push(Object.freeze({ start: wallToUtc(region, day, start), end: wallToUtc(region, day, lastEnd) }));
+    sessions.push(Object.freeze({ start: wallToUtc(region, day, Math.max(start, open)), end: wallToUtc(region, day, lastEnd) }));
   }
   return {
     sessions: Object.freeze(sessions) as SessionWindow[],
-    preOpen: wallToUtc(region, day, profile.preOpen),
-    afterEnd: wallToUtc(region, day, lastEnd + profile.afterMinutes),
+    preOpen: wallToUtc(region, day, regime.preOpen),
+    afterEnd: wallToUtc(region, day, lastEnd + regime.afterMinutes),
   };
 }
 

@@ -1,14 +1,14 @@
 // GET /v1/calendar: trading days of one market with their regular sessions (local times and epoch
-// ms), half days and the weekday holidays between, from the shipped holiday tables (the same ones
-// that drive sessions and bar labels). Reference data: any valid key.
+// ms), shortened days and the weekday closures between, from the shipped tables (the same ones that
+// drive sessions, bar labels, aggregation and the sim). Days outside the tables' coverage are listed
+// in `unknown` and nowhere else: no session is ever guessed for them. Reference data: any valid key.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Region } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import {
-  addDays, earlyClose, holidayName, isTradingDay, localDate, localParts, sessions, TIME_ZONES,
+  addDays, calendarCoverage, dayStatus, holidayName, localDate, localParts, sessions, shortDay, TIME_ZONES,
 } from '../markets/calendar.ts';
-import { HOLIDAY_COVERAGE } from '../markets/holidays.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -34,8 +34,8 @@ const TradingDay = Type.Object({
   date: Type.String({ format: 'date' }),
   open: Type.String({ description: 'Local HH:MM of the first session' }),
   close: Type.String({ description: 'Local HH:MM of the last session end' }),
-  half_day: Type.Boolean({ description: 'Shortened day (HK eves: morning only; NYSE 13:00 close)' }),
-  note: Type.Optional(Type.String({ description: 'Why the day is shortened' })),
+  half_day: Type.Boolean({ description: 'Early close (HK eves: morning session only; NYSE 13:00, 14:00 before 1993; unscheduled early closes)' }),
+  note: Type.Optional(Type.String({ description: 'Why the day is shortened (early close or late open)' })),
   sessions: Type.Array(SessionSchema),
 });
 
@@ -45,11 +45,14 @@ const CalendarBody = Type.Object({
   start: Type.String({ format: 'date' }),
   end: Type.String({ format: 'date' }),
   coverage: Type.Object({ first: Type.String({ format: 'date' }), last: Type.String({ format: 'date' }) }, {
-    description: 'Years the holiday table is complete for; outside them only weekends are closed',
+    description: "First and last date (inclusive) the market's tables cover: CN from 1990-12-19, HK and US from 1986-01-01, each through its latest published year",
   }),
-  data: Type.Array(TradingDay),
+  data: Type.Array(TradingDay, { description: 'Trading days inside coverage' }),
   holidays: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), name: Type.String() }), {
-    description: 'Weekdays in the range the exchange is closed',
+    description: 'Weekdays inside coverage on which the exchange was or will be closed (holidays, unscheduled closures)',
+  }),
+  unknown: Type.Array(Type.String({ format: 'date' }), {
+    description: 'Every date of the range outside coverage: nothing is known of them, so they are neither trading days nor holidays',
   }),
 });
 
@@ -69,7 +72,7 @@ export default async function calendarRoutes(app: FastifyInstance, ctx: RouteCon
   app.get<{ Querystring: { market: Region; start?: string; end?: string } }>('/v1/calendar', {
     schema: {
       summary: 'Trading days with their sessions',
-      description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times, half days and the weekday holidays. From the shipped holiday tables.`,
+      description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times (historical hours where they changed), shortened days and the weekday closures. From the shipped tables, which cover CN from 1990-12-19, HK and US from 1986 through each market's latest published year; every date outside that coverage is listed in \`unknown\` and never given a session.`,
       tags: ['reference'],
       querystring: Type.Object({ market: Market, start: Type.Optional(DateParam), end: Type.Optional(DateParam) }),
       response: { 200: CalendarBody, ...ERROR_RESPONSES },
@@ -83,28 +86,29 @@ export default async function calendarRoutes(app: FastifyInstance, ctx: RouteCon
     if (span >= MAX_DAYS) throw new AppError('INVALID_TIME_RANGE', `at most ${MAX_DAYS} days per request`, { details: { start, end } });
     const data = [];
     const holidays = [];
+    const unknown = [];
     for (let date = start; date <= end; date = addDays(date, 1)) {
-      if (!isTradingDay(market, date)) {
+      const status = dayStatus(market, date);
+      if (status === 'unknown') {
+        unknown.push(date);
+        continue;
+      }
+      if (status === 'closed') {
         const name = holidayName(market, date);
         if (name !== undefined) holidays.push({ date, name });
         continue;
       }
       const windows = sessions(market, date);
-      const early = earlyClose(market, date);
+      const short = shortDay(market, date);
       data.push({
         date,
         open: localHhmm(market, windows[0].start),
         close: localHhmm(market, windows[windows.length - 1].end),
-        half_day: early !== undefined,
-        ...(early === undefined ? {} : { note: early.name }),
+        half_day: short?.close !== undefined,
+        ...(short === undefined ? {} : { note: short.name }),
         sessions: windows.map((w) => ({ open: localHhmm(market, w.start), close: localHhmm(market, w.end), open_time: w.start, close_time: w.end })),
       });
     }
-    const coverage = HOLIDAY_COVERAGE[market];
-    return {
-      market, timezone: TIME_ZONES[market], start, end,
-      coverage: { first: `${coverage.first}-01-01`, last: `${coverage.last}-12-31` },
-      data, holidays,
-    };
+    return { market, timezone: TIME_ZONES[market], start, end, coverage: calendarCoverage(market), data, holidays, unknown };
   });
 }
