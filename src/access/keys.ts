@@ -198,7 +198,22 @@ export class KeyStore {
     if (this.path === undefined) return this.#snapshot;
     this.#snapshot = loadKeysFile(this.path);
     this.#memo.clear();
+    for (const listener of this.#reloadListeners) listener();
     return this.#snapshot;
+  }
+
+  readonly #reloadListeners = new Set<() => void>();
+
+  /** Called after each successful reload (the stream re-checks its open connections); returns the off switch. */
+  onReload(listener: () => void): () => void {
+    this.#reloadListeners.add(listener);
+    return () => void this.#reloadListeners.delete(listener);
+  }
+
+  /** The same key (by hash) in the current snapshot, expired or not; undefined once it is gone. */
+  current(entry: KeyEntry): KeyEntry | undefined {
+    const found = this.#snapshot.byHash.get(entry.hash.toString('hex'));
+    return found !== undefined && found.hash.equals(entry.hash) ? found : undefined;
   }
 
   /**

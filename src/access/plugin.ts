@@ -81,6 +81,8 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     redis: redis ? createRedisLimiter({ redis, prefix: RATE_LIMIT_PREFIX, health, timeoutMs }) : undefined,
     instances,
   });
+  // The stream's client messages count against the same per-key buckets (stream/index.ts).
+  if (!app.hasDecorator('keyRateLimiter')) app.decorate('keyRateLimiter', limiter);
   const failureLimiter = createSharedLimiter({
     degraded: createLocalLimiter({ now, source: redis ? 'degraded' : 'local' }),
     redis: redis ? createRedisLimiter({ redis, prefix: AUTH_FAILURE_PREFIX, health, timeoutMs }) : undefined,

@@ -24,13 +24,18 @@ Server messages:
   error fields (code is the HTTP-style status, error the stable reason). The connection stays open.
   Reasons: INVALID_PARAMETER (not JSON, unknown op or channel, empty symbols), INVALID_SYMBOL,
   SYMBOL_NOT_FOUND, NO_QUOTES_PERMISSION / NO_DEPTH_PERMISSION, MARKET_NOT_PERMITTED,
-  TOO_MANY_SYMBOLS (the plan's max_subscriptions per key), RATE_LIMITED (client messages count
-  against the key's rate limit; pushes never do; adds retry_after_ms), UPSTREAM_*.
+  TOO_MANY_SYMBOLS (the plan's max_subscriptions per key), RATE_LIMITED (the handshake and client
+  messages count against the key's rate limit, the bucket of its HTTP requests; pushes never do;
+  adds retry_after_ms), UPSTREAM_*. After a keys reload that changed the key's plan, an error frame
+  (NO_DEPTH_PERMISSION, MARKET_NOT_PERMITTED, TOO_MANY_SYMBOLS) names the symbols unsubscribed in
+  \`details.symbols\` and \`details.channel\`.
 
 Limits: per key \`max_connections\` (default 10, refused with 429 TOO_MANY_CONNECTIONS at the
 handshake) and \`max_subscriptions\` (default 200). A client that does not read is sent conflated
 updates (latest value per symbol) and closed with 1013 when it stays behind or its send buffer
-passes the bound. Messages above the payload limit close with 1009. On shutdown: 1001.`;
+passes the bound. Messages above the payload limit close with 1009. On shutdown: 1001. A key
+revoked or expired while connected: 4401 ("key revoked", "key expired"); a plan that no longer
+permits the route: 4403; the newest connections past a lowered max_connections: 4429.`;
 
 export function streamRouteSchema(legacy: boolean) {
   return {

@@ -10,17 +10,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import type WebSocket from 'ws';
 import type { KeyEntry } from '../access/keys.ts';
 import type { Region, Session, SymbolRef } from '../domain.ts';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError, featureReason, isAppError } from '../errors.ts';
 import { isMarketOpen, sessionState } from '../markets/calendar.ts';
 import type { BatchResult, MarketDataService } from '../service/market-data.ts';
 import { maxConnections, maxSubscriptions } from './limits.ts';
 import type { StreamMetrics } from './metrics.ts';
 import { Outbox, TEXT, type Client } from './outbox.ts';
-import { ackFrame, CHANNELS, dataFrame, errorFrame, type Channel } from './protocol.ts';
+import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, type Channel, type CloseCause } from './protocol.ts';
 
 export type { Client } from './outbox.ts';
 
 const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
+/** setTimeout's longest delay; a key expiring later is re-checked then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The quotes-only route: its connections need the quotes feature. */
+const LEGACY_ROUTE = '/v1/ws/quotes';
 
 export interface StreamSettings {
   tickMs: number;
@@ -144,6 +148,7 @@ export class StreamHub {
     this.#clients.add(client);
     this.#keyState(entry.id).connections += 1;
     this.#metrics.connections.inc({ route });
+    this.#scheduleExpiry(client);
     socket.on('pong', () => { client.awaitingPong = false; });
     if (!this.#manual && this.#pinger === undefined) {
       this.#pinger = setInterval(() => this.heartbeat(), this.#settings.pingIntervalMs);
@@ -155,6 +160,8 @@ export class StreamHub {
   detach(client: Client): void {
     if (client.closed) return;
     client.closed = true;
+    if (client.expiry !== undefined) clearTimeout(client.expiry);
+    client.expiry = undefined;
     this.#clients.delete(client);
     this.#outbox.forget(client);
     for (const channel of CHANNELS) this.#drop(client, channel, [...client.subs[channel]]);
@@ -166,6 +173,39 @@ export class StreamHub {
       clearInterval(this.#pinger);
       this.#pinger = undefined;
     }
+  }
+
+  /**
+   * After a keys reload (every instance reloads on the published reload): each open connection's
+   * key is looked up again by hash. A key that is gone closes its connections with 4401 "key
+   * revoked", an expired one with 4401 "key expired"; a changed plan applies at once: a plan that
+   * no longer permits the route closes with 4403, symbols of a channel or market it no longer
+   * grants are unsubscribed with an error frame naming them, and past the new `max_connections`
+   * the key's newest connections close with 4429, past `max_subscriptions` its newest
+   * subscriptions go (an error frame again).
+   */
+  applyKeys(resolve: (entry: KeyEntry) => KeyEntry | undefined): void {
+    const now = this.#now();
+    const byKey = new Map<string, Client[]>();
+    for (const client of [...this.#clients]) {
+      if (client.closed) continue;
+      const next = resolve(client.entry);
+      if (next === undefined) {
+        this.#closeWith(client, CLOSE.keyRevoked);
+        continue;
+      }
+      if (next.expiresAt !== undefined && now >= next.expiresAt) {
+        this.#closeWith(client, CLOSE.keyExpired);
+        continue;
+      }
+      if (next !== client.entry) this.#rekey(client, next);
+      this.#scheduleExpiry(client);
+      if (!this.#permits(client)) continue;
+      const list = byKey.get(next.id);
+      if (list === undefined) byKey.set(next.id, [client]);
+      else list.push(client);
+    }
+    for (const [id, clients] of byKey) this.#enforceCaps(id, clients);
   }
 
   sendError(client: Client, error: AppError, retryAfterMs?: number): void {
@@ -288,6 +328,115 @@ export class StreamHub {
       this.#keys.set(id, state);
     }
     return state;
+  }
+
+  /** Close a connection for a cause of ours: its subscriptions go at once, the socket after the close handshake. */
+  #closeWith(client: Client, cause: CloseCause): void {
+    this.detach(client);
+    if (client.socket.readyState === client.socket.OPEN || client.socket.readyState === client.socket.CONNECTING) {
+      client.socket.close(cause.code, cause.reason);
+    }
+  }
+
+  #scheduleExpiry(client: Client): void {
+    if (client.expiry !== undefined) clearTimeout(client.expiry);
+    client.expiry = undefined;
+    const at = client.entry.expiresAt;
+    if (at === undefined || client.closed) return;
+    const left = at - this.#now();
+    if (left <= 0) {
+      this.#closeWith(client, CLOSE.keyExpired);
+      return;
+    }
+    client.expiry = setTimeout(() => this.#scheduleExpiry(client), Math.min(left, MAX_TIMER_MS));
+    client.expiry.unref();
+  }
+
+  /** The key's record changed (its plan, or its id): move the per-key counts if the id did. */
+  #rekey(client: Client, next: KeyEntry): void {
+    const before = client.entry.id;
+    client.entry = next;
+    if (before === next.id) return;
+    const held = client.subs.quotes.size + client.subs.depth.size;
+    const old = this.#keyState(before);
+    old.connections -= 1;
+    old.subscriptions -= held;
+    if (old.connections <= 0 && old.subscriptions <= 0) this.#keys.delete(before);
+    const state = this.#keyState(next.id);
+    state.connections += 1;
+    state.subscriptions += held;
+  }
+
+  /**
+   * Whether the plan still permits the connection: false (and closed with 4403) when it grants
+   * none of the route's channels; else what it no longer grants is unsubscribed, with an error.
+   */
+  #permits(client: Client): boolean {
+    const plan = client.entry.plan;
+    const legacy = client.route === LEGACY_ROUTE;
+    if (legacy ? !plan.features.has('quotes') : !(plan.features.has('quotes') || plan.features.has('depth'))) {
+      this.#closeWith(client, CLOSE.planForbids);
+      return false;
+    }
+    for (const channel of CHANNELS) {
+      const subs = [...client.subs[channel]];
+      if (subs.length === 0) continue;
+      if (!plan.features.has(channel)) {
+        this.#dropWithError(client, channel, subs, new AppError(featureReason(channel), `your plan no longer includes feature ${channel}: unsubscribed ${this.#listed(subs)}`, {
+          details: { plan: plan.name, missing_features: [channel], channel, symbols: subs.slice(0, 100) },
+        }));
+        continue;
+      }
+      const denied = subs.filter((symbol) => {
+        const region = this.#entries[channel].get(symbol)?.ref.region;
+        return region !== undefined && !plan.markets.has(region);
+      });
+      if (denied.length === 0) continue;
+      const markets = [...new Set(denied.map((symbol) => this.#entries[channel].get(symbol)!.ref.region))];
+      this.#dropWithError(client, channel, denied, new AppError('MARKET_NOT_PERMITTED', `your plan no longer includes market ${markets.join(', ')}: unsubscribed ${this.#listed(denied)}`, {
+        details: { plan: plan.name, missing_markets: markets, channel, symbols: denied.slice(0, 100) },
+      }));
+    }
+    return true;
+  }
+
+  /** A key over its plan's caps after a reload: its newest connections close, then its newest subscriptions go. */
+  #enforceCaps(id: string, clients: Client[]): void {
+    const plan = clients[0].entry.plan;
+    const connectionCap = maxConnections(plan);
+    // Newest first (clients are in attach order).
+    const newest = [...clients].sort((a, b) => b.id - a.id);
+    let open = this.#keys.get(id)?.connections ?? 0;
+    for (const client of newest) {
+      if (open <= connectionCap) break;
+      this.#closeWith(client, CLOSE.tooManyConnections);
+      open -= 1;
+    }
+    const cap = maxSubscriptions(plan);
+    const state = this.#keys.get(id);
+    if (state === undefined || state.subscriptions <= cap) return;
+    for (const client of newest) {
+      if (client.closed) continue;
+      for (const channel of ['depth', 'quotes'] as const) {
+        const excess = state.subscriptions - cap;
+        if (excess <= 0) return;
+        const subs = [...client.subs[channel]];
+        const dropped = subs.slice(Math.max(0, subs.length - excess));
+        if (dropped.length === 0) continue;
+        this.#dropWithError(client, channel, dropped, new AppError('TOO_MANY_SYMBOLS', `your plan now allows at most ${cap} subscriptions per key: unsubscribed ${this.#listed(dropped)}`, {
+          details: { max_subscriptions: cap, channel, symbols: dropped.slice(0, 100) },
+        }));
+      }
+    }
+  }
+
+  #dropWithError(client: Client, channel: Channel, symbols: string[], error: AppError): void {
+    this.#drop(client, channel, symbols);
+    this.sendError(client, error);
+  }
+
+  #listed(symbols: readonly string[]): string {
+    return `${symbols.slice(0, 20).join(', ')}${symbols.length > 20 ? ', …' : ''}`;
   }
 
   #load(channel: Channel, refs: SymbolRef[]): Promise<BatchResult<unknown>> {

@@ -7,15 +7,42 @@ import websocket from '@fastify/websocket';
 import type WebSocket from 'ws';
 import type { KeyEntry } from '../access/keys.ts';
 import { authorize } from '../access/guard.ts';
+import { RATE_LIMIT_PREFIX } from '../access/plugin.ts';
+import { createLocalLimiter, createRedisLimiter, createSharedLimiter, type Limiter } from '../access/rate-limit.ts';
+import { trackRedisHealth } from '../redis.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { AppContext } from '../routes/context.ts';
 import { StreamHub } from './hub.ts';
-import { maxConnections, MessageLimiter } from './limits.ts';
+import { keyBucket, maxConnections } from './limits.ts';
 import { createStreamMetrics } from './metrics.ts';
 import { parseClientMessage } from './protocol.ts';
 import { streamRouteSchema } from './docs.ts';
 
 export { StreamHub } from './hub.ts';
+export { CLOSE } from './protocol.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The per-key rate limiter of the access hook (access/plugin.ts), when it shares it. */
+    keyRateLimiter?: Limiter;
+  }
+}
+
+/**
+ * The key's own rate-limit bucket: the access hook's limiter when it shares it, else one over the
+ * same buckets (the same Redis lists when Redis is configured, so fleet-wide either way).
+ */
+function keyLimiter(app: FastifyInstance, ctx: AppContext): Limiter {
+  if (app.keyRateLimiter !== undefined) return app.keyRateLimiter;
+  const { redis, now, config } = ctx;
+  const health = redis === undefined ? undefined : trackRedisHealth(redis, { now });
+  if (health !== undefined) app.addHook('onClose', async () => health.stop());
+  return createSharedLimiter({
+    degraded: createLocalLimiter({ now, source: redis === undefined ? 'local' : 'degraded' }),
+    redis: redis === undefined ? undefined : createRedisLimiter({ redis, prefix: RATE_LIMIT_PREFIX, health, timeoutMs: config.redis.commandTimeoutMs ?? 250 }),
+    instances: config.redis.instances ?? 1,
+  });
+}
 
 const hubs = new WeakMap<object, StreamHub>();
 
@@ -58,7 +85,15 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
     },
   });
   hubs.set(app.server, hub);
-  const limiter = new MessageLimiter(ctx.now);
+  // Client messages count against the key's rate-limit bucket, the one its HTTP requests use:
+  // per key over its window whatever its connections do, and fleet-wide through Redis.
+  const limiter = keyLimiter(app, ctx);
+  // A keys reload (SIGHUP, or published by another instance) applies to open connections at once.
+  // The free tier's entry has no key: it follows the keys file's `anonymous` plan.
+  const stopFollowingKeys = ctx.keys.onReload(() => hub.applyKeys((entry) => ((entry as KeyEntry & { anonymous?: boolean }).anonymous === true
+    ? (ctx.keys as unknown as { anonymous?: KeyEntry }).anonymous
+    : ctx.keys.current(entry))));
+  app.addHook('onClose', async () => stopFollowingKeys());
 
   await app.register(websocket, {
     options: {
@@ -123,20 +158,20 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
             request.log.error({ err: error }, 'stream message failed');
           });
         });
-        socket.on('close', () => {
-          hub.detach(client);
-          if (!hub.hasConnections(entry.id)) limiter.forget(entry.id);
-        });
+        socket.on('close', () => hub.detach(client));
 
         async function handleMessage(text: string): Promise<void> {
           if (client.closed) return;
-          const decision = limiter.consume(entry);
-          if (!decision.allowed) {
+          // The key's record may have changed since the handshake (a reload): always the current one.
+          const { max, windowMs } = client.entry.plan.rateLimit;
+          const decision = await limiter.consume(keyBucket(client.entry, request.ip), max, windowMs);
+          if (client.closed) return;
+          if (decision !== undefined && !decision.allowed) {
             ctx.metrics.rateLimited.inc();
-            const { max, windowMs } = entry.plan.rateLimit;
-            hub.sendError(client, new AppError('RATE_LIMITED', `rate limit of ${max} messages per ${windowMs / 1000} s exceeded; retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`), decision.retryAfterMs);
+            hub.sendError(client, new AppError('RATE_LIMITED', `rate limit of ${max} requests per ${windowMs / 1000} s exceeded (client messages count against the key's limit); retry in ${Math.ceil(decision.retryAfterMs / 1000)} s`), decision.retryAfterMs);
             return;
           }
+          const entry = client.entry;
           try {
             const message = parseClientMessage(text, legacy);
             if (message.op === 'unsubscribe') {

@@ -1,6 +1,9 @@
 // Per-key limits of the stream: the plan's connection and subscription caps (read defensively:
-// keys.ts may not carry them yet) and a per-key sliding-window counter for client messages, so
-// subscribe floods count against the plan's rate limit while pushes never do.
+// keys.ts may not carry them yet) and the key's rate-limit bucket, against which client messages
+// count (pushes never do). There is no separate message limiter: the key's bucket lives in the
+// access hook's limiter (Redis when configured), so closing and reopening connections resets
+// nothing.
+import { addressBucket } from '../access/auth-failures.ts';
 import type { KeyEntry, Plan } from '../access/keys.ts';
 
 export const DEFAULT_MAX_SUBSCRIPTIONS = 200;
@@ -20,38 +23,11 @@ export function maxConnections(plan: Plan): number {
   return positiveInt((plan as Plan & { maxConnections?: unknown }).maxConnections, DEFAULT_MAX_CONNECTIONS);
 }
 
-export interface MessageDecision {
-  allowed: boolean;
-  retryAfterMs: number;
-}
-
-/** Sliding-window log per key (the same semantics as the HTTP limiter: max per windowMs). */
-export class MessageLimiter {
-  readonly #now: () => number;
-  readonly #logs = new Map<string, number[]>();
-
-  constructor(now: () => number) {
-    this.#now = now;
-  }
-
-  consume(entry: KeyEntry): MessageDecision {
-    const { max, windowMs } = entry.plan.rateLimit;
-    const now = this.#now();
-    let log = this.#logs.get(entry.id);
-    if (log === undefined) {
-      log = [];
-      this.#logs.set(entry.id, log);
-    }
-    let drop = 0;
-    while (drop < log.length && log[drop] <= now - windowMs) drop++;
-    if (drop > 0) log.splice(0, drop);
-    if (log.length >= max) return { allowed: false, retryAfterMs: Math.max(1, log[0] + windowMs - now) };
-    log.push(now);
-    return { allowed: true, retryAfterMs: 0 };
-  }
-
-  /** Forget a key once its last connection is gone (bounded memory). */
-  forget(keyId: string): void {
-    this.#logs.delete(keyId);
-  }
+/**
+ * The rate-limit bucket of a connection, named as access/plugin.ts names it: `key:<id>` for a key,
+ * `anon:<address>` for the free tier (no key; limited per client address, an IPv6 /64 as one), so
+ * the stream's client messages and the HTTP requests count against one budget, shared through Redis.
+ */
+export function keyBucket(entry: KeyEntry, ip: string): string {
+  return (entry as KeyEntry & { anonymous?: boolean }).anonymous === true ? `anon:${addressBucket(ip)}` : `key:${entry.id}`;
 }

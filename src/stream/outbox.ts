@@ -15,7 +15,8 @@ export const TEXT = { binary: false } as const;
 
 export interface Client {
   readonly id: number;
-  readonly entry: KeyEntry;
+  /** The key's current record: replaced when a keys reload changes its plan (hub.applyKeys). */
+  entry: KeyEntry;
   readonly socket: WebSocket;
   readonly route: string;
   readonly subs: Record<Channel, Set<string>>;
@@ -24,6 +25,8 @@ export interface Client {
   slowSince: number | undefined;
   awaitingPong: boolean;
   closed: boolean;
+  /** Closes the connection when the key expires (hub.ts). */
+  expiry?: NodeJS.Timeout;
 }
 
 export interface OutboxOptions {

@@ -63,6 +63,21 @@ export function parseClientMessage(raw: string, legacy: boolean): ClientRequest 
   return { op, channel: ch, refs };
 }
 
+/**
+ * Close codes the server sends besides the standard ones (1001 shutting down, 1009 too big, 1013
+ * too slow): 4401 the key was revoked or expired, 4403 the key's plan no longer permits this
+ * stream, 4429 the plan now allows fewer connections than the key has (the newest are closed).
+ * A client should not reconnect with the same key after 4401 or 4403.
+ */
+export const CLOSE = {
+  keyRevoked: { code: 4401, reason: 'key revoked' },
+  keyExpired: { code: 4401, reason: 'key expired' },
+  planForbids: { code: 4403, reason: 'plan no longer permits this stream' },
+  tooManyConnections: { code: 4429, reason: 'too many connections for this key' },
+} as const;
+
+export type CloseCause = (typeof CLOSE)[keyof typeof CLOSE];
+
 /** `{"op":"error",...}`: the REST error body's fields (DESIGN.md 4.6) minus request_id. */
 export function errorFrame(error: AppError | { reason: Reason; status: number; message: string; details?: unknown }, retryAfterMs?: number): string {
   const body: Record<string, unknown> = { op: 'error', code: error.status, error: error.reason, message: error.message };

@@ -1,7 +1,7 @@
 // Subscribe → ack → snapshot (the REST shapes) → changed symbols only, per tick, while the market
 // is in session; unsubscribe stops them; every bad message gets an error and the socket stays open.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, startStreamApp, STREAM_KEYS, type StreamApp, type TestClient } from './helpers.ts';
+import { connect, refused, startStreamApp, STREAM_KEYS, type StreamApp, type TestClient } from './helpers.ts';
 
 // 2025-06-18 (Wednesday), Asia/Shanghai = UTC+8.
 const cn = (hh: number, mm: number, ss = 0) => Date.UTC(2025, 5, 18, hh - 8, mm, ss);
@@ -188,22 +188,36 @@ describe('limits', () => {
     await Promise.all([a.closed, b.closed]);
   });
 
-  it('client messages count against the key rate limit (3 per minute here); pushes do not', async () => {
+  it('the handshake and client messages count against the key rate limit (3 per minute here); pushes do not; reconnecting resets nothing', async () => {
+    // 1: the handshake (an HTTP request of the key).
     const client = await connect(s.base, '/v1/ws/stream', STREAM_KEYS.slowMsgs);
+    // 2
     client.send({ op: 'subscribe', channel: 'quotes', symbols: ['600519.SH'] });
     await client.next();
     await client.next();
     s.clock.t += 60_000 - 1;
     for (let i = 0; i < 3; i++) await s.hub.tick();
     while ((await client.nothingPending()) === false) await client.next();
+    // 3
     client.send({ op: 'subscribe', channel: 'quotes', symbols: ['000001.SZ'] });
     expect((await client.next()).op).toBe('subscribed');
     await client.next();
     client.send({ op: 'unsubscribe', channel: 'quotes', symbols: ['000001.SZ'] });
-    expect((await client.next()).op).toBe('unsubscribed');
-    client.send({ op: 'subscribe', channel: 'quotes', symbols: ['000001.SZ'] });
     expect(await client.next()).toMatchObject({ op: 'error', code: 429, error: 'RATE_LIMITED', retry_after_ms: 1 });
     client.close();
     await client.closed;
+    // The budget is the key's, not the connection's: a new connection is refused at its handshake.
+    const again = await refused(`${s.base}/v1/ws/stream?api_key=${STREAM_KEYS.slowMsgs}`);
+    expect([again.status, again.body.error]).toEqual([429, 'RATE_LIMITED']);
+    // Once the first two admissions leave the window, a handshake and one message fit, no more.
+    s.clock.t += 2;
+    const later = await connect(s.base, '/v1/ws/stream', STREAM_KEYS.slowMsgs);
+    later.send({ op: 'subscribe', channel: 'quotes', symbols: ['600519.SH'] });
+    expect((await later.next()).op).toBe('subscribed');
+    await later.next();
+    later.send({ op: 'unsubscribe', channel: 'quotes', symbols: ['600519.SH'] });
+    expect(await later.next()).toMatchObject({ op: 'error', code: 429, error: 'RATE_LIMITED' });
+    later.close();
+    await later.closed;
   });
 });
