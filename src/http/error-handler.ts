@@ -24,8 +24,116 @@ interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
-/** Map Fastify/AJV validation errors to our reasons by the parameter that failed. */
-export function validationToAppError(issues: ValidationIssue[], context: string | undefined): AppError {
+/** The part of JSON Schema the route schemas use for parameters and bodies (TypeBox's output). */
+interface ParamSchema {
+  type?: string | string[];
+  anyOf?: ParamSchema[];
+  const?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  description?: string;
+  items?: ParamSchema;
+  minItems?: number;
+  maxItems?: number;
+  properties?: Record<string, ParamSchema>;
+}
+
+/** What the parameters' schemas allow, per validation context (a route's `schema` option). */
+export type RouteSchemas = Partial<Record<'querystring' | 'body' | 'params' | 'headers', unknown>>;
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** The enumerated values a schema allows (an enum, a const, or a union of them), else undefined. */
+function enumerated(schema: ParamSchema): unknown[] | undefined {
+  if (Array.isArray(schema.enum)) return schema.enum;
+  if ('const' in schema) return [schema.const];
+  if (Array.isArray(schema.anyOf)) {
+    const values = schema.anyOf.map(enumerated);
+    if (values.every((v) => v !== undefined)) return values.flat();
+  }
+  return undefined;
+}
+
+function numberBounds(schema: ParamSchema, what: string): string {
+  const low = schema.minimum ?? (schema.exclusiveMinimum === undefined ? undefined : `${schema.exclusiveMinimum} (exclusive)`);
+  const high = schema.maximum ?? (schema.exclusiveMaximum === undefined ? undefined : `${schema.exclusiveMaximum} (exclusive)`);
+  if (low !== undefined && high !== undefined) return `${what} from ${low} to ${high}`;
+  if (low !== undefined) return `${what} of at least ${low}`;
+  if (high !== undefined) return `${what} of at most ${high}`;
+  return what;
+}
+
+function sizeBounds(min: number | undefined, max: number | undefined, unit: string): string {
+  if (min !== undefined && max !== undefined) return min === max ? ` of ${plural(min, unit)}` : ` of ${min} to ${max} ${unit}s`;
+  if (min !== undefined) return min === 1 ? ` of at least 1 ${unit}` : ` of at least ${min} ${unit}s`;
+  if (max !== undefined) return ` of at most ${plural(max, unit)}`;
+  return '';
+}
+
+/** "one of CN, HK, US", "an integer from 1 to 10000", "a string matching …": what `schema` allows. */
+export function describeAllowed(schema: ParamSchema): string | undefined {
+  const values = enumerated(schema);
+  if (values !== undefined) return values.length === 1 ? String(values[0]) : `one of ${values.map(String).join(', ')}`;
+  if (Array.isArray(schema.anyOf)) {
+    const parts = schema.anyOf.map(describeAllowed);
+    return parts.every((p) => p !== undefined) ? parts.join(', or ') : undefined;
+  }
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'integer': return numberBounds(schema, 'an integer');
+    case 'number': return numberBounds(schema, 'a number');
+    case 'boolean': return 'true or false';
+    case 'string': {
+      const nonEmpty = schema.minLength === 1 && schema.maxLength === undefined;
+      let text = nonEmpty ? 'a non-empty string' : 'a string';
+      if (schema.pattern !== undefined) text += ` matching ${schema.pattern}${schema.description === undefined ? '' : ` (${schema.description})`}`;
+      else if (schema.format !== undefined) text += ` in ${schema.format} format`;
+      return nonEmpty ? text : text + sizeBounds(schema.minLength, schema.maxLength, 'character');
+    }
+    case 'array': {
+      const item = schema.items === undefined ? undefined : describeAllowed(schema.items);
+      const of = item === undefined ? '' : ` whose items are each ${item}`;
+      const simple = schema.items?.type === 'string' && schema.items.pattern === undefined && enumerated(schema.items) === undefined && schema.items.minLength === undefined;
+      return `${simple ? 'an array of strings' : `an array${of}`}${sizeBounds(schema.minItems, schema.maxItems, 'item')}`;
+    }
+    case 'object': return 'an object';
+    default: return undefined;
+  }
+}
+
+/** Without the schema: what the failed checks themselves say (a union's branches, a bound, a type). */
+function allowedFromIssues(issues: ValidationIssue[]): string | undefined {
+  const values = issues.flatMap((i) => (i.keyword === 'const' ? [i.params.allowedValue] : i.keyword === 'enum' ? (i.params.allowedValues as unknown[] ?? []) : []));
+  if (values.length > 0) return values.length === 1 ? String(values[0]) : `one of ${values.map(String).join(', ')}`;
+  const issue = issues[0];
+  const limit = issue.params.limit;
+  switch (issue.keyword) {
+    case 'minimum': case 'exclusiveMinimum': return `${String(issue.params.comparison ?? '>=')} ${String(limit)}`;
+    case 'maximum': case 'exclusiveMaximum': return `${String(issue.params.comparison ?? '<=')} ${String(limit)}`;
+    case 'minLength': return `a string of at least ${plural(Number(limit), 'character')}`;
+    case 'maxLength': return `a string of at most ${plural(Number(limit), 'character')}`;
+    case 'minItems': return `an array of at least ${plural(Number(limit), 'item')}`;
+    case 'maxItems': return `an array of at most ${plural(Number(limit), 'item')}`;
+    case 'pattern': return `a string matching ${String(issue.params.pattern)}`;
+    case 'type': return `of type ${String(issue.params.type)}`;
+    default: return undefined;
+  }
+}
+
+/**
+ * Map Fastify/AJV validation errors to our reasons by the parameter that failed. The message names
+ * what is allowed, from the route's schema for the failed part (`schemas`, the route's `schema`
+ * option) when given, else from the failed checks: every value of an enumeration (`details.allowed`
+ * lists them too), both bounds of a number, the length, pattern or item type of a string or list.
+ */
+export function validationToAppError(issues: ValidationIssue[], context: string | undefined, schemas?: RouteSchemas): AppError {
   const issue = issues[0];
   const missing = issue.keyword === 'required' ? String(issue.params.missingProperty ?? '') : '';
   const param = missing || issue.instancePath.split('/').filter(Boolean)[0] || '';
@@ -37,12 +145,17 @@ export function validationToAppError(issues: ValidationIssue[], context: string 
     return new AppError('INVALID_PARAMETER', 'the request body must be a JSON object');
   }
   const reason = PARAM_REASON[param] ?? 'INVALID_PARAMETER';
-  let message = `${where} '${param}' ${issue.message ?? 'is invalid'}`;
-  if (reason === 'INVALID_PERIOD') message = `period must be one of 1m, 5m, 10m, 15m, 30m, 60m, 1d, 1w, 1M, 1Q, 1Y`;
-  else if (reason === 'INVALID_ADJUST') message = 'adjust must be one of none, forward, backward, forward_additive, backward_additive';
-  else if (reason === 'INVALID_COUNT') message = 'count must be an integer from 1 to 10000';
-  else if (param === 'start_time' || param === 'end_time') message = `${param} must be an integer (epoch milliseconds)`;
-  return new AppError(reason, message, { details: { parameter: param } });
+  const part = (schemas?.[(context ?? 'querystring') as keyof RouteSchemas] ?? undefined) as ParamSchema | undefined;
+  const schema = param === '' ? undefined : part?.properties?.[param];
+  const label = context === 'body' ? `body field '${param}'` : context === 'headers' ? `header '${param}'` : param;
+  if ((param === 'start_time' || param === 'end_time') && context !== 'body') {
+    return new AppError(reason, `${param} must be an integer (epoch milliseconds)`, { details: { parameter: param } });
+  }
+  const sameParam = issues.filter((i) => i.instancePath.split('/').filter(Boolean)[0] === param);
+  const allowed = (schema === undefined ? undefined : describeAllowed(schema)) ?? allowedFromIssues(sameParam.length > 0 ? sameParam : issues);
+  const message = allowed === undefined ? `${label} ${issue.message ?? 'is invalid'}` : `${label} must be ${allowed}`;
+  const values = schema === undefined ? undefined : enumerated(schema);
+  return new AppError(reason, message, { details: { parameter: param, ...(values !== undefined && values.length > 1 ? { allowed: values } : {}) } });
 }
 
 /** Fastify's own errors (body parsing, media type, size) → our reasons. Never a 500 for input. */
@@ -69,11 +182,19 @@ function fastifyToAppError(error: FastifyError): AppError | undefined {
   return undefined;
 }
 
-export function toAppError(error: unknown): AppError {
+type FastifyValidationError = FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+
+/**
+ * `schemas`: the route's `schema` option, for messages naming what is allowed. Without it (the
+ * caller has no request) a validation message says what the failed checks say; sendError()
+ * completes it from the request's route (the AppError keeps the validation error as its cause).
+ */
+export function toAppError(error: unknown, schemas?: RouteSchemas): AppError {
   if (isAppError(error)) return error;
-  const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  const fastifyError = error as FastifyValidationError;
   if (Array.isArray(fastifyError?.validation) && fastifyError.validation.length > 0) {
-    return validationToAppError(fastifyError.validation, fastifyError.validationContext);
+    const appError = validationToAppError(fastifyError.validation, fastifyError.validationContext, schemas);
+    return new AppError(appError.reason, appError.message, { details: appError.details, cause: fastifyError });
   }
   return fastifyToAppError(fastifyError) ?? new AppError('INTERNAL_ERROR', 'internal error', { cause: error });
 }
@@ -90,7 +211,12 @@ export function errorBody(error: AppError, requestId: string, retryAfterMs?: num
   return body;
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError): FastifyReply {
+  let error = appError;
+  // A schema-validation error: its message names what the route's schema allows.
+  const cause = error.cause as FastifyValidationError | undefined;
+  const routeSchema = request.routeOptions?.schema as RouteSchemas | undefined;
+  if (routeSchema !== undefined && Array.isArray(cause?.validation) && cause.validation.length > 0) error = toAppError(cause, routeSchema);
   const status = error.status;
   // The reason goes on the request's one access line (`error`); a refusal gets no line of its own.
   noteErrorReason(request, error.reason);
