@@ -94,7 +94,8 @@ describe('GET /v1/calendar', () => {
         { open: '13:00', close: '15:00', open_time: Date.UTC(2025, 9, 9, 5, 0), close_time: Date.UTC(2025, 9, 9, 7, 0) },
       ],
     });
-    expect(body.coverage).toEqual({ first: '2023-01-01', last: '2027-12-31' });
+    expect(body.coverage).toEqual({ first: '1990-12-19', last: '2026-12-31' });
+    expect(body.unknown).toEqual([]);
   });
 
   it('HK Christmas Eve 2025 is a half day: the morning session only', async () => {
