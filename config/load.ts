@@ -49,7 +49,7 @@ function isPlainObject(value: unknown): value is Json {
 /** A value for a message: JSON, secrets masked, long values cut. */
 export function showValue(value: unknown, name = ''): string {
   if (value === undefined) return 'nothing';
-  if (SECRET_NAME.test(name) && typeof value === 'string' && value !== '') return '"***"';
+  if (SECRET_NAME.test(name) && value !== '' && value !== null) return '"***"';
   if (typeof value === 'string' && URL_CREDENTIALS.test(value)) return JSON.stringify(value.replace(URL_CREDENTIALS, '$1***@'));
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
@@ -110,7 +110,8 @@ export function applyEnv(raw: Json, env: Env, sources: Sources = new Map()): Jso
     if (!name.startsWith('MDQS__') || value === undefined) continue;
     const path = name.slice('MDQS__'.length).split('__').filter(Boolean);
     if (path.length === 0) continue;
-    setPath(out, path, parseEnvValue(value));
+    // A secret is a string as given: a key of digits is neither a number nor shorn of leading zeros.
+    setPath(out, path, SECRET_NAME.test(path[path.length - 1]) ? value : parseEnvValue(value));
     setSource(sources, path, name);
   }
   return out;
