@@ -22,7 +22,7 @@ export class ApiError extends Error {
 
 const listeners = { response: [], notice: [] };
 
-/** Subscribe to every response's headers ({path, status, headers}) or to transient notices. */
+/** Subscribe to every response ({path, status, reason, headers}) or to transient notices. */
 export function on(event, listener) {
   listeners[event].push(listener);
 }
@@ -55,12 +55,12 @@ export async function api(path, { body, maxRetries = 5 } = {}) {
       throw new ApiError(0, { error: 'NETWORK', message: `cannot reach the service (${error.message})` }, path);
     }
     const payload = await response.json().catch(() => undefined);
-    emit('response', { path, status: response.status, headers: response.headers });
+    emit('response', { path, status: response.status, reason: payload?.error ?? '', headers: response.headers });
     if (response.ok) return { data: payload?.data, headers: response.headers };
     if (response.status === 429 && attempt < maxRetries) {
       const seconds = Number(response.headers.get('retry-after') ?? '1');
       const waitMs = Math.max(250, payload?.retry_after_ms ?? seconds * 1000);
-      emit('notice', { kind: 'rate', text: `Rate limited (429 RATE_LIMITED): waiting ${(waitMs / 1000).toFixed(1)} s as the server asks, then retrying.` });
+      emit('notice', { kind: 'rate', text: `Too many requests: waiting ${(waitMs / 1000).toFixed(1)} s as the server asks, then retrying.` });
       await sleep(waitMs);
       emit('notice', { kind: 'rate', text: '' });
       continue;
@@ -71,17 +71,36 @@ export async function api(path, { body, maxRetries = 5 } = {}) {
 
 const list = (items) => (Array.isArray(items) ? items.join(', ') : '');
 
-/** An error in words a person can act on. */
-export function describeError(error) {
+/** "503 UPSTREAM_UNAVAILABLE · request 1f2e…": for a tooltip and a support ticket, not for the sentence. */
+export function errorTag(error) {
+  if (!(error instanceof ApiError)) return '';
+  const tag = error.reason ? `${error.status} ${error.reason}` : `${error.status}`;
+  return error.body.request_id ? `${tag} · request ${error.body.request_id}` : tag;
+}
+
+/** What a vendor-side failure means for the user, by reason. */
+function vendorWords(reason) {
+  if (reason === 'UPSTREAM_TIMEOUT') return 'vendor did not answer in time, try again';
+  if (reason === 'SHUTTING_DOWN') return 'service restarting, try again';
+  if (reason === 'INTERNAL_ERROR') return 'service error, try again';
+  return 'vendor unavailable, try again';
+}
+
+/**
+ * An error in the words a trader uses, led by the symbol it concerns when there is one
+ * ("600000.XX: unknown symbol", "600519.SH: vendor unavailable, try again"). Status codes, reasons
+ * and header names stay out of the sentence: errorTag() has them for the tooltip.
+ */
+export function describeError(error, { symbol } = {}) {
   if (!(error instanceof ApiError)) return `Unexpected error: ${error?.message ?? error}`;
   const { status, body, reason } = error;
-  const tag = reason ? `${status} ${reason}` : `${status}`;
   const details = body.details ?? {};
-  if (status === 0) return `The service cannot be reached: ${body.message}.`;
+  const about = (text) => (symbol ? `${symbol}: ${text}` : text.charAt(0).toUpperCase() + text.slice(1));
+  if (status === 0) return `The service cannot be reached (${body.message}); check the connection and try again.`;
   if (status === 401) {
     return reason === 'INVALID_API_KEY'
-      ? `This API key is not valid (${tag}). Enter a valid key above.`
-      : `An API key is needed (${tag}). Enter your key above; it is kept in this tab only.`;
+      ? 'Key rejected: this API key is not valid. Enter a valid key above.'
+      : 'An API key is needed: enter your key above (it is kept in this tab only).';
   }
   if (status === 403) {
     const parts = [];
@@ -89,15 +108,19 @@ export function describeError(error) {
       const symbols = details.symbols?.length ? ` (${list(details.symbols)})` : '';
       parts.push(`the ${list(details.missing_markets)} market${details.missing_markets.length > 1 ? 's' : ''}${symbols}`);
     }
-    if (details.missing_features?.length) parts.push(`the ${list(details.missing_features)} feature${details.missing_features.length > 1 ? 's' : ''}`);
+    if (details.missing_features?.length) parts.push(`${list(details.missing_features).replaceAll('_', ' ')} data`);
     const plan = details.plan ? `Your plan (${details.plan})` : 'Your plan';
-    return parts.length > 0
-      ? `${plan} does not include ${parts.join(' or ')} (${tag}).`
-      : `${plan} does not allow this request (${tag}): ${body.message}.`;
+    return parts.length > 0 ? `${plan} does not include ${parts.join(' or ')}.` : `${plan} does not allow this: ${body.message}.`;
   }
-  if (status === 404) return `Not found (${tag}): ${body.message}.`;
-  if (status === 400) return `The request was refused (${tag}): ${body.message}.`;
-  if (status === 429) return `Still rate limited after several waits (${tag}). Try again in a minute.`;
-  if (status >= 500) return `The upstream data source is failing (${tag}): ${body.message ?? 'no details'}. The explorer keeps retrying.`;
-  return `Request failed (${tag}): ${body.message}.`;
+  if (reason === 'SYMBOL_NOT_FOUND' || reason === 'INVALID_SYMBOL') {
+    const named = symbol ?? details.symbol ?? details.symbols?.[0];
+    const text = `${named ? `${named}: ` : ''}unknown symbol`;
+    return reason === 'INVALID_SYMBOL' ? `${text}. Codes look like 600519.SH, 00700.HK or AAPL.US.` : text;
+  }
+  if (reason === 'REQUEST_TOO_LARGE') return about('too much history for one request; choose a longer period or a shorter range');
+  if (status === 404) return about(`not found (${body.message})`);
+  if (status === 400) return about(`request refused: ${body.message}`);
+  if (status === 429) return 'Too many requests: still rate limited after several waits. Try again in a minute.';
+  if (status >= 500) return about(vendorWords(reason));
+  return about(`request failed: ${body.message ?? `HTTP ${status}`}`);
 }

@@ -1,38 +1,75 @@
 // The explorer page: key, symbol, period and adjust in; chart, quote, depth and intraday out.
 // `window.__explorer` mirrors exactly what was handed to the chart and panels (for tests and
 // debugging); it never holds the key.
-import { api, describeError, keyStore, on } from './api.js';
+import { api, describeError, errorTag, keyStore, on } from './api.js';
 import { createIntradayChart, createPriceChart } from './chart.js';
 import { ZONES, chartTime, regionOf } from './format.js';
+import { History, barsToCover, monthsBefore } from './history.js';
+import { renderLegend } from './legend.js';
 import { startLive as startTransport } from './live.js';
+import { forgetMe, loadMe, me, noteRemaining } from './me.js';
 import { clearDepth, clearQuote, renderBadge, renderDepth, renderQuote } from './panels.js';
+import { COLOUR_MODES, loadColourMode, resolveColours, saveColourMode } from './prefs.js';
 import { createSymbolSearch } from './symbols.js';
 
 const CANDLE_COUNT = 300;
+/** Bars asked for each time the user scrolls to the left edge. */
+const OLDER_PAGE = 500;
+/** The most bars one chart holds (range buttons stop there and say so). */
+const MAX_BARS = 20_000;
 const MINUTE = new Set(['1m', '5m', '10m', '15m', '30m', '60m']);
+/** The symbol shown once a key is in, by the first market the plan has (CN without /v1/me). */
+const DEFAULT_SYMBOLS = { CN: '600519.SH', HK: '00700.HK', US: 'AAPL.US' };
+const RANGE_MONTHS = { '1M': 1, '3M': 3, '1Y': 12, '5Y': 60, All: Infinity };
 
 const $ = (id) => document.getElementById(id);
 const hook = {
-  chart: null, intraday: null, quote: null, depth: null, markers: [],
+  chart: null, intraday: null, quote: null, depth: null, markers: [], markerTimes: [], legend: null,
+  colours: null, range: null, keyState: '', live: 'off',
   liveUpdates: 0, polls: 0, transport: '', badge: { upstream: '', simulated: false }, loads: 0,
 };
 window.__explorer = hook;
 
-const state = { symbol: '', period: '1d', adjust: 'forward', generation: 0, live: undefined, exFactors: new Map() };
+const state = {
+  symbol: '', period: '1d', adjust: 'forward', generation: 0, live: undefined, exFactors: new Map(),
+  history: null, colourMode: loadColourMode(), range: null,
+};
 const price = createPriceChart($('price-chart'));
 const intraday = createIntradayChart($('intraday-chart'));
 const search = createSymbolSearch({ input: $('symbol'), datalist: $('symbol-list'), stateNode: $('search-state') });
+/** Where things are drawn (CSS pixels inside #price-chart), for tests that point at a bar. */
+hook.probe = {
+  xOf: (index) => price.xOf(index),
+  yOf: (value) => price.yOf(value),
+  visibleRange: () => price.visibleRange(),
+};
 
-const setStatus = (text) => { $('status').textContent = text; };
+const setStatus = (text, error) => {
+  $('status').textContent = text;
+  $('status').title = error === undefined ? '' : errorTag(error);
+};
 const notice = (id, text) => { $(id).textContent = text; };
+const zoneOf = (symbol) => ZONES[regionOf(symbol)];
 
-// ---- where the data came from, and which symbols failed -----------------------------------
+// ---- where the data came from, which symbols failed, whether the key is accepted -----------
 
 const failed = new Map();
 const missing = new Map();
-const listed = (map) => [...new Set([...map.values()].flat())].join(', ');
+/** What each route's data is called on screen. */
+const ROUTE_WORDS = {
+  '/v1/klines': 'candles', '/v1/klines/ex-factors': 'ex-dividend markers', '/v1/klines/intraday': 'intraday line',
+  '/v1/quotes': 'quote', '/v1/depth': 'depth', '/v1/instruments': 'names',
+};
 
-on('response', ({ path, headers }) => {
+function failedNotice() {
+  const bySymbol = new Map();
+  for (const [route, symbols] of failed) {
+    for (const symbol of symbols) bySymbol.set(symbol, [...(bySymbol.get(symbol) ?? []), ROUTE_WORDS[route] ?? 'data']);
+  }
+  return [...bySymbol].map(([symbol, what]) => `${symbol}: vendor unavailable for the ${[...new Set(what)].join(' and ')}, try again.`).join(' ');
+}
+
+on('response', ({ path, status, reason, headers }) => {
   const route = path.split('?')[0];
   const upstream = headers.get('x-upstream');
   if (upstream) {
@@ -40,14 +77,14 @@ on('response', ({ path, headers }) => {
     hook.badge = { upstream, simulated };
     renderBadge(hook.badge);
   }
-  const failedNow = (headers.get('x-failed-symbols') ?? '').split(',').filter(Boolean);
-  const missingNow = (headers.get('x-missing-symbols') ?? '').split(',').filter(Boolean);
-  failed.set(route, failedNow);
-  missing.set(route, missingNow);
-  const f = listed(failed);
-  const m = listed(missing);
-  notice('notice-failed', f ? `The upstream failed for ${f} (X-Failed-Symbols): those symbols are missing from what is shown.` : '');
-  notice('notice-missing', m ? `Unknown to the upstream: ${m} (X-Missing-Symbols).` : '');
+  if (status === 401 && reason === 'INVALID_API_KEY') showKeyState('rejected');
+  else if (status >= 200 && status < 300 && route !== '/v1/me') showKeyState('accepted');
+  if (status >= 200 && status < 300) noteRemaining(headers);
+  failed.set(route, (headers.get('x-failed-symbols') ?? '').split(',').filter(Boolean));
+  missing.set(route, (headers.get('x-missing-symbols') ?? '').split(',').filter(Boolean));
+  const unknown = [...new Set([...missing.values()].flat())];
+  notice('notice-failed', failedNotice());
+  notice('notice-missing', unknown.length > 0 ? `${unknown.join(', ')}: unknown symbol${unknown.length > 1 ? 's' : ''}.` : '');
 });
 on('notice', ({ text }) => notice('notice-rate', text));
 
@@ -67,8 +104,37 @@ async function showMeta() {
 
 // ---- the key -------------------------------------------------------------------------------
 
-function showKeyState() {
-  $('key-state').textContent = keyStore.get() ? 'key in use (kept in this tab only)' : 'no key yet';
+const KEY_STATES = {
+  none: 'no key yet',
+  checking: 'checking the key…',
+  accepted: 'key accepted (kept in this tab only)',
+  rejected: 'key rejected (401)',
+};
+
+function showKeyState(name) {
+  const next = keyStore.get() ? name : 'none';
+  // A rejected key stays rejected until another key is entered.
+  if (hook.keyState === 'rejected' && next === 'accepted') return;
+  hook.keyState = next;
+  const node = $('key-state');
+  node.textContent = KEY_STATES[next];
+  node.classList.toggle('accepted', next === 'accepted');
+  node.classList.toggle('rejected', next === 'rejected');
+}
+
+/** A key is in: what the plan allows, the symbol list, and a chart without typing anything. */
+async function start() {
+  void search.load();
+  const answer = await loadMe();
+  if (answer === 'ok') showKeyState('accepted');
+  // A rejected key is said beside the key box now, and at the top by the chart's own 401.
+  if (answer === 'rejected') showKeyState('rejected');
+  if (state.symbol === '') {
+    const market = me()?.markets?.find((m) => DEFAULT_SYMBOLS[m] !== undefined) ?? 'CN';
+    state.symbol = DEFAULT_SYMBOLS[market];
+    $('symbol').value = state.symbol;
+  }
+  await loadAll();
 }
 
 $('key-form').addEventListener('submit', (event) => {
@@ -77,16 +143,19 @@ $('key-form').addEventListener('submit', (event) => {
   $('api-key').value = '';
   if (key === '') return;
   keyStore.set(key);
-  showKeyState();
+  hook.keyState = '';
+  showKeyState('checking');
   setStatus('');
-  void search.load();
-  if (state.symbol) void loadAll();
+  void start();
 });
 
 $('key-forget').addEventListener('click', () => {
   keyStore.clear();
   state.live?.stop();
-  showKeyState();
+  forgetMe();
+  hook.keyState = '';
+  showKeyState('none');
+  showLive('off');
   setStatus('The key is forgotten. An API key is needed: enter one above.');
 });
 
@@ -111,15 +180,50 @@ for (const id of ['period', 'adjust']) {
   });
 }
 
+// ---- colours -------------------------------------------------------------------------------
+
+function applyColours() {
+  const colours = resolveColours(state.colourMode, state.symbol);
+  document.body.dataset.colours = colours.scheme;
+  price.setColours(colours);
+  hook.colours = { mode: state.colourMode, scheme: colours.scheme, ...price.colours() };
+}
+
+$('colours').value = state.colourMode;
+$('colours').addEventListener('change', () => {
+  const mode = $('colours').value;
+  state.colourMode = COLOUR_MODES.includes(mode) ? mode : 'auto';
+  saveColourMode(state.colourMode);
+  applyColours();
+});
+
+// ---- the legend ----------------------------------------------------------------------------
+
+price.onLegend((bar, hovered) => {
+  hook.legend = renderLegend(bar, { minute: MINUTE.has(hook.chart?.period ?? state.period), hovered });
+});
+
 // ---- loading -------------------------------------------------------------------------------
 
-function zoneOf(symbol) {
-  return ZONES[regionOf(symbol)];
+/** The live-updates line of the footer says what actually runs. */
+const LIVE_TEXT = {
+  off: 'Live updates: off until a key is entered and a symbol shown.',
+  connecting: 'Live updates: connecting to the WebSocket stream (/v1/ws/stream)…',
+  stream: 'Live updates: pushed over the WebSocket stream (/v1/ws/stream) as the market moves.',
+  polling: 'Live updates: the WebSocket stream is unavailable, so the page asks /v1/quotes and /v1/depth every 2 s while the market is open.',
+};
+
+function showLive(name) {
+  hook.live = name;
+  $('live-state').textContent = LIVE_TEXT[name];
 }
+
+/** Reasons that concern the symbol or the key as a whole: the live panels would only repeat them. */
+const WHOLE_FAILURES = new Set(['SYMBOL_NOT_FOUND', 'INVALID_SYMBOL', 'INVALID_API_KEY', 'MISSING_API_KEY']);
 
 async function loadAll() {
   if (!keyStore.get()) {
-    setStatus('An API key is needed (401 MISSING_API_KEY). Enter your key above; it is kept in this tab only.');
+    setStatus('An API key is needed: enter your key above (it is kept in this tab only).');
     return;
   }
   state.generation += 1;
@@ -134,6 +238,12 @@ async function loadAll() {
   hook.depthError = null;
   await Promise.all([loadChart(generation), loadIntraday(generation)]);
   if (generation !== state.generation) return;
+  if (WHOLE_FAILURES.has(hook.chart?.error)) {
+    // One plain sentence at the top is enough: no panel repeats it.
+    if ($('intraday-error').textContent === $('status').textContent) $('intraday-error').textContent = `No intraday line for ${state.symbol}.`;
+    showLive('off');
+    return;
+  }
   startLive(generation);
 }
 
@@ -146,36 +256,122 @@ async function exFactorsOf(symbol) {
     notice('notice-markers', '');
     return events;
   } catch (error) {
-    notice('notice-markers', `Ex-dividend markers unavailable: ${describeError(error)}`);
+    if (WHOLE_FAILURES.has(error.reason)) return [];
+    notice('notice-markers', `Ex-dividend markers unavailable: ${describeError(error, { symbol })}`);
     return [];
   }
 }
 
+/** The hook's view of the chart, from what the chart series hold. */
+function chartHook(extra = {}) {
+  const { symbol, period, adjust } = state.history.params;
+  const bars = price.bars();
+  const shownMarkers = bars.filter((b) => b.xd !== undefined);
+  hook.markers = shownMarkers.map((b) => (b.xd.count === 1 ? `XD ×${b.xd.factor.toFixed(4)}` : `XD ×${b.xd.factor.toFixed(4)} (${b.xd.count} events)`));
+  hook.markerTimes = shownMarkers.map((b) => b.time);
+  hook.chart = {
+    symbol, period, adjust,
+    count: bars.length,
+    lastClose: bars.at(-1)?.close ?? null,
+    lastTime: bars.at(-1)?.timestamp ?? null,
+    firstTime: bars[0]?.timestamp ?? null,
+    closes: bars.map((b) => b.close),
+    timestamps: bars.map((b) => b.timestamp),
+    pages: state.history.pages,
+    exhausted: state.history.exhausted,
+    nextEndTime: state.history.nextEndTime ?? null,
+    ...extra,
+  };
+}
+
+function resetRange() {
+  state.range = null;
+  hook.range = null;
+  for (const button of $('ranges').querySelectorAll('button')) button.setAttribute('aria-pressed', 'false');
+}
+
 async function loadChart(generation) {
   const { symbol, period, adjust } = state;
-  const query = new URLSearchParams({ symbol, period, adjust, count: String(CANDLE_COUNT) });
-  $('chart-title').textContent = `${symbol} ${search.nameOf(symbol) ?? ''} · ${period} · ${adjust}`;
+  const params = { symbol, period, adjust };
+  const query = new URLSearchParams({ ...params, count: String(CANDLE_COUNT) });
+  resetRange();
+  $('chart-note').textContent = '';
+  $('price-empty').textContent = `Loading ${symbol}…`;
   try {
-    const [{ data }, events] = await Promise.all([api(`/v1/klines?${query}`), exFactorsOf(symbol)]);
+    const [first, events] = await Promise.all([api(`/v1/klines?${query}`), exFactorsOf(symbol)]);
     if (generation !== state.generation || period !== state.period || adjust !== state.adjust) return;
-    const shown = price.show(zoneOf(symbol), data, events, MINUTE.has(period));
-    hook.chart = {
-      symbol, period, adjust,
-      count: shown.bars.length,
-      lastClose: shown.bars.at(-1)?.close ?? null,
-      lastTime: data.timestamp.at(-1) ?? null,
-      closes: shown.bars.map((b) => b.close),
-    };
-    hook.markers = shown.markers.map((m) => m.text);
+    state.history = new History(params, first, (older) => api(`/v1/klines?${older}`));
+    $('chart-title').textContent = `${symbol} ${search.nameOf(symbol) ?? ''} · ${period} · ${adjust}`;
+    applyColours();
+    price.show(zoneOf(symbol), state.history.data, events, MINUTE.has(period));
+    chartHook();
     hook.loads += 1;
     setStatus('');
   } catch (error) {
     if (generation !== state.generation) return;
+    // Nothing of the previous chart stays: no bars, no axes, no title, no legend.
+    state.history = null;
     price.clear();
-    hook.chart = { symbol, period, adjust, count: 0, lastClose: null, error: error.reason ?? String(error), status: error.status };
+    $('chart-title').textContent = 'Candles';
+    const text = describeError(error, { symbol });
+    $('price-empty').textContent = `No chart for ${symbol}.`;
+    hook.markers = [];
+    hook.markerTimes = [];
+    hook.chart = { symbol, period, adjust, count: 0, lastClose: null, closes: [], error: error.reason ?? String(error), status: error.status, message: text };
     hook.loads += 1;
-    setStatus(describeError(error));
+    setStatus(text, error);
   }
+}
+
+/** One older page in front of the chart; resolves with the number of bars added. */
+async function loadOlder(count) {
+  const history = state.history;
+  if (history === null || history.exhausted) return 0;
+  const generation = state.generation;
+  const { symbol } = history.params;
+  $('chart-note').textContent = 'Loading older bars…';
+  try {
+    const older = await history.older(count);
+    if (history !== state.history || generation !== state.generation) return 0;
+    const { added } = price.prepend(zoneOf(symbol), older);
+    chartHook();
+    $('chart-note').textContent = history.exhausted ? `Start of the history: the first bar is ${new Date(history.firstTimestamp ?? 0).toISOString().slice(0, 10)}.` : '';
+    return added;
+  } catch (error) {
+    if (history === state.history) $('chart-note').textContent = `Older bars unavailable: ${describeError(error, { symbol })}`;
+    return 0;
+  }
+}
+
+price.onLeftEdge(() => {
+  if (state.history !== null && state.history.pending === undefined && !state.history.exhausted) void loadOlder(OLDER_PAGE);
+});
+
+/** A range button: load enough history for it (at most MAX_BARS bars), then show it. */
+async function showRange(name) {
+  const history = state.history;
+  if (history === null || history.count === 0) return;
+  state.range = name;
+  for (const button of $('ranges').querySelectorAll('button')) button.setAttribute('aria-pressed', String(button.dataset.range === name));
+  const months = RANGE_MONTHS[name];
+  const lastTime = price.bars().at(-1).time;
+  const from = months === Infinity ? -Infinity : monthsBefore(lastTime, months);
+  while (history === state.history && !history.exhausted && price.bars()[0].time > from && history.count < MAX_BARS) {
+    const wanted = months === Infinity ? 5000 : barsToCover(history.params.period, price.bars()[0].time - from);
+    const added = await loadOlder(Math.min(wanted, MAX_BARS - history.count));
+    if (added === 0 && !history.exhausted) break; // a failed page: its note is on screen
+  }
+  if (history !== state.history || state.range !== name) return;
+  if (months === Infinity) price.fitAll();
+  else price.setRange(from, lastTime);
+  if (history.count >= MAX_BARS && !history.exhausted && price.bars()[0].time > from) {
+    $('chart-note').textContent = `Showing the newest ${MAX_BARS.toLocaleString('en-US')} bars; choose a longer period for more.`;
+  }
+  hook.range = { name, from: Number.isFinite(from) ? from : null, to: lastTime, loaded: history.count };
+}
+
+for (const button of $('ranges').querySelectorAll('button')) {
+  button.addEventListener('click', () => void showRange(button.dataset.range));
 }
 
 async function loadIntraday(generation) {
@@ -190,7 +386,7 @@ async function loadIntraday(generation) {
     if (generation !== state.generation) return;
     intraday.clear();
     hook.intraday = { symbol, count: 0, error: error.reason ?? String(error) };
-    $('intraday-error').textContent = describeError(error);
+    $('intraday-error').textContent = describeError(error, { symbol });
   }
 }
 
@@ -211,9 +407,12 @@ function foldIntoChart(quote) {
 function startLive(generation) {
   const symbol = state.symbol;
   notice('notice-live', '');
+  showLive('connecting');
   state.live = startTransport(symbol, {
     onTransport(name) {
-      if (generation === state.generation) hook.transport = name;
+      if (generation !== state.generation) return;
+      hook.transport = name;
+      showLive(name);
     },
     onQuote(quote) {
       if (generation !== state.generation) return;
@@ -227,11 +426,11 @@ function startLive(generation) {
     onDepth(depth) {
       if (generation !== state.generation) return;
       hook.depth = depth;
-      renderDepth(depth);
+      renderDepth(depth, hook.quote?.symbol === symbol ? hook.quote.prev_close : undefined);
     },
     onError(kind, error) {
       if (generation !== state.generation) return;
-      const text = describeError(error);
+      const text = describeError(error, { symbol });
       if (kind === 'quote') clearQuote(text);
       else clearDepth(text);
       hook[`${kind}Error`] = error.reason ?? String(error);
@@ -239,7 +438,13 @@ function startLive(generation) {
   });
 }
 
-showKeyState();
+applyColours();
+showKeyState('none');
 void showMeta();
-if (keyStore.get()) void search.load();
-else setStatus('An API key is needed: enter your key above (it is kept in this tab only, and sent only in the X-API-Key header).');
+if (keyStore.get()) {
+  showKeyState('checking');
+  void start();
+} else {
+  $('price-empty').textContent = 'No chart yet: enter a key above.';
+  setStatus('An API key is needed: enter your key above (it is kept in this tab only, and sent only in the X-API-Key header).');
+}

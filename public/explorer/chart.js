@@ -4,47 +4,124 @@ import {
   CandlestickSeries, ColorType, HistogramSeries, LineSeries, createChart, createSeriesMarkers,
 } from '/explorer/vendor/lightweight-charts.mjs';
 import { chartTime } from './format.js';
+import { GREEN, RED } from './prefs.js';
 
-const UP = '#26a69a';
-const DOWN = '#ef5350';
+/** The page's own font stack (CJK fallbacks included) for the axes and markers too. */
+const fontFamily = () => getComputedStyle(document.documentElement).fontFamily;
 
 const baseOptions = (height) => ({
   height,
   autoSize: true,
   // The logo injects an inline <style> (blocked by our CSP) and links out with the page's address;
   // the footer credits TradingView instead.
-  layout: { attributionLogo: false, background: { type: ColorType.Solid, color: '#ffffff' }, textColor: '#1f2933' },
+  layout: { attributionLogo: false, background: { type: ColorType.Solid, color: '#ffffff' }, textColor: '#1f2933', fontFamily: fontFamily() },
   grid: { vertLines: { color: '#eef1f4' }, horzLines: { color: '#eef1f4' } },
   rightPriceScale: { borderColor: '#d5dbe1' },
   timeScale: { borderColor: '#d5dbe1', timeVisible: true, secondsVisible: false },
 });
 
+/** Bars of a columnar answer in chart time; `prevClose` is the close before each bar (for change %). */
+function barsOf(zone, data) {
+  return data.timestamp.map((ts, i) => ({
+    time: chartTime(zone, ts),
+    timestamp: ts,
+    open: data.open[i],
+    high: data.high[i],
+    low: data.low[i],
+    close: data.close[i],
+    volume: data.volume[i],
+    // The answer's prev_close (same adjustment); without it, the bar before.
+    prevClose: typeof data.prev_close?.[i] === 'number' ? data.prev_close[i] : (i > 0 ? data.close[i - 1] : null),
+  }));
+}
+
 export function createPriceChart(container) {
   const chart = createChart(container, baseOptions(420));
-  const candles = chart.addSeries(CandlestickSeries, {
-    upColor: UP, downColor: DOWN, borderUpColor: UP, borderDownColor: DOWN, wickUpColor: UP, wickDownColor: DOWN,
-  });
+  const candles = chart.addSeries(CandlestickSeries, {});
   const volume = chart.addSeries(HistogramSeries, { priceFormat: { type: 'volume' }, priceLineVisible: false }, 1);
-  const markers = createSeriesMarkers(candles, []);
+  const markerPlugin = createSeriesMarkers(candles, []);
   const panes = chart.panes();
   if (panes[1] !== undefined) panes[1].setHeight(110);
   let bars = [];
+  let events = [];
+  let placed = [];
+  let colours = { up: RED, down: GREEN };
+  let legendListener = () => {};
+  let leftEdgeListener = () => {};
+  let userMoved = false;
+
+  const volumeOf = (bar) => ({ time: bar.time, value: bar.volume, color: `${bar.close >= bar.open ? colours.up : colours.down}80` });
+
+  function paint() {
+    candles.applyOptions({
+      upColor: colours.up, downColor: colours.down, borderUpColor: colours.up, borderDownColor: colours.down,
+      wickUpColor: colours.up, wickDownColor: colours.down,
+    });
+    candles.setData(bars.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
+    volume.setData(bars.map(volumeOf));
+    placed = exDividendMarkers(bars, events);
+    markerPlugin.setMarkers(placed);
+  }
+
+  const barAt = (time) => {
+    // Bars are in time order: a binary search for the bar at this chart time.
+    let lo = 0;
+    let hi = bars.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (bars[mid].time === time) return mid;
+      if (bars[mid].time < time) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
+
+  // The legend follows the crosshair and falls back to the newest bar when the cursor leaves.
+  chart.subscribeCrosshairMove((param) => {
+    const index = param.time === undefined || param.point === undefined ? -1 : barAt(param.time);
+    legendListener(index >= 0 ? bars[index] : bars.at(-1) ?? null, index >= 0);
+  });
+
+  // Older history is loaded once the user (not the page itself) brings the left edge into view.
+  for (const type of ['pointerdown', 'wheel', 'touchstart', 'keydown']) {
+    container.addEventListener(type, () => { userMoved = true; }, { passive: true });
+  }
+  chart.timeScale().subscribeVisibleLogicalRangeChange((range) => {
+    if (range !== null && userMoved && bars.length > 0 && range.from < 10) leftEdgeListener();
+  });
 
   return {
     /** Replace everything; returns what was handed to the series (for the test hook). */
     show(zone, data, exFactors, minute) {
+      container.classList.remove('blank');
       chart.applyOptions({ timeScale: { timeVisible: minute } });
-      bars = data.timestamp.map((ts, i) => ({
-        time: chartTime(zone, ts), open: data.open[i], high: data.high[i], low: data.low[i], close: data.close[i],
-      }));
-      candles.setData(bars);
-      volume.setData(data.timestamp.map((ts, i) => ({
-        time: bars[i].time, value: data.volume[i], color: data.close[i] >= data.open[i] ? `${UP}80` : `${DOWN}80`,
-      })));
-      const placed = exDividendMarkers(zone, data.timestamp, bars, exFactors);
-      markers.setMarkers(placed);
+      bars = barsOf(zone, data);
+      events = exFactors ?? [];
+      userMoved = false;
+      paint();
       chart.timeScale().fitContent();
+      legendListener(bars.at(-1) ?? null, false);
       return { bars, markers: placed };
+    },
+    /** Older bars in front of the loaded ones; the bars on screen stay where they are. */
+    prepend(zone, older) {
+      if (older.timestamp.length === 0) return { bars, markers: placed, added: 0 };
+      const added = barsOf(zone, older);
+      if (bars.length > 0 && bars[0].prevClose === null) bars[0] = { ...bars[0], prevClose: added.at(-1).close };
+      const range = chart.timeScale().getVisibleLogicalRange();
+      bars = [...added, ...bars];
+      paint();
+      if (range !== null) chart.timeScale().setVisibleLogicalRange({ from: range.from + added.length, to: range.to + added.length });
+      return { bars, markers: placed, added: added.length };
+    },
+    setColours(next) {
+      colours = next;
+      paint();
+      legendListener(bars.at(-1) ?? null, false);
+    },
+    colours: () => {
+      const o = candles.options();
+      return { up: o.upColor, down: o.downColor, wickUp: o.wickUpColor, wickDown: o.wickDownColor };
     },
     /** Fold a live price into the newest bar (it is the partial current bar during a session). */
     updateLast(price) {
@@ -52,36 +129,88 @@ export function createPriceChart(container) {
       if (last === undefined || typeof price !== 'number') return;
       const next = { ...last, close: price, high: Math.max(last.high, price), low: Math.min(last.low, price) };
       bars[bars.length - 1] = next;
-      candles.update(next);
+      candles.update({ time: next.time, open: next.open, high: next.high, low: next.low, close: next.close });
+      volume.update(volumeOf(next));
     },
+    /** Show [from, to] (chart-time seconds); `to` defaults to the newest bar. */
+    setRange(from, to = bars.at(-1)?.time) {
+      if (bars.length === 0 || to === undefined) return;
+      chart.timeScale().setVisibleRange({ from: Math.max(from, bars[0].time), to });
+    },
+    fitAll() {
+      chart.timeScale().fitContent();
+    },
+    visibleRange() {
+      const range = chart.timeScale().getVisibleRange();
+      return range === null ? null : { from: range.from, to: range.to };
+    },
+    /** Where the bar at `index` is drawn, in CSS pixels from the chart's left edge (or null). */
+    xOf(index) {
+      const bar = bars[index];
+      return bar === undefined ? null : chart.timeScale().timeToCoordinate(bar.time);
+    },
+    /** Where a price is drawn, in CSS pixels from the chart's top edge (or null). */
+    yOf(value) {
+      return candles.priceToCoordinate(value);
+    },
+    bars: () => bars,
+    onLegend(listener) {
+      legendListener = listener;
+    },
+    onLeftEdge(listener) {
+      leftEdgeListener = listener;
+    },
+    /** No data, no axes, no markers: the chart area is blank until the next symbol loads. */
     clear() {
       bars = [];
+      events = [];
+      placed = [];
       candles.setData([]);
       volume.setData([]);
-      markers.setMarkers([]);
+      markerPlugin.setMarkers([]);
+      container.classList.add('blank');
+      legendListener(null, false);
     },
   };
 }
 
-/** A marker on the first bar on or after each ex-date inside the shown range. */
-function exDividendMarkers(zone, timestamps, bars, events) {
-  if (timestamps.length === 0) return [];
-  const first = timestamps[0];
-  const last = timestamps.at(-1);
+/**
+ * One marker per bar that holds ex-dividend events: the first bar on or after each ex-date
+ * (bars are labelled by their last day). Several events in one bar (weekly, monthly, yearly
+ * charts) make one marker with the combined factor and how many there were.
+ */
+export function exDividendMarkers(bars, events) {
+  if (bars.length === 0) return [];
+  const first = bars[0].timestamp;
+  const last = bars.at(-1).timestamp;
+  const byBar = new Map();
+  let index = 0;
+  const sorted = [...(events ?? [])].filter((e) => e.timestamp >= first && e.timestamp <= last).sort((a, b) => a.timestamp - b.timestamp);
+  for (const event of sorted) {
+    while (index < bars.length && bars[index].timestamp < event.timestamp) index += 1;
+    if (index >= bars.length) break;
+    const group = byBar.get(index) ?? [];
+    group.push(event);
+    byBar.set(index, group);
+  }
   const out = [];
-  for (const event of events ?? []) {
-    if (event.timestamp < first || event.timestamp > last) continue;
-    const index = timestamps.findIndex((ts) => ts >= event.timestamp);
-    if (index < 0) continue;
+  for (const [at, group] of byBar) {
+    const factor = group.reduce((product, e) => product * e.ex_factor, 1);
+    bars[at].xd = { count: group.length, factor, timestamps: group.map((e) => e.timestamp) };
     out.push({
-      time: bars[index].time,
+      time: bars[at].time,
       position: 'aboveBar',
       shape: 'arrowDown',
       color: '#6b46c1',
-      text: `XD ×${event.ex_factor.toFixed(4)}`,
+      text: markerText(group.length, factor),
     });
   }
+  for (let i = 0; i < bars.length; i += 1) if (!byBar.has(i)) delete bars[i].xd;
   return out;
+}
+
+export function markerText(count, factor) {
+  return count === 1 ? `XD ×${factor.toFixed(4)}` : `XD ×${factor.toFixed(4)} (${count} events)`;
 }
 
 export function createIntradayChart(container) {
@@ -90,6 +219,7 @@ export function createIntradayChart(container) {
   let points = [];
   return {
     show(zone, data) {
+      container.classList.remove('blank');
       points = data.timestamp.map((ts, i) => ({ time: chartTime(zone, ts), value: data.close[i] }));
       line.setData(points);
       chart.timeScale().fitContent();
@@ -110,6 +240,7 @@ export function createIntradayChart(container) {
     clear() {
       points = [];
       line.setData([]);
+      container.classList.add('blank');
     },
   };
 }

@@ -63,6 +63,16 @@ export function formatVolume(value) {
   return value.toLocaleString('en-US');
 }
 
+/** 4,551,200 → "4.55M"; 1,234 → "1,234". */
+export function formatVolumeShort(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
+  const abs = Math.abs(value);
+  if (abs >= 1e9) return `${(value / 1e9).toFixed(2)}B`;
+  if (abs >= 1e6) return `${(value / 1e6).toFixed(2)}M`;
+  if (abs >= 1e4) return `${(value / 1e3).toFixed(1)}K`;
+  return value.toLocaleString('en-US');
+}
+
 export const SESSION_LABELS = {
   pre_market: 'pre-market',
   regular: 'open (regular session)',

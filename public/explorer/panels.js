@@ -35,24 +35,29 @@ export function renderQuote(quote) {
 export function clearQuote(message) {
   for (const id of ['quote-symbol', 'quote-name', 'quote-last', 'quote-change', 'quote-change-pct', 'quote-session', 'quote-time',
     'quote-open', 'quote-high', 'quote-low', 'quote-prev-close', 'quote-volume']) setText(id, '–');
+  for (const id of ['quote-last', 'quote-change', 'quote-change-pct']) setDirection($(id), 0);
   setText('quote-error', message ?? '');
 }
 
-/** Asks on top (level 5 down to 1), then bids (level 1 down to 5); empty levels stay blank. */
-export function renderDepth(depth) {
+/**
+ * Asks on top (level 5 down to 1), then bids (level 1 down to 5); empty levels stay blank. Prices
+ * above the previous close take the up colour and those below it the down colour, as a ladder
+ * on an exchange terminal does.
+ */
+export function renderDepth(depth, prevClose) {
   const body = $('depth-rows');
   const rows = [];
   for (let level = 5; level >= 1; level -= 1) {
-    rows.push(row('ask', level, depth.ask_prices[level - 1], depth.ask_volumes[level - 1]));
+    rows.push(row('ask', level, depth.ask_prices[level - 1], depth.ask_volumes[level - 1], prevClose));
   }
   for (let level = 1; level <= 5; level += 1) {
-    rows.push(row('bid', level, depth.bid_prices[level - 1], depth.bid_volumes[level - 1]));
+    rows.push(row('bid', level, depth.bid_prices[level - 1], depth.bid_volumes[level - 1], prevClose));
   }
   body.replaceChildren(...rows);
   setText('depth-error', '');
 }
 
-function row(side, level, price, volume) {
+function row(side, level, price, volume, prevClose) {
   const tr = document.createElement('tr');
   tr.className = side;
   tr.dataset.side = side;
@@ -63,6 +68,7 @@ function row(side, level, price, volume) {
   const priceCell = document.createElement('td');
   priceCell.className = 'price';
   priceCell.textContent = price === undefined ? '' : formatPrice(price);
+  if (typeof price === 'number' && typeof prevClose === 'number') setDirection(priceCell, price - prevClose);
   const volumeCell = document.createElement('td');
   volumeCell.className = 'volume';
   volumeCell.textContent = volume === undefined ? '' : formatVolume(volume);

@@ -1,27 +1,11 @@
 // The explorer and /docs in a real browser (Debian's chromium via playwright-core) against a real
 // listening server on the sim adapter, with the server's clock inside the CN morning session.
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ARTIFACTS, CASE_MS, WAIT, apiGet as get, enterKey, hookOf, openPage as open, pick, price, waitForChart, type Hook,
+} from './page.ts';
 import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
-
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
-// Generous guards on conditions (2 shared cores); never a fixed sleep.
-const WAIT = { timeout: 20_000 };
-const CASE_MS = 120_000;
-
-/* The page's test hook, as the page fills it. */
-interface Hook {
-  chart: { symbol: string; period: string; adjust: string; count: number; lastClose: number | null; closes: number[]; error?: string } | null;
-  intraday: { count: number; lastClose: number | null } | null;
-  quote: { timestamp: number; last_price: number; ext: { change_amount: number; change_pct: number } } | null;
-  depth: { bid_prices: number[]; bid_volumes: number[]; ask_prices: number[]; ask_volumes: number[] } | null;
-  markers: string[];
-  liveUpdates: number;
-  transport: string;
-  badge: { upstream: string; simulated: boolean };
-}
 
 // Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
 declare const window: { __explorer: Hook };
@@ -31,7 +15,6 @@ let server: LiveServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   server = await startLiveServer();
   browser = await launchChromium();
 });
@@ -41,45 +24,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function apiGet(path: string, key = BROWSER_KEYS.demo): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${server.base}${path}`, { headers: { 'x-api-key': key } });
-  return { status: response.status, body: await response.json() };
-}
-
-/** A fresh context (own sessionStorage) that records every request and every page problem. */
-async function openPage(path: string): Promise<{ context: BrowserContext; page: Page; requests: Request[]; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const requests: Request[] = [];
-  const problems: string[] = [];
-  page.on('request', (request) => requests.push(request));
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    // Chromium logs every non-2xx fetch; the page reports those itself, in words (asserted below).
-    if (message.type() === 'error' && !/the server responded with a status of \d{3}/.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
-  await page.goto(`${server.base}${path}`);
-  return { context, page, requests, problems };
-}
-
-const hookOf = (page: Page) => page.evaluate(() => (window as unknown as { __explorer: Hook }).__explorer);
-
-async function enterKey(page: Page, key: string): Promise<void> {
-  await page.fill('#api-key', key);
-  await page.click('#key-save');
-}
-
-async function pick(page: Page, symbol: string): Promise<void> {
-  await page.fill('#symbol', symbol);
-  await page.click('#symbol-go');
-}
-
-async function waitForChart(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
-  await page.waitForFunction(([s, p, a]) => {
-    const chart = (window as unknown as { __explorer: Hook }).__explorer.chart;
-    return chart !== null && chart.symbol === s && chart.period === p && chart.adjust === a && chart.error === undefined;
-  }, [symbol, period, adjust] as const, WAIT);
-}
+const apiGet = (path: string, key = BROWSER_KEYS.demo) => get(server, path, key);
+const openPage = (path: string) => open(browser, server, path);
 
 /** The chart holds exactly the candles the API returns for the same query. */
 async function expectChartMatchesApi(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
@@ -91,8 +37,6 @@ async function expectChartMatchesApi(page: Page, symbol: string, period: string,
   expect(chart!.lastClose).toBe(api.body.data.close.at(-1));
   expect(chart!.closes).toEqual(api.body.data.close);
 }
-
-const price = (value: number) => value.toFixed(Math.abs(value) < 10 ? 3 : 2);
 
 function expectOnlyOwnOrigin(requests: Request[], key: string): void {
   expect(requests.length).toBeGreaterThan(5);
@@ -110,7 +54,9 @@ describe('the explorer', () => {
       await enterKey(page, BROWSER_KEYS.demo);
       await page.waitForFunction(() => /\d+ symbols in \d+ pools/.test(document.getElementById('search-state')!.textContent ?? ''), undefined, WAIT);
       expect(await page.evaluate(() => sessionStorage.getItem('mdqs.explorer.apiKey'))).toBe(BROWSER_KEYS.demo);
-      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+      // localStorage holds at most the colour setting, never the key.
+      const stored = await page.evaluate(() => Object.entries(localStorage).map(([k, v]) => `${k}=${v}`).join('\n'));
+      expect(stored).not.toContain(BROWSER_KEYS.demo);
 
       await pick(page, '600519.SH');
       await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
@@ -165,8 +111,10 @@ describe('the explorer', () => {
       await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
 
       // One live update: the server's clock moves a minute on; the stream pushes the new quote
-      // (the key went as a WebSocket subprotocol, never in a URL).
+      // (the key went as a WebSocket subprotocol, never in a URL), and the footer says so.
       expect((await hookOf(page)).transport).toBe('stream');
+      expect(await page.textContent('#live-state')).toBe('Live updates: pushed over the WebSocket stream (/v1/ws/stream) as the market moves.');
+      expect(await page.textContent('footer')).not.toContain('polling');
       const before = (await hookOf(page)).quote!.timestamp;
       server.clock.now += 60_000;
       await page.waitForFunction((t) => {
@@ -195,9 +143,11 @@ describe('the explorer', () => {
     const { context, page, requests, problems } = await openPage('/explorer');
     try {
       await enterKey(page, BROWSER_KEYS.noHk);
+      await waitForChart(page, '600519.SH', '1d', 'forward');
       await pick(page, '00700.HK');
       await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') !== '', undefined, WAIT);
-      await expect(page.textContent('#status')).resolves.toBe('Your plan (cn_us) does not include the HK market (00700.HK) (403 MARKET_NOT_PERMITTED).');
+      await expect(page.textContent('#status')).resolves.toBe('Your plan (cn_us) does not include the HK market (00700.HK).');
+      expect(await page.getAttribute('#status', 'title')).toMatch(/^403 MARKET_NOT_PERMITTED · request /);
       await page.waitForFunction(() => (document.getElementById('quote-error')?.textContent ?? '') !== '', undefined, WAIT);
       expect(await page.textContent('#quote-error')).toContain('does not include the HK market');
       expect((await hookOf(page)).chart).toMatchObject({ symbol: '00700.HK', count: 0, error: 'MARKET_NOT_PERMITTED' });
@@ -215,8 +165,10 @@ describe('the explorer', () => {
       await enterKey(page, 'wrong-key');
       await pick(page, '600519.SH');
       await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') !== '', undefined, WAIT);
-      expect(await page.textContent('#status')).toBe('This API key is not valid (401 INVALID_API_KEY). Enter a valid key above.');
-      expect(await page.textContent('#search-state')).toContain('401 INVALID_API_KEY');
+      expect(await page.textContent('#status')).toBe('Key rejected: this API key is not valid. Enter a valid key above.');
+      await page.waitForFunction(() => (document.getElementById('search-state')?.textContent ?? '') !== '', undefined, WAIT);
+      expect(await page.textContent('#search-state')).toContain('Key rejected');
+      expect(await page.textContent('#key-state')).toBe('key rejected (401)');
 
       // The stream is refused (closed at once): the page falls back to polling, where the
       // upstream misbehaves (replayed in the browser, the server is healthy): the first candles
@@ -244,16 +196,21 @@ describe('the explorer', () => {
       }));
 
       await enterKey(page, BROWSER_KEYS.demo);
-      await page.waitForFunction(() => (document.getElementById('notice-rate')?.textContent ?? '').includes('429'), undefined, WAIT);
-      expect(await page.textContent('#notice-rate')).toBe('Rate limited (429 RATE_LIMITED): waiting 1.5 s as the server asks, then retrying.');
+      await page.waitForFunction(() => (document.getElementById('notice-rate')?.textContent ?? '').startsWith('Too many requests'), undefined, WAIT);
+      expect(await page.textContent('#notice-rate')).toBe('Too many requests: waiting 1.5 s as the server asks, then retrying.');
       await expectChartMatchesApi(page, '600519.SH', '1d', 'forward');
       expect(klinesCalls).toBe(2);
       await page.waitForFunction(() => (document.getElementById('notice-rate')?.textContent ?? 'x') === '', undefined, WAIT);
 
       await page.waitForFunction(() => (document.getElementById('depth-error')?.textContent ?? '') !== '', undefined, WAIT);
-      expect(await page.textContent('#depth-error')).toBe('The upstream data source is failing (503 UPSTREAM_UNAVAILABLE): the upstream vendor is unavailable. The explorer keeps retrying.');
-      expect(await page.textContent('#notice-failed')).toBe('The upstream failed for 600519.SH (X-Failed-Symbols): those symbols are missing from what is shown.');
+      expect(await page.textContent('#depth-error')).toBe('600519.SH: vendor unavailable, try again');
+      expect(await page.textContent('#notice-failed')).toBe('600519.SH: vendor unavailable for the ex-dividend markers, try again.');
       expect((await hookOf(page)).transport).toBe('polling');
+      // The footer tells the truth: the stream was refused, so the page polls.
+      expect(await page.textContent('#live-state')).toBe('Live updates: the WebSocket stream is unavailable, so the page asks /v1/quotes and /v1/depth every 2 s while the market is open.');
+      // No header names or reason codes in what a trader reads.
+      const text = await page.innerText('body');
+      for (const jargon of ['X-Failed-Symbols', 'X-Missing-Symbols', 'UPSTREAM_UNAVAILABLE', 'RATE_LIMITED', 'INVALID_API_KEY']) expect(text).not.toContain(jargon);
       expect((await hookOf(page)).markers).toEqual([]);
       expectOnlyOwnOrigin(requests, 'wrong-key');
       expectOnlyOwnOrigin(requests, BROWSER_KEYS.demo);

@@ -2,6 +2,7 @@
 // response headers and examples on every route, and its assets outside the per-IP limit.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADJUST_TYPES } from '../../src/domain.ts';
 import { DEMO_KEY, exampleFor, flattenLiteralUnions } from '../../src/http/docs.ts';
 import { browserKeyStore } from '../browser/server.ts';
 import { buildTestApp } from '../helpers/app.ts';
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 const PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m', '1d', '1w', '1M', '1Q', '1Y'];
 const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'];
-const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'];
+const ADJUSTS = [...ADJUST_TYPES];
 const SUCCESS_HEADERS = ['X-Cache', 'X-Cache-Tier', 'X-Upstream', 'X-Simulated', 'X-Missing-Symbols', 'X-Failed-Symbols', 'ETag', 'Age',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'];
 

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const ASSETS = ['app.js', 'api.js', 'chart.js', 'format.js', 'live.js', 'panels.js', 'symbols.js', 'explorer.css', 'favicon.svg'];
+const ASSETS = ['app.js', 'api.js', 'chart.js', 'format.js', 'history.js', 'legend.js', 'live.js', 'me.js', 'panels.js', 'prefs.js', 'symbols.js', 'explorer.css', 'favicon.svg'];
 
 describe('GET /explorer', () => {
   it('serves the page without a key, with the CSP, no-cache and no rate-limit headers', async () => {
@@ -97,7 +97,14 @@ describe('the page scripts', () => {
     const api = readFileSync(`${EXPLORER_ROOT}api.js`, 'utf8');
     expect(api).toContain("'X-API-Key': key");
     expect(api).toContain('sessionStorage');
-    for (const source of sources) expect(source).not.toMatch(/localStorage\s*[.[]/);
+    // localStorage holds the colour setting only: prefs.js is the one module that touches it.
+    ASSETS.filter((f) => f.endsWith('.js')).forEach((file, i) => {
+      if (file !== 'prefs.js') expect(sources[i], file).not.toMatch(/localStorage\s*[.[]/);
+    });
+    const prefs = readFileSync(`${EXPLORER_ROOT}prefs.js`, 'utf8');
+    expect(prefs.match(/localStorage\.\w+\(([^,)]*)/g)).toEqual([
+      'localStorage.getItem(COLOURS_STORAGE', 'localStorage.removeItem(COLOURS_STORAGE', 'localStorage.setItem(COLOURS_STORAGE',
+    ]);
   });
 
   it('request nothing from another origin', () => {

@@ -1,0 +1,125 @@
+// What the browser tests share: a fresh page on the live server that records every request and
+// every page problem, the page's test hook, and the artifacts folder for screenshots.
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { LiveServer } from './server.ts';
+
+/** Screenshots (gitignored: test/browser/artifacts/.gitignore); docs/img/ holds the README's. */
+export const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+export const DOCS_IMG = fileURLToPath(new URL('../../docs/img/', import.meta.url));
+mkdirSync(ARTIFACTS, { recursive: true });
+
+// Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
+declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+
+// Generous guards on conditions (2 shared cores); never a fixed sleep.
+export const WAIT = { timeout: 20_000 };
+export const CASE_MS = 120_000;
+
+export interface ChartHook {
+  symbol: string;
+  period: string;
+  adjust: string;
+  count: number;
+  lastClose: number | null;
+  lastTime: number | null;
+  firstTime: number | null;
+  closes: number[];
+  timestamps: number[];
+  pages: number;
+  exhausted: boolean;
+  nextEndTime: number | null;
+  error?: string;
+  message?: string;
+}
+
+export interface LegendHook {
+  time: string;
+  timestamp: number;
+  hovered: boolean;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  volume: string;
+  change: string;
+  xd: string;
+}
+
+/* The page's test hook, as the page fills it. */
+export interface Hook {
+  chart: ChartHook | null;
+  intraday: { count: number; lastClose: number | null; error?: string } | null;
+  quote: { timestamp: number; last_price: number; ext: { change_amount: number; change_pct: number } } | null;
+  depth: { bid_prices: number[]; bid_volumes: number[]; ask_prices: number[]; ask_volumes: number[] } | null;
+  markers: string[];
+  markerTimes: number[];
+  legend: LegendHook | null;
+  colours: { mode: string; scheme: string; up: string; down: string; wickUp: string; wickDown: string } | null;
+  range: { name: string; from: number | null; to: number; loaded: number } | null;
+  keyState: string;
+  live: string;
+  liveUpdates: number;
+  transport: string;
+  badge: { upstream: string; simulated: boolean };
+}
+
+export interface OpenedPage {
+  context: BrowserContext;
+  page: Page;
+  requests: Request[];
+  problems: string[];
+}
+
+/** A fresh context (own sessionStorage and localStorage) that records every request and every page problem. */
+export async function openPage(browser: Browser, server: LiveServer, path: string, viewport = { width: 1280, height: 900 }): Promise<OpenedPage> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const requests: Request[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => requests.push(request));
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    // Chromium logs every non-2xx fetch; the page reports those itself, in words (asserted by the tests).
+    if (message.type() === 'error' && !/the server responded with a status of \d{3}/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(`${server.base}${path}`);
+  return { context, page, requests, problems };
+}
+
+export const hookOf = (page: Page): Promise<Hook> => page.evaluate(() => (window as unknown as { __explorer: Hook }).__explorer);
+
+export async function enterKey(page: Page, key: string): Promise<void> {
+  await page.fill('#api-key', key);
+  await page.click('#key-save');
+}
+
+export async function pick(page: Page, symbol: string): Promise<void> {
+  await page.fill('#symbol', symbol);
+  await page.click('#symbol-go');
+}
+
+/** Wait until the hook satisfies `predicate` (run in the page, with the hook as its argument). */
+export async function waitForHook(page: Page, predicate: string): Promise<void> {
+  await page.waitForFunction(`(() => { const hook = window.__explorer; return ${predicate}; })()`, undefined, WAIT);
+}
+
+export async function waitForChart(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
+  await page.waitForFunction(([s, p, a]) => {
+    const chart = (window as unknown as { __explorer: Hook }).__explorer.chart;
+    return chart !== null && chart.symbol === s && chart.period === p && chart.adjust === a && chart.error === undefined;
+  }, [symbol, period, adjust] as const, WAIT);
+}
+
+export async function apiGet(server: LiveServer, path: string, key: string): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${server.base}${path}`, { headers: { 'x-api-key': key } });
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+export const price = (value: number): string => value.toFixed(Math.abs(value) < 10 ? 3 : 2);
+
+/** The page fits the viewport's width: no horizontal scrolling, nothing cut off on the right. */
+export async function horizontalOverflow(page: Page): Promise<{ scrollWidth: number; clientWidth: number }> {
+  return page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
+}
