@@ -214,7 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (redis !== undefined && options.cache !== false) {
     const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
     subscriber.on('error', () => undefined);
-    lock = createFillLock({ redis, subscriber, prefix: 'mdqs:fill:', lockTtlMs: config.redis.fillLockMs ?? 5_000, now, health: redisHealthTracker });
+    lock = createFillLock({ redis, subscriber, prefix: 'mdqs:fill:', leaseMs: config.redis.fillLockLeaseMs ?? 1_000, now, health: redisHealthTracker });
     const opened = lock;
     app.addHook('onClose', async () => {
       await opened.close();
@@ -248,7 +248,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     history = await createHistoryTier({
       backend: historyConfig.backend, sqlitePath: historyConfig.sqlitePath, databaseUrl: historyConfig.databaseUrl, now,
       revision: historyConfig.revision, retentionDays: historyConfig.retentionDays, registry: metrics.registry,
-      log: { warn: (fields, message) => app.log.warn(fields, message) },
+      log: { warn: (fields, message) => app.log.warn(fields, message), error: (fields, message) => app.log.error(fields, message) },
     });
     const opened = history;
     app.addHook('onClose', async () => opened.close());

@@ -65,6 +65,8 @@ export interface Backend {
   prune(period: BasePeriod, before: number, signal?: AbortSignal): Promise<number>;
   stats(): Promise<HistoryStats>;
   sizeBytes(): Promise<number>;
+  /** Reads the store from its file (not a cache); throws what the store would (readiness). */
+  probe?(): Promise<void>;
   close(): Promise<void>;
 }
 

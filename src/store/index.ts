@@ -39,6 +39,8 @@ export interface HistoryTier {
   stats(): Promise<HistoryStats>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): StoreHealth;
+  /** health() after reading the store from its file (at most every few seconds): readiness. */
+  probe(): Promise<StoreHealth>;
   /** A retention pass: the one under way if any (one runs at boot, in the background), else a new one. */
   retention(): Promise<number>;
   close(): Promise<void>;
@@ -54,7 +56,7 @@ export interface HistoryTierOptions {
   /** Days kept per base period; 0 keeps forever. */
   retentionDays: { '1m': number; '1d': number };
   registry?: Registry;
-  log?: { warn(obj: object, msg: string): void };
+  log?: { warn(obj: object, msg: string): void; error?(obj: object, msg: string): void };
   /** PostgreSQL schema holding the tables (default mdqs_history); tests use one per run. */
   postgresSchema?: string;
   /** How often retention runs, ms (default hourly; it also starts at boot, without holding it up). */
@@ -113,6 +115,7 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
     stats: () => tier.stats(),
     drop: (filter) => tier.drop(filter),
     health: () => tier.health(),
+    probe: () => tier.probe(),
     retention: prune,
     async close() {
       if (closed) return;
@@ -130,11 +133,11 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
  * makes it unready (another instance can do better); a shared PostgreSQL store failing is a
  * fault every instance shares: reported as degraded (history then comes from the vendor).
  */
-export function historyReadiness(store: Pick<HistoryTier, 'health'>): ReadinessCheck {
+export function historyReadiness(store: Pick<HistoryTier, 'probe'>): ReadinessCheck {
   return {
     name: 'history',
     run: async () => {
-      const health = store.health();
+      const health = await store.probe();
       if (health.ok) return { ready: true, detail: health };
       if (health.backend === 'sqlite') return { ready: false, detail: health };
       return { ready: true, detail: health, degraded: { problem: 'store failing: history from the vendor', since: health.since } };

@@ -362,6 +362,20 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       return sizeBytes();
     },
 
+    async probe() {
+      // A fresh read-only connection reads from the file, not from the page cache the server's
+      // connection keeps: the header, the schema and the first page of each table (cheap: a
+      // handful of page reads, whatever the store's size).
+      if (path === ':memory:') return;
+      const reader = new DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
+      try {
+        reader.exec('SELECT 1 FROM series LIMIT 1; SELECT 1 FROM coverage LIMIT 1; SELECT 1 FROM blocks LIMIT 1;');
+        reader.prepare('SELECT 1 FROM blocks ORDER BY rowid DESC LIMIT 1').get();
+      } finally {
+        reader.close();
+      }
+    },
+
     async close() {
       if (db.isOpen) db.close();
     },

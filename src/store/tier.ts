@@ -16,6 +16,8 @@ export type FetchRange = (q: CandleQuery) => Promise<Candles | undefined>;
 
 /** Most bars one vendor call is asked for when the caller does not say. */
 export const DEFAULT_MAX_BARS_PER_CALL = 5000;
+/** Readiness reads the store's file at most this often. */
+const PROBE_EVERY_MS = 1000;
 /** After a store failure, requests bypass the store this long before it is tried again. */
 const RETRY_STORE_MS = 5000;
 
@@ -51,7 +53,7 @@ export interface TierOptions {
   now: () => number;
   revision: RevisionPolicy;
   metrics: HistoryMetrics;
-  log?: { warn(obj: object, msg: string): void };
+  log?: { warn(obj: object, msg: string): void; error?(obj: object, msg: string): void };
 }
 
 export class Tier {
@@ -76,6 +78,25 @@ export class Tier {
     return fault === undefined ? { ok: true, backend: kind } : { ok: false, backend: kind, error: fault.error, since: fault.since, ...(this.#fault ? { damaged: true } : {}) };
   }
 
+  #probedAt = -Infinity;
+
+  /** health() after reading the store from its file, at most every PROBE_EVERY_MS (readiness). */
+  async probe(): Promise<StoreHealth> {
+    // Real time, not the injectable clock: this bounds the probe's cost.
+    const now = performance.now();
+    if (this.#fault === undefined && this.#o.backend.probe !== undefined && now - this.#probedAt >= PROBE_EVERY_MS) {
+      this.#probedAt = now;
+      await this.#db(() => this.#o.backend.probe!()).catch((error: unknown) => {
+        const cause = (error as StoreFailure).cause;
+        if (this.#fault === undefined) {
+          this.#error = (error as Error).message;
+          this.#o.log?.warn({ err: cause }, 'history store probe failed');
+        } else this.#o.log?.warn({ err: cause }, 'history store damaged');
+      });
+    }
+    return this.health();
+  }
+
   async #db<T>(work: () => Promise<T>): Promise<T> {
     try {
       const out = await work();
@@ -84,7 +105,10 @@ export class Tier {
     } catch (error) {
       // A damaged file (corrupt pages, not a database, I/O errors) does not heal when another
       // series reads fine: it stays reported until the process restarts on a repaired store.
-      if (this.#fault === undefined && isDamage(error)) this.#fault = { error: `history store damaged: ${(error as Error).message}`, since: this.#o.now() };
+      if (this.#fault === undefined && isDamage(error)) {
+        this.#fault = { error: `history store damaged: ${(error as Error).message}`, since: this.#o.now() };
+        this.#o.log?.error?.({ err: error }, 'history store damaged: reads and writes of its file fail; this instance reports not ready until it restarts on a repaired or new store');
+      }
       if (this.#error === undefined) this.#errorSince = this.#o.now();
       throw new StoreFailure(error);
     }

@@ -52,6 +52,10 @@ describeRedis('Redis faults', () => {
     const ready = await timed(apps[0], '/readyz');
     expect(ready.ms).toBeLessThan(DEADLINE_MS);
     expect(ready.res.json().redis).not.toBe('ok');
+    // The readiness policy: Redis is shared by every instance, so its fault degrades, never 503.
+    expect(ready.res.statusCode).toBe(200);
+    expect(ready.res.json().status).toBe('degraded');
+    expect(ready.res.json().degraded).toContainEqual(expect.objectContaining({ name: 'redis' }));
     expect(await redisUp(apps[0])).toBe(false);
     expect(redisHealth(clients[0])?.up).toBe(false);
     // Per instance: 5 more on each would be over a shared limit of 5 but each instance counts alone.
