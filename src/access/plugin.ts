@@ -124,11 +124,11 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
     }
     request.keyEntry = entry;
     const { max, windowMs } = entry.plan.rateLimit;
-    // Never undefined: the per-instance counter answers when Redis does not.
-    const decision = (await limiter.consume(bucket, max, windowMs))!;
     // The free tier counts per client address (request.ip: the forwarded one behind a trusted
     // proxy), an IPv6 /64 as one address; a key counts per key.
     const bucket = entry.anonymous ? `anon:${addressBucket(request.ip)}` : `key:${entry.id}`;
+    // Never undefined: the per-instance counter answers when Redis does not.
+    const decision = (await limiter.consume(bucket, max, windowMs))!;
     const headers = limitHeaders(decision);
     if (!decision.allowed) {
       metrics.rateLimited.inc();
