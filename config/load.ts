@@ -240,6 +240,8 @@ export function describeAllowed(schema: S | undefined): string {
     return anyOf.map(describeAllowed).join(' or ');
   }
   if ('const' in schema) return JSON.stringify(schema.const);
+  // A renamed setting (Type.Never): its description names the new one.
+  if (isPlainObject(schema.not)) return typeof schema.description === 'string' ? schema.description : 'nothing';
   const range = (what: string) => {
     const min = schema.minimum as number | undefined;
     const max = schema.maximum as number | undefined;

@@ -95,6 +95,19 @@ export const ConfigSchema = Type.Object({
     /** Failed authentications (wrong key) per client address per minute; then 429. Default 30. */
     failuresPerMinute: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   })),
+  /**
+   * Who may read /metrics (it names every key id and its traffic). Default: on the API port, for
+   * loopback clients only. `token`: clients elsewhere send `Authorization: Bearer <token>`.
+   * `port` (and `host`): an own listener for /metrics, which then leaves the API port.
+   */
+  metrics: Type.Optional(Type.Object({
+    /** Bearer token for /metrics from beyond loopback; empty: loopback clients only. */
+    token: Type.Optional(Type.String()),
+    /** Own listener for /metrics (0 picks a free port); unset: /metrics on the API port. */
+    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535 })),
+    /** Address of the own listener; empty: the API's address. */
+    host: Type.Optional(Type.String()),
+  })),
   /** Candle history store (src/store/): raw closed 1m/1d bars fetched from each vendor once. */
   history: Type.Optional(Type.Object({
     /** Off: candles go to the vendor as before. Default true. */

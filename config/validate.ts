@@ -3,7 +3,7 @@
 //
 // Those schemas are built with TypeBox and only use a small part of JSON Schema: type, properties,
 // required, patternProperties, items, minItems, maxItems, minLength, maxLength, pattern, minimum,
-// maximum, const and anyOf. This walks exactly that part, in the order TypeBox's own Errors()
+// maximum, const, anyOf and not (Type.Never: a renamed setting, refused with a pointer to its new name). This walks exactly that part, in the order TypeBox's own Errors()
 // reports (typebox/schema, engine/schema.mjs), so the messages are the same; what it saves is
 // loading TypeBox's validator, 164 modules and ~65 ms of every start (BENCHMARKS.md, startup).
 // A schema using anything else is a programming error and throws, naming the keyword; the tests
@@ -22,7 +22,7 @@ type Schema = Record<string, unknown>;
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$id', '$schema', 'additionalProperties']);
 const CHECKED = new Set([
   'type', 'properties', 'required', 'patternProperties', 'items', 'minItems', 'maxItems',
-  'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'const', 'anyOf',
+  'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'const', 'anyOf', 'not',
 ]);
 
 const patterns = new Map<string, RegExp>();
@@ -142,6 +142,7 @@ function walk(schema: Schema, value: unknown, path: string, out: SchemaError[]):
       ok = fail('anyOf');
     }
   }
+  if (isObject(schema.not) && walk(schema.not, value, path, [])) ok = fail('not');
   return ok;
 }
 

@@ -1,22 +1,27 @@
 // Cross-instance single-flight (DESIGN.md 5): a short Redis lock per cache key, so N instances that
 // miss the same key make one upstream call.
 //
-//   createFillLock({ redis, subscriber, prefix, lockTtlMs, now, health?, pollMs? }): FillLock
+//   createFillLock({ redis, subscriber, prefix, leaseMs, now, health?, pollMs? }): FillLock
 //   lock.run<T>(key, { deadlineAt }, fill, readFilled): Promise<T>
 //   lock.close()
 //   fillThroughTier(lock, tier, key, deadlineAt, fetch): Promise<{ value, fetched, hit? }>
 //     the loader's one call: fetch under the lock, store in the Redis tier, waiters read it there
 //
-// run: SET <prefix>lock:<key> <token> NX PX lockTtlMs.
-//   Won → readFilled() once more (another holder may have just finished), else fill(); then
-//         PUBLISH <prefix>filled <key> and release the lock (only if still ours). `fill` must have
-//         written the shared tier (awaited) before it resolves: waiters read it from there.
+// run: SET <prefix>lock:<key> <token> NX PX leaseMs.
+//   Won → readFilled() once more (another holder may have just finished), else fill(); while it
+//         works the holder renews its lease every leaseMs/3 (PEXPIRE, only while the lock is still
+//         its own); then PUBLISH <prefix>filled <key> and release the lock (only if still ours).
+//         `fill` must have written the shared tier (awaited) before it resolves: waiters read it
+//         from there.
 //   Lost → wait for that publish (or `pollMs`, whichever first), then readFilled(); a value: done.
-//         None (the holder failed, or died and its lock expired): try to take the lock again.
+//         None (the holder failed, or died and its lease ran out): try to take the lock again.
 //   A waiter never waits past `deadlineAt` (clock `now`): then it fills itself. Redis failing or
 //   known down: fill() directly, as a single instance would.
-// The lock's TTL bounds a dead holder's hold; keep it ≥ the upstream deadline so a slow, live
-// holder is not joined by a second filler.
+// A live holder keeps its lock however long its fill takes (up to its own deadline); a dead one
+// (SIGKILL, a lost host) holds it at most one lease after its last renewal, so a waiter notices
+// within about leaseMs + pollMs and fills itself, inside its own deadline. A holder whose event
+// loop stalls longer than the lease may be joined by a second filler: one extra upstream call,
+// never a wrong answer.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { commandTimeoutOf, softly, type RedisHealth } from '../redis.ts';
@@ -28,7 +33,8 @@ export interface FillLockOptions {
   subscriber: Redis;
   /** e.g. 'mdqs:fill:' */
   prefix: string;
-  lockTtlMs: number;
+  /** The lock's lease, renewed every leaseMs/3 while the holder works (redis.fillLockLeaseMs), ms. */
+  leaseMs: number;
   now: () => number;
   health?: RedisHealth;
   /** Longest wait between checks when no publish arrives, ms (default 100). */
@@ -43,9 +49,10 @@ export interface FillLock {
 }
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
 export function createFillLock(options: FillLockOptions): FillLock {
-  const { redis, subscriber, prefix, lockTtlMs, now, health } = options;
+  const { redis, subscriber, prefix, leaseMs, now, health } = options;
   const pollMs = options.pollMs ?? 100;
   const timeoutMs = options.timeoutMs ?? commandTimeoutOf(redis) ?? 250;
   const channel = `${prefix}filled`;
@@ -79,11 +86,36 @@ export function createFillLock(options: FillLockOptions): FillLock {
 
   const lockKey = (key: string) => `${prefix}lock:${key}`;
 
+  /** Renew the lease every third of it while the holder works; stops once the lock is no longer ours. */
+  const heartbeat = (key: string, token: string): (() => void) => {
+    let stopped = false;
+    let renewing = false;
+    const timer = setInterval(() => {
+      if (stopped || renewing) return;
+      renewing = true;
+      void softly(health, Math.min(timeoutMs, leaseMs), () => redis.eval(RENEW, 1, lockKey(key), token, String(leaseMs))).then((renewed) => {
+        renewing = false;
+        // 0: the lease ran out (a stalled holder) and someone else may hold it now: stop renewing.
+        if (renewed === 0 && !stopped) {
+          stopped = true;
+          clearInterval(timer);
+        }
+      });
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+    timer.unref();
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  };
+
   const hold = async <T>(key: string, token: string, fill: () => Promise<T>, readFilled: () => Promise<T | undefined>): Promise<T> => {
+    const stop = heartbeat(key, token);
     try {
       const already = await readFilled();
       return already !== undefined ? already : await fill();
     } finally {
+      stop();
       await softly(health, timeoutMs, () => redis.publish(channel, key));
       await softly(health, timeoutMs, () => redis.eval(RELEASE, 1, lockKey(key), token));
     }
@@ -95,7 +127,7 @@ export function createFillLock(options: FillLockOptions): FillLock {
       for (;;) {
         const left = deadlineAt - now();
         if (left <= 0) return fill();
-        const won = await softly(health, Math.min(timeoutMs, left), () => redis.set(lockKey(key), token, 'PX', lockTtlMs, 'NX'));
+        const won = await softly(health, Math.min(timeoutMs, left), () => redis.set(lockKey(key), token, 'PX', leaseMs, 'NX'));
         if (won === undefined) return fill();
         if (won === 'OK') return hold(key, token, fill, readFilled);
         await signal(key, Math.min(pollMs, deadlineAt - now()));

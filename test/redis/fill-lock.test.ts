@@ -1,6 +1,7 @@
 // Cross-instance single-flight (issue 10.3) on real Redis: one fill for 100 concurrent callers over
-// two lock instances, a dead holder's lock expires, a waiter never waits past its deadline, and a
-// failing Redis means filling directly.
+// two lock instances, a live holder renews its lease, a dead holder's lease lapses within about a
+// second (issue 28.2), a waiter never waits past its deadline, and a failing Redis means filling
+// directly. The SIGKILLed holder process: test/redis/fill-lock-holder.test.ts.
 import { afterAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createFillLock, type FillLock } from '../../src/cache/fill-lock.ts';
@@ -15,12 +16,12 @@ afterAll(async () => {
   for (const c of clients) c.disconnect();
 });
 
-async function lockOn(url: string, options: { lockTtlMs?: number; prefix?: string; now?: () => number; health?: boolean; commandTimeoutMs?: number } = {}) {
+async function lockOn(url: string, options: { leaseMs?: number; prefix?: string; now?: () => number; health?: boolean; commandTimeoutMs?: number } = {}) {
   const redis = await connectedClient(url, clients, options.commandTimeoutMs);
   const subscriber = createSubscriber(url);
   clients.push(subscriber);
   const lock = createFillLock({
-    redis, subscriber, prefix: options.prefix ?? 'fl:', lockTtlMs: options.lockTtlMs ?? 5000, now: options.now ?? Date.now,
+    redis, subscriber, prefix: options.prefix ?? 'fl:', leaseMs: options.leaseMs ?? 1000, now: options.now ?? Date.now,
     health: options.health === false ? undefined : trackRedisHealth(redis),
   });
   locks.push(lock);
@@ -51,7 +52,7 @@ describeRedis('fill lock', () => {
   });
 
   it('a holder that died: its lock expires and a waiter fills, before its deadline', async () => {
-    const a = await lockOn(URL_DB, { lockTtlMs: 300 });
+    const a = await lockOn(URL_DB, { leaseMs: 300 });
     await a.redis.set('fl:lock:dead', 'someone-else', 'PX', 300);
     let fills = 0;
     const value = await a.lock.run('dead', { deadlineAt: Date.now() + 5000 }, async () => {
@@ -59,6 +60,38 @@ describeRedis('fill lock', () => {
       return 'mine';
     }, async () => undefined);
     expect([value, fills]).toEqual(['mine', 1]);
+  });
+
+  it('a live holder renews its lease: a fill five leases long is never joined by a second filler', async () => {
+    const a = await lockOn(URL_DB, { leaseMs: 300 });
+    const b = await lockOn(URL_DB, { leaseMs: 300 });
+    const shared = new Map<string, string>();
+    let fills = 0;
+    const fill = async () => {
+      fills += 1;
+      await sleep(1500);
+      shared.set('long', 'done');
+      return 'done';
+    };
+    const deadlineAt = Date.now() + 10_000;
+    const holder = a.lock.run('long', { deadlineAt }, fill, async () => shared.get('long'));
+    await sleep(50);
+    const waiter = b.lock.run('long', { deadlineAt }, fill, async () => shared.get('long'));
+    expect(await Promise.all([holder, waiter])).toEqual(['done', 'done']);
+    expect(fills).toBe(1);
+    expect(await a.redis.exists('fl:lock:long')).toBe(0);
+  });
+
+  it('a holder that stops renewing (died): a waiter takes over within about one lease', async () => {
+    const a = await lockOn(URL_DB, { leaseMs: 1000 });
+    // What a SIGKILLed holder leaves: its lock with the lease of its last renewal, never renewed again.
+    await a.redis.set('fl:lock:gone', 'dead-holder', 'PX', 1000);
+    const started = Date.now();
+    const value = await a.lock.run('gone', { deadlineAt: started + 5000 }, async () => 'mine', async () => undefined);
+    const waited = Date.now() - started;
+    expect(value).toBe('mine');
+    expect(waited).toBeGreaterThanOrEqual(900);
+    expect(waited).toBeLessThan(1500);
   });
 
   it('a waiter never waits past its deadline: then it fills itself', async () => {

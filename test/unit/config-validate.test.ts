@@ -134,7 +134,7 @@ describe('config/validate.ts against TypeBox', () => {
     };
     visit(ConfigSchema as unknown as Record<string, unknown>);
     visit(KeysFileSchema as unknown as Record<string, unknown>);
-    expect([...seen].sort()).toEqual(['anyOf', 'const', 'items', 'maxItems', 'maximum', 'minItems', 'minLength', 'minimum', 'pattern', 'patternProperties', 'properties', 'required', 'type']);
+    expect([...seen].sort()).toEqual(['anyOf', 'const', 'description', 'items', 'maxItems', 'maximum', 'minItems', 'minLength', 'minimum', 'not', 'pattern', 'patternProperties', 'properties', 'required', 'type']);
   });
 
   it('refuses a schema keyword it does not implement, naming it', () => {
