@@ -8,14 +8,14 @@ import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, 
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
 import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
-import { deriveExFactors, earliestExDate, parseDividendRows } from './exfactors.ts';
+import { deriveExFactors, earliestExDate, parseDividendRows, parseHkDividendRows, parseRightsRows, type CorporateAction } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
 import {
   DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
   trendsPrevClose, type EastmoneyUnits,
 } from './parse.ts';
 import {
-  DEFAULT_UT, DEPTH_FIELDS, INSTRUMENT_FIELDS, ULIST_MARKET_FIELDS, ULIST_QUOTE_FIELDS, buildDividendRequest,
+  DEFAULT_UT, DEPTH_FIELDS, INSTRUMENT_FIELDS, ULIST_MARKET_FIELDS, ULIST_QUOTE_FIELDS, buildDividendRequest, buildHkDividendRequest, buildRightsRequest,
   buildKlineRequest, buildStockGetRequest, buildTrendsRequest, buildUlistRequest, compactDate,
   type EastmoneyWire, type KlineParams,
 } from './requests.ts';
@@ -32,14 +32,16 @@ export const DEFAULT_HISTORY_HOSTS = [
   'https://push2his.eastmoney.com', 'https://82.push2his.eastmoney.com', 'https://72.push2his.eastmoney.com', 'https://33.push2his.eastmoney.com',
 ];
 export const DEFAULT_DATACENTER_HOSTS = ['https://datacenter-web.eastmoney.com'];
+/** The F10 data hosts (HK dividend table RPT_HKF10_MAIN_DIVBASIC). */
+export const DEFAULT_F10_HOSTS = ['https://datacenter.eastmoney.com'];
 
 export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
   return {
     resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
     markets: ['CN', 'HK', 'US'],
-    // The dividend table is A-shares only (no machine-readable HK/US source, §1.10): the router
-    // sends HK/US ex-factors to the next adapter of the chain without calling this one.
-    resourceMarkets: { exFactors: ['CN'] },
+    // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
+    // (§1.10): the router sends US ex-factors to the next adapter of the chain.
+    resourceMarkets: { exFactors: ['CN', 'HK'] },
     periods: { '1m': true, '1d': true },
     maxBatch,
     rawPrices: true,
@@ -56,6 +58,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   const quoteHosts = new HostRotation(options.quoteHosts ?? DEFAULT_QUOTE_HOSTS, cooldown, deps.now);
   const historyHosts = new HostRotation(options.historyHosts ?? DEFAULT_HISTORY_HOSTS, cooldown, deps.now);
   const datacenterHosts = new HostRotation(options.datacenterHosts ?? DEFAULT_DATACENTER_HOSTS, cooldown, deps.now);
+  const f10Hosts = new HostRotation(options.f10Hosts ?? DEFAULT_F10_HOSTS, cooldown, deps.now);
   const wire: EastmoneyWire = { ut: options.ut ?? DEFAULT_UT, userAgent: options.userAgent ?? EASTMONEY_DEFAULTS.userAgent };
   const units: EastmoneyUnits = { volume: { ...DEFAULT_UNITS.volume, ...options.volumeMultiplier } };
   const us = new UsMarketResolver(options.usMarkets, options.usMarketCacheSize ?? EASTMONEY_DEFAULTS.usMarketCacheSize);
@@ -139,6 +142,18 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     }
   }
 
+  /** The symbol's corporate actions: A-share dividends plus rights issues, or HK plans. */
+  async function corporateActions(ref: SymbolRef, ctx?: CallContext): Promise<CorporateAction[]> {
+    const rows = check('exFactors', ref.symbol);
+    if (ref.region === 'HK') {
+      const hk = readDatacenter(await fetchText(f10Hosts, (h) => buildHkDividendRequest(h, ref.code, wire), ctx), r);
+      return parseHkDividendRows(hk, ref.code, r, rows);
+    }
+    const dividends = readDatacenter(await fetchText(datacenterHosts, (h) => buildDividendRequest(h, ref.code, wire), ctx), r);
+    const rights = readDatacenter(await fetchText(datacenterHosts, (h) => buildRightsRequest(h, ref.code, wire), ctx), r);
+    return [...parseDividendRows(dividends, ref.symbol, r, rows), ...parseRightsRows(rights, ref.symbol, r, check('exFactors', ref.symbol))];
+  }
+
   async function candles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
     const ref = query.symbol;
     const secid = (await secids([ref], ctx)).keys().next().value;
@@ -203,11 +218,10 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     },
 
     async getExFactors(symbols, ctx) {
-      // capabilities.resourceMarkets: A-shares only. Should a caller still ask for HK/US, those
-      // symbols are left out (no source here), never an error that would count against the breaker.
-      return perSymbol(symbols.filter((s) => s.region === 'CN'), 'exFactors', ctx, async (secid, ref) => {
-        const rows = readDatacenter(await fetchText(datacenterHosts, (h) => buildDividendRequest(h, ref.code, wire), ctx), r);
-        const actions = parseDividendRows(rows, ref.symbol, r, check('exFactors', ref.symbol));
+      // capabilities.resourceMarkets: CN and HK. Should a caller still ask for US, those symbols
+      // are left out (no source here), never an error that would count against the breaker.
+      return perSymbol(symbols.filter((s) => s.region !== 'US'), 'exFactors', ctx, async (secid, ref) => {
+        const actions = await corporateActions(ref, ctx);
         const earliest = earliestExDate(actions);
         // The raw closes give P_prev; with no events one bar still tells a known symbol from an unknown one.
         const closes = await kline(secid, ref, '1d', earliest === undefined

@@ -22,8 +22,10 @@ export const EASTMONEY_OPTIONS = Type.Object({
   quoteHosts: Hosts,
   /** push2his mirrors (klines). */
   historyHosts: Hosts,
-  /** datacenter-web hosts (dividend table). */
+  /** datacenter-web hosts (dividend and rights-issue tables). */
   datacenterHosts: Hosts,
+  /** datacenter F10 hosts (HK dividend table); default https://datacenter.eastmoney.com. */
+  f10Hosts: Hosts,
   ut: Type.Optional(Type.String({ minLength: 1 })),
   userAgent: Type.Optional(Type.String({ minLength: 1, default: EASTMONEY_DEFAULTS.userAgent })),
   /** Symbols per ulist call. */

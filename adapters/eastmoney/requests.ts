@@ -96,6 +96,25 @@ export function buildDividendRequest(host: string, code: string, wire: Eastmoney
   }, 'exFactors', wire, 'https://data.eastmoney.com/');
 }
 
+/** Rights-issue table RPT_IPO_ALLOTMENT (配股; akshare stock_pg_em), one code. */
+export function buildRightsRequest(host: string, code: string, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/api/data/v1/get', {
+    sortColumns: 'EQUITY_RECORD_DATE', sortTypes: '-1', pageSize: '500', pageNumber: '1',
+    reportName: 'RPT_IPO_ALLOTMENT', columns: 'ALL', source: 'WEB', client: 'WEB',
+    filter: `(SECURITY_CODE="${code}")`,
+  }, 'exFactors', wire, 'https://data.eastmoney.com/');
+}
+
+/** HK dividend / split table of the F10 pages, RPT_HKF10_MAIN_DIVBASIC (akshare stock_hk_dividend_payout_em). */
+export function buildHkDividendRequest(host: string, code: string, wire: EastmoneyWire): UpstreamRequest {
+  return request(host, '/securities/api/data/v1/get', {
+    reportName: 'RPT_HKF10_MAIN_DIVBASIC',
+    columns: 'SECURITY_CODE,UPDATE_DATE,REPORT_TYPE,EX_DIVIDEND_DATE,DIVIDEND_DATE,TRANSFER_END_DATE,YEAR,PLAN_EXPLAIN,IS_BFP',
+    quoteColumns: '', filter: `(SECURITY_CODE="${code}")(IS_BFP="0")`, pageNumber: '1', pageSize: '200',
+    sortTypes: '-1,-1', sortColumns: 'NOTICE_DATE,EX_DIVIDEND_DATE', source: 'F10', client: 'PC',
+  }, 'exFactors', wire, 'https://emweb.securities.eastmoney.com/');
+}
+
 /** 'YYYY-MM-DD' → 'YYYYMMDD'. */
 export function compactDate(date: string): string {
   return date.replaceAll('-', '');

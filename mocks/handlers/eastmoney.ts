@@ -9,6 +9,7 @@ export const EASTMONEY_TEST_HOSTS = {
   quote: ['https://push2.em.test', 'https://82.push2.em.test'],
   history: ['https://push2his.em.test', 'https://82.push2his.em.test'],
   datacenter: ['https://datacenter.em.test'],
+  f10: ['https://f10.em.test'],
 };
 
 type Envelope = { data: Record<string, unknown> | null } & Record<string, unknown>;
@@ -19,6 +20,10 @@ const INSTRUMENT: Record<string, string> = { '1.600519': 'stock-instrument-60051
 const TRENDS: Record<string, string> = { '1.600519': 'trends-600519', '105.AAPL': 'trends-aapl' };
 const KLINES: Record<string, string> = { '1.600519/101': 'kline-daily-600519', '1.600519/1': 'kline-minute-600519', '0.000001/101': 'kline-daily-000001' };
 const DIVIDENDS: Record<string, string> = { '000001': 'dividends-000001' };
+/** RPT_IPO_ALLOTMENT (配股) answers by code; others answer 9201 (no rows). */
+const RIGHTS: Record<string, string> = { '601398': 'rights-601398' };
+/** RPT_HKF10_MAIN_DIVBASIC answers by code. */
+const HK_DIVIDENDS: Record<string, string> = { '00883': 'hk-divbasic-00883' };
 
 function ulist(url: URL): Envelope {
   const wanted = new Set(listParam(url, 'secids'));
@@ -41,7 +46,7 @@ function klines(url: URL): Envelope {
   return { ...body, data: { ...data, klines: rows } };
 }
 
-export function eastmoneyHandlers(log: CapturedRequest[] = [], hosts = EASTMONEY_TEST_HOSTS): HttpHandler[] {
+export function eastmoneyHandlers(log: CapturedRequest[] = [], hosts: typeof EASTMONEY_TEST_HOSTS | Omit<typeof EASTMONEY_TEST_HOSTS, 'f10'> & { f10?: string[] } = EASTMONEY_TEST_HOSTS): HttpHandler[] {
   const bySecid = (table: Record<string, string>, url: URL) => {
     const name = table[url.searchParams.get('secid') ?? ''];
     return HttpResponse.json(em(name ?? 'stock-empty'));
@@ -61,7 +66,14 @@ export function eastmoneyHandlers(log: CapturedRequest[] = [], hosts = EASTMONEY
       http.get(`${h}/api/data/v1/get`, async ({ request }) => {
         const url = await capture(log, request);
         const code = /SECURITY_CODE="(\d+)"/.exec(url.searchParams.get('filter') ?? '')?.[1] ?? '';
-        return HttpResponse.json(em(DIVIDENDS[code] ?? 'dividends-empty'));
+        const table = url.searchParams.get('reportName') === 'RPT_IPO_ALLOTMENT' ? RIGHTS : DIVIDENDS;
+        return HttpResponse.json(em(table[code] ?? 'dividends-empty'));
+      })),
+    ...(hosts.f10 ?? []).map((h) =>
+      http.get(`${h}/securities/api/data/v1/get`, async ({ request }) => {
+        const url = await capture(log, request);
+        const code = /SECURITY_CODE="(\d+)"/.exec(url.searchParams.get('filter') ?? '')?.[1] ?? '';
+        return HttpResponse.json(em(HK_DIVIDENDS[code] ?? 'dividends-empty'));
       })),
   ];
 }

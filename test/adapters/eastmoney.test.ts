@@ -20,7 +20,7 @@ const { server } = vendorServer(eastmoneyHandlers(log), () => {
 function adapter(options: Partial<EastmoneyOptions> = {}, timeoutMs?: number): Adapter {
   const now = () => clock;
   return createEastmoneyAdapter({
-    quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter, ...options,
+    quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter, f10Hosts: HOSTS.f10, ...options,
   }, { now, http: testHttp('eastmoney', { timeoutMs, now }) });
 }
 
@@ -157,16 +157,27 @@ describe('eastmoney adapter: requests and normalised results', () => {
   it('ex-factors: the worked case (10派5 then 10送10) from the dividend table and raw closes', async () => {
     const f = await adapter().getExFactors([PINGAN, MT, UNKNOWN]);
     const dc = log.filter((r) => r.url.origin === 'https://datacenter.em.test');
-    expect(dc.map((r) => r.url.searchParams.get('filter'))).toEqual(['(SECURITY_CODE="000001")', '(SECURITY_CODE="600519")', '(SECURITY_CODE="999999")']);
+    // Per code: the dividend table, then the rights-issue table (配股); codes run concurrently.
+    expect(dc.map((r) => `${r.url.searchParams.get('reportName')} ${r.url.searchParams.get('filter')}`).sort()).toEqual([
+      'RPT_IPO_ALLOTMENT (SECURITY_CODE="000001")', 'RPT_IPO_ALLOTMENT (SECURITY_CODE="600519")', 'RPT_IPO_ALLOTMENT (SECURITY_CODE="999999")',
+      'RPT_SHAREBONUS_DET (SECURITY_CODE="000001")', 'RPT_SHAREBONUS_DET (SECURITY_CODE="600519")', 'RPT_SHAREBONUS_DET (SECURITY_CODE="999999")',
+    ]);
+    expect(dc.findIndex((r) => r.url.searchParams.get('filter') === '(SECURITY_CODE="000001")' && r.url.searchParams.get('reportName') === 'RPT_SHAREBONUS_DET'))
+      .toBeLessThan(dc.findIndex((r) => r.url.searchParams.get('filter') === '(SECURITY_CODE="000001")' && r.url.searchParams.get('reportName') === 'RPT_IPO_ALLOTMENT'));
     expect(Object.fromEntries(dc[0].url.searchParams)).toMatchObject({
       reportName: 'RPT_SHAREBONUS_DET', columns: 'ALL', sortColumns: 'EX_DIVIDEND_DATE', sortTypes: '-1', pageSize: '500',
     });
+    const rightsCall = dc.find((r) => r.url.searchParams.get('reportName') === 'RPT_IPO_ALLOTMENT')!;
+    expect(Object.fromEntries(rightsCall.url.searchParams)).toMatchObject({ reportName: 'RPT_IPO_ALLOTMENT', columns: 'ALL', sortColumns: 'EQUITY_RECORD_DATE' });
     const closes = log.filter((r) => r.url.pathname === '/api/qt/stock/kline/get');
     expect(closes.map((r) => [r.url.searchParams.get('secid'), r.url.searchParams.get('beg'), r.url.searchParams.get('lmt')])).toEqual([
       ['0.000001', '20240419', '1000000'], ['1.600519', '0', '1'], ['1.999999', '0', '1'],
     ]);
     expect(Object.fromEntries(f)).toEqual({
-      '000001.SZ': [{ timestamp: cnTime('2024-05-29'), ex_factor: 1.05 }, { timestamp: cnTime('2024-05-31'), ex_factor: 2 }],
+      '000001.SZ': [
+        { timestamp: cnTime('2024-05-29'), ex_factor: 1.05, cash_dividend: 0.5, bonus_ratio: 0, rights_ratio: 0, rights_price: 0, parts_known: true },
+        { timestamp: cnTime('2024-05-31'), ex_factor: 2, cash_dividend: 0, bonus_ratio: 1, rights_ratio: 0, rights_price: 0, parts_known: true },
+      ],
       '600519.SH': [],
     });
   });
@@ -178,16 +189,30 @@ describe('eastmoney adapter: requests and normalised results', () => {
       { exDate: '2024-05-29', cash: 0.5, shares: 0 },
       { exDate: '2024-05-29', cash: 0, shares: 1 },
       { exDate: '2024-06-20', cash: 0.5, shares: 0 },
-    ], bars, cnTime('2024-06-04'))).toEqual([{ timestamp: cnTime('2024-05-29'), ex_factor: 2.1 }]);
+    ], bars, cnTime('2024-06-04'))).toEqual([
+      { timestamp: cnTime('2024-05-29'), ex_factor: 2.1, cash_dividend: 0.5, bonus_ratio: 1, rights_ratio: 0, rights_price: 0, parts_known: true },
+    ]);
   });
 
-  // Behaviour change (issue 8.4/8.6): HK/US ex-factors are declared out of scope as data, and a
-  // call that still asks is answered without them instead of throwing (a breaker failure).
-  it('ex-factors: declared for CN only; HK/US symbols are left out without a request or an error', async () => {
+  // Issue 24: HK ex-factors come from the F10 dividend table; US stays out of scope as data, and a
+  // call that still asks is answered without it instead of throwing (a breaker failure).
+  it('ex-factors: declared for CN and HK; US symbols are left out without a request or an error', async () => {
     const a = adapter();
-    expect(a.capabilities.resourceMarkets).toEqual({ exFactors: ['CN'] });
-    expect((await a.getExFactors([TENCENT, AAPL])).size).toBe(0);
+    expect(a.capabilities.resourceMarkets).toEqual({ exFactors: ['CN', 'HK'] });
+    expect((await a.getExFactors([AAPL])).size).toBe(0);
     expect(log).toHaveLength(0);
+  });
+
+  it('ex-factors for HK ask the F10 table RPT_HKF10_MAIN_DIVBASIC (IS_BFP="0") on the F10 host', async () => {
+    await adapter().getExFactors([ref('00883.HK')]);
+    const f10 = log.find((r) => r.url.origin === 'https://f10.em.test')!;
+    expect(f10.url.pathname).toBe('/securities/api/data/v1/get');
+    expect(Object.fromEntries(f10.url.searchParams)).toMatchObject({
+      reportName: 'RPT_HKF10_MAIN_DIVBASIC', filter: '(SECURITY_CODE="00883")(IS_BFP="0")', source: 'F10', client: 'PC',
+    });
+    // P_prev comes from raw daily closes of 116.00883, from 40 days before the 2025-06-12 ex-date.
+    const closes = log.find((r) => r.url.pathname === '/api/qt/stock/kline/get')!;
+    expect([closes.url.searchParams.get('secid'), closes.url.searchParams.get('beg')]).toEqual(['116.00883', '20250503']);
   });
 
   it('pools are not served', async () => {

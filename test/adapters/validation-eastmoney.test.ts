@@ -136,9 +136,10 @@ describe('eastmoney: quotes, depth, dividends', () => {
   it('a dividend row repeated verbatim is applied once (the worked case stays 1.05 and 2)', async () => {
     const body = fixture<{ result: { data: Row[] } }>('eastmoney', 'dividends-000001');
     body.result.data.push({ ...body.result.data[2] });
-    server.use(http.get(`${HOSTS.datacenter[0]}/api/data/v1/get`, () => HttpResponse.json(body)));
+    server.use(http.get(`${HOSTS.datacenter[0]}/api/data/v1/get`, ({ request }) => (new URL(request.url).searchParams.get('reportName') === 'RPT_SHAREBONUS_DET'
+      ? HttpResponse.json(body) : HttpResponse.json(fixture('eastmoney', 'dividends-empty')))));
     const f = await adapter().getExFactors([PINGAN]);
-    expect(f.get('000001.SZ')).toEqual([{ timestamp: cnTime('2024-05-29'), ex_factor: 1.05 }, { timestamp: cnTime('2024-05-31'), ex_factor: 2 }]);
+    expect(f.get('000001.SZ')?.map((e) => [e.timestamp, e.ex_factor])).toEqual([[cnTime('2024-05-29'), 1.05], [cnTime('2024-05-31'), 2]]);
     expect(events).toEqual([ev('exFactors', 'duplicate_ex_factor', 1, '000001.SZ')]);
   });
 });
