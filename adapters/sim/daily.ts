@@ -12,8 +12,14 @@
 
 import { addDays, localMidnight, tradingDaysBetween } from '../../src/markets/calendar.ts';
 import { onOrAfterTradingDay, planActions, type PlannedAction } from './actions.ts';
-import { advanceWalk, dateKeyOf, type WalkState } from './walk.ts';
+import { advanceWalk } from './walk.ts';
+import {
+  commitColumns, dateKeyOf, NUMERIC_COLUMNS, reserveColumns, type DailyHistory, type Midnight, type WalkParams,
+} from './history.ts';
 import type { SimInstrument } from './instruments.ts';
+
+// A history's shape lives in history.ts; importers of the daily model get it from here too.
+export type { DailyHistory, Midnight } from './history.ts';
 import { limitPercent } from './limits.ts';
 import { createRng, hashString, mixSeed3, rngFor, type Rng } from './random.ts';
 import { roundToTick } from './ticks.ts';
@@ -27,107 +33,11 @@ const TRADING_DAYS_PER_YEAR = 250;
 /** Mean reversion of the noise around the trend, per day: a half-life of about two years. */
 const REVERSION = 1 / 750;
 
-export interface ExEvent {
-  date: string;
-  /** 00:00 exchange-local of the ex-date. */
-  timestamp: number;
-  /** Raw close of the last bar before the ex-date. */
-  pPrev: number;
-  cash: number;
-  shareRatio: number;
-  /** Ex-rights reference price, unrounded: ex_factor = pPrev / ref (to the last bit of a double). */
-  ref: number;
-  /** ref on the tick grid: the ex-date's prev_close and limit base, as an exchange publishes it. */
-  base: number;
-  factor: number;
-}
-
-/**
- * The OHLCV columns of a run of bars as typed arrays (daily histories and minute days alike). In a
- * DailyHistory each is exactly dates.length long: views over buffers that may hold spare capacity
- * for the days the walk will append (volumes and timestamps are exact integers).
- */
-export type BarColumns = Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', Float64Array>;
-
-export interface DailyHistory extends BarColumns {
-  symbol: string;
-  /** First trading day of the history (the listing day, or the first day from HISTORY_START). */
-  firstDay: string;
-  /** Last date the walk covers; bars stop earlier only when the instrument was suspended. */
-  through: string;
-  dates: string[];
-  /** Previous raw close; on an ex-date the reference price; on the first day the issue price. */
-  prevClose: Float64Array;
-  events: ExEvent[];
-  /** Planned actions through max(through, ANCHOR_DATE), for share counts at any date. */
-  planned: PlannedAction[];
-  /** Where the walk stands, so the history can be extended day by day (absent before listing). */
-  walk?: WalkState;
-}
-
-/** 00:00 exchange-local of a date; `key` is dateKeyOf(date), for memos keyed by number. */
-export type Midnight = (date: string, key: number) => number;
-
 function defaultMidnight(inst: SimInstrument): Midnight {
   return (date) => localMidnight(inst.region, date);
 }
 
-/** The numeric columns of a history, in one fixed order. */
-export const NUMERIC_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prevClose'] as const;
-export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
-
 const EMPTY_COLUMN = new Float64Array(0);
-
-/** Bytes the history's numeric columns hold, spare capacity included. */
-export function columnBytes(history: DailyHistory): number {
-  let bytes = 0;
-  for (const name of NUMERIC_COLUMNS) bytes += history[name].buffer.byteLength;
-  return bytes;
-}
-
-/**
- * Makes room for `extra` more bars and returns full-capacity views to write into. Growth is
- * exact when `extra` is the last need, else by an eighth, so a daily extension rarely copies.
- */
-export function reserveColumns(history: DailyHistory, extra: number): Record<NumericColumn, Float64Array> {
-  const n = history.dates.length;
-  const need = n + extra;
-  const room = (view: Float64Array): Float64Array => {
-    const capacity = view.buffer.byteLength / 8;
-    if (need <= capacity && view.byteOffset === 0) return new Float64Array(view.buffer, 0, capacity);
-    const grown = new Float64Array(Math.max(need, n + (n >> 3) + 16));
-    grown.set(view.subarray(0, n));
-    return grown;
-  };
-  return {
-    timestamp: room(history.timestamp), open: room(history.open), high: room(history.high), low: room(history.low),
-    close: room(history.close), volume: room(history.volume), amount: room(history.amount), prevClose: room(history.prevClose),
-  };
-}
-
-/** Points the history's columns at the first `n` values of `full`. */
-export function commitColumns(history: DailyHistory, full: Record<NumericColumn, Float64Array>, n: number): void {
-  history.timestamp = full.timestamp.subarray(0, n);
-  history.open = full.open.subarray(0, n);
-  history.high = full.high.subarray(0, n);
-  history.low = full.low.subarray(0, n);
-  history.close = full.close.subarray(0, n);
-  history.volume = full.volume.subarray(0, n);
-  history.amount = full.amount.subarray(0, n);
-  history.prevClose = full.prevClose.subarray(0, n);
-}
-
-export interface WalkParams {
-  sigma: number;
-  /** Trend per day for instruments listed after ANCHOR_DATE (others are calibrated). */
-  drift: number;
-  /** log(issue price / price) the calibrated trend aims for over a long history. */
-  startLog: number;
-  jumpChance: number;
-  jumpScale: number;
-  turnover: number;
-  suspendable: boolean;
-}
 
 export function walkParams(inst: SimInstrument): WalkParams {
   const rng = rngFor(inst.symbol, 'params');
@@ -180,14 +90,11 @@ function firstIndexAfter(list: readonly string[], day: string, inclusive: boolea
   return lo;
 }
 
-/** 'YYYY-MM-DD' → YYYYMMDD, a per-date seed part that needs no calendar. */
-export const dateKey = dateKeyOf;
-
 const SALT_WALK = hashString('walk');
 
 /** The next value of the zero-mean part of the latent log path (OU noise plus rare jumps). */
 function nextNoise(params: WalkParams, symbolHash: number, day: string, previous: number, noiseRng: Rng): number {
-  noiseRng.reseed(mixSeed3(symbolHash, dateKey(day), SALT_WALK));
+  noiseRng.reseed(mixSeed3(symbolHash, dateKeyOf(day), SALT_WALK));
   const shock = noiseRng.normal();
   const jumpRoll = noiseRng.next();
   const jumpSize = noiseRng.range(0.6, 1.6) * params.jumpScale * (noiseRng.next() < 0.5 ? -1 : 1);

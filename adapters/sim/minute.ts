@@ -11,7 +11,7 @@ import { minuteBarLabelFor } from '../../src/markets/calendar.ts';
 import type { SimInstrument } from './instruments.ts';
 import { createRng, hashString, mixSeed3, type Rng } from './random.ts';
 import { roundToTick } from './ticks.ts';
-import { dateKey, type BarColumns } from './daily.ts';
+import { dateKeyOf, type BarColumns } from './history.ts';
 
 export interface DayBar {
   date: string;
@@ -244,7 +244,7 @@ export function buildMinuteBars(inst: SimInstrument, bar: DayBar, labels: ArrayL
   const n = labels.length;
   ensureScratch(n);
   const symbolHash = hashString(inst.symbol);
-  const day = dateKey(bar.date);
+  const day = dateKeyOf(bar.date);
   rng.reseed(mixSeed3(symbolHash, day, SALT_PATH));
   const path = pricePath(bar, n, rng);
   // Snap the inner path points onto the grid in place: path[k] is then the price after bar k.

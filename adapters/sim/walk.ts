@@ -1,37 +1,12 @@
 // One step of the daily walk: the bar of one trading day from the state the previous day left.
 // Kept apart from daily.ts (which sets the walk up and extends it) so each file has one job.
 
-import { commitColumns, reserveColumns, type Midnight, type DailyHistory, type WalkParams } from './daily.ts';
+import { commitColumns, dateKeyOf, reserveColumns, type DailyHistory, type Midnight, type WalkParams, type WalkState } from './history.ts';
 import { realiseAction } from './actions.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPercent, limitPricesAt } from './limits.ts';
 import { createRng, hashString, mixSeed3 } from './random.ts';
 import { roundToTick } from './ticks.ts';
-
-/** Everything the walk carries from one day to the next. Plain data: a tail copies it to extend alone. */
-export interface WalkState {
-  params: WalkParams;
-  symbolHash: number;
-  /** log issue price and trend per day of the latent path scale + drift·(index + 1) + noise. */
-  scale: number;
-  drift: number;
-  /** Trading days with their latent noise; days[cursor] is the next day to generate. */
-  days: string[];
-  noise: number[];
-  cursor: number;
-  /** Trading days generated since the first day (suspended days included). */
-  index: number;
-  /** Noise of the last entry of `days`, to continue the OU process past it. */
-  lastNoise: number;
-  lastClose: number;
-  /** Sum of log ex-factors realised so far. */
-  logFactors: number;
-  /** Index into the history's plan of the next action. */
-  nextAction: number;
-  suspendedLeft: number;
-  /** Float shares on the current day (grows with bonus issues and splits). */
-  shares: number;
-}
 
 const SALT_BAR = hashString('bar');
 /** Chance per trading day that a suspendable A-share starts a 1–3 day suspension. */
@@ -148,11 +123,4 @@ function advanceDays(
     walk.lastClose = close;
   }
   commitColumns(history, columns, n);
-}
-
-/** 'YYYY-MM-DD' → YYYYMMDD. */
-export function dateKeyOf(date: string): number {
-  let key = 0;
-  for (let i = 0; i < 10; i++) if (i !== 4 && i !== 7) key = key * 10 + (date.charCodeAt(i) - 48);
-  return key;
 }
