@@ -113,19 +113,6 @@ export const ConfigSchema = Type.Object({
     /** Off: candles go to the vendor as before. Default true. */
     enabled: Type.Optional(Type.Boolean()),
     /** sqlite (embedded file, default) or postgres (DATABASE_URL; shared by several instances). */
-  /**
-   * Who may read /metrics (it names every key id and its traffic). Default: on the API port, for
-   * loopback clients only. `token`: clients elsewhere send `Authorization: Bearer <token>`.
-   * `port` (and `host`): an own listener for /metrics, which then leaves the API port.
-   */
-  metrics: Type.Optional(Type.Object({
-    /** Bearer token for /metrics from beyond loopback; empty: loopback clients only. */
-    token: Type.Optional(Type.String()),
-    /** Own listener for /metrics (0 picks a free port); unset: /metrics on the API port. */
-    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535 })),
-    /** Address of the own listener; empty: the API's address. */
-    host: Type.Optional(Type.String()),
-  })),
     backend: Type.Optional(Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')])),
     /** SQLite file; its directory is created. Default data/history.sqlite. */
     sqlitePath: Type.Optional(Type.String({ minLength: 1 })),

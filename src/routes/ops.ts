@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.ts';
-import type { Resource } from '../../adapters/types.ts';
+import { RESOURCES } from '../data/resources/index.ts';
 import type { Metrics } from '../metrics.ts';
+import { registerMetrics } from '../http/metrics-exposure.ts';
 import type { Region } from '../domain.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
 
@@ -53,7 +54,6 @@ function bounded<T>(work: Promise<T>): Promise<T | typeof TIMED_OUT> {
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
-const RESOURCES: Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
 
 export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): Promise<void> {
   const publicRoute = { public: true, rateLimit: false } as const;
@@ -121,8 +121,8 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
       .send({ status: ready ? (degraded.length > 0 ? 'degraded' : 'ready') : 'not_ready', markets, adapters, ...extra, ...(degraded.length > 0 ? { degraded } : {}) });
   });
 
-  app.get('/metrics', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
-    reply.header('content-type', ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
+  // Loopback only, a bearer token, or an own listener (metrics.token, metrics.port: http/metrics-exposure.ts).
+  registerMetrics(app, { registry: ctx.metrics.registry, config: ctx.config });
 
   app.get('/v1/openapi.json', { config: publicRoute, schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(app.swagger())));
