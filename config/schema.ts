@@ -88,8 +88,13 @@ export const ConfigSchema = Type.Object({
     instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
     /** A Redis command not answered within this many ms counts as a failure (frozen Redis). Default 250. */
     commandTimeoutMs: Type.Optional(Ms(10, 10_000)),
-    /** Cross-instance fill lock lifetime (a dead holder's lock expires after it), ms. Default 5000. */
-    fillLockMs: Type.Optional(Ms(100, 120_000)),
+    /**
+     * The cross-instance fill lock's lease, ms: renewed every third of it while the holder works, so a
+     * dead holder's lock lapses within one lease and a waiter fills itself. Default 1000.
+     */
+    fillLockLeaseMs: Type.Optional(Ms(200, 30_000)),
+    /** Renamed redis.fillLockLeaseMs (it was a lifetime, now a renewed lease): refused, naming the new setting. */
+    fillLockMs: Type.Optional(Type.Never({ description: 'nothing: renamed redis.fillLockLeaseMs (the fill lock\'s lease, renewed while its holder works; default 1000 ms)' })),
   }),
   auth: Type.Optional(Type.Object({
     /** Failed authentications (wrong key) per client address per minute; then 429. Default 30. */
