@@ -3,7 +3,7 @@
 // stamping of bars, and the filling of optional fields our shapes require.
 
 import type {
-  Depth, ExFactor, Instrument, InstrumentType, PoolDetail, PoolId, Quote, Region, SymbolRef,
+  Depth, ExFactor, ExFactorParts, Instrument, InstrumentType, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../../src/domain.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import type { BySymbol } from '../types.ts';
@@ -170,6 +170,28 @@ export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[]
   return normaliseMinutes(ref.region, shift === 0 ? rows : rows.map((b) => ({ ...b, t: b.t + shift })));
 }
 
+const PART_FIELDS = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price'] as const;
+
+/**
+ * The event's parts (DESIGN.md 4.4) when the vendor sends them, passed through; TickFlow's
+ * published records carry only {timestamp, ex_factor}, so without them the record says
+ * parts_known: false and the ex-rights methods use the ratio for that event.
+ */
+export function exFactorParts(e: JsonRecord, r: PayloadReader, path: string): ExFactorParts {
+  const parts: ExFactorParts = {};
+  let any = false;
+  for (const k of PART_FIELDS) {
+    const v = r.optionalNumber(e[k], `${path}.${k}`);
+    if (v !== null) {
+      parts[k] = v;
+      any = true;
+    }
+  }
+  const known = e.parts_known === undefined || e.parts_known === null ? any : e.parts_known === true;
+  if (!known) return { parts_known: false };
+  return { cash_dividend: 0, bonus_ratio: 0, rights_ratio: 0, rights_price: 0, ...parts, parts_known: true };
+}
+
 // [verify] chose: TickFlow's ex_factor is per event, P_prev / ref (RiceQuant's convention, > 1 for
 // dividends and bonus shares), which is exactly our definition; it passes through unchanged.
 // A row repeated for one date is applied once; a symbol whose list carries an invalid or a
@@ -187,7 +209,7 @@ export function parseExFactors(
     const events = items.map((item, i): ExFactor => {
       const e = r.record(item, `data.${key}[${i}]`);
       const factor = r.value(e.ex_factor, `data.${key}[${i}].ex_factor`);
-      return { timestamp: tickflowDayLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor };
+      return { timestamp: tickflowDayLabel(ref.region, r.number(e.timestamp, `data.${key}[${i}].timestamp`)), ex_factor: factor, ...exFactorParts(e, r, `data.${key}[${i}]`) };
     });
     const c = check(ref.symbol);
     const checked = checkExFactorList(events, c);

@@ -144,10 +144,24 @@ describe('tickflow adapter: requests and normalised results', () => {
     const f = await adapter().getExFactors([MT, TENCENT, UNKNOWN]);
     expect(log[0].url.pathname).toBe('/v1/klines/ex-factors');
     expect(log[0].url.searchParams.get('symbols')).toBe('600519.SH,00700.HK,999999.SH');
+    // TickFlow's records carry the ratio only: parts_known false (the ex-rights methods use the ratio).
     expect(Object.fromEntries(f)).toEqual({
-      '600519.SH': [{ timestamp: cnTime('2023-06-30'), ex_factor: 1.015221 }, { timestamp: cnTime('2023-12-20'), ex_factor: 1.011734 }],
-      '00700.HK': [{ timestamp: cnTime('2024-05-17'), ex_factor: 1.009125 }],
+      '600519.SH': [
+        { timestamp: cnTime('2023-06-30'), ex_factor: 1.015221, parts_known: false },
+        { timestamp: cnTime('2023-12-20'), ex_factor: 1.011734, parts_known: false },
+      ],
+      '00700.HK': [{ timestamp: cnTime('2024-05-17'), ex_factor: 1.009125, parts_known: false }],
     });
+  });
+
+  it('ex-factors: parts the vendor sends pass through (parts_known: true, missing parts 0)', async () => {
+    server.use(http.get(`${BASE}/v1/klines/ex-factors`, () => HttpResponse.json({
+      data: { '600519.SH': [{ timestamp: 1688054400000, ex_factor: 1.015221, cash_dividend: 25.911 }] },
+    })));
+    const f = await adapter().getExFactors([MT]);
+    expect(f.get('600519.SH')).toEqual([
+      { timestamp: cnTime('2023-06-30'), ex_factor: 1.015221, cash_dividend: 25.911, bonus_ratio: 0, rights_ratio: 0, rights_price: 0, parts_known: true },
+    ]);
   });
 
   it('instruments: POST {symbols}; optional ext fields filled', async () => {

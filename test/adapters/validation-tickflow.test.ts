@@ -129,7 +129,7 @@ describe('tickflow: batch resources', () => {
     server.use(http.get(`${BASE}/v1/klines/ex-factors`, () => HttpResponse.json({ data })));
     const f = await adapter().getExFactors([MT, TENCENT]);
     expect(Object.fromEntries(f)).toEqual({
-      '600519.SH': [{ timestamp: cnTime('2023-06-30'), ex_factor: 1.015221 }, { timestamp: cnTime('2023-12-20'), ex_factor: 1.011734 }],
+      '600519.SH': [{ timestamp: cnTime('2023-06-30'), ex_factor: 1.015221, parts_known: false }, { timestamp: cnTime('2023-12-20'), ex_factor: 1.011734, parts_known: false }],
     });
     expect(events).toEqual([ev('exFactors', 'duplicate_ex_factor', 1, '600519.SH'), ev('exFactors', 'conflicting_ex_factor', 2, '00700.HK')]);
 
