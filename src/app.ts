@@ -47,6 +47,7 @@ import opsRoutes from './routes/ops.ts';
 import quotesRoutes from './routes/quotes.ts';
 import universeRoutes from './routes/universes.ts';
 import referenceRoutes from './routes/reference.ts';
+import meRoutes from './routes/me.ts';
 import explorerRoutes from './routes/explorer.ts';
 import streamRoutes from './stream/index.ts';
 import type { AppContext } from './routes/context.ts';
@@ -379,6 +380,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await depthRoutes(scope, ctx);
     await universeRoutes(scope, ctx);
     await referenceRoutes(scope, ctx);
+    await meRoutes(scope, ctx);
     await streamRoutes(scope, ctx);
     await explorerRoutes(scope, ctx);
   });

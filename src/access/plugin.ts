@@ -36,6 +36,10 @@ declare module 'fastify' {
     /** false: the route is never rate-limited (operational routes). */
     rateLimit?: boolean;
   }
+  interface FastifyRequest {
+    /** The rate-limit decision that admitted the request (GET /v1/me reports what remains). */
+    rateLimitDecision?: LimitDecision;
+  }
 }
 
 function limitHeaders(decision: LimitDecision): Record<string, string> {
@@ -134,6 +138,7 @@ export async function registerAccess(app: FastifyInstance, options: AccessOption
       metrics.rateLimited.inc();
       throw tooMany(`rate limit of ${decision.limit} requests per ${windowMs / 1000} s exceeded; see retry_after_ms`, decision, headers);
     }
+    request.rateLimitDecision = decision;
     reply.headers(headers);
   });
   // The fast path's bucket name per key record (a reload makes new records).

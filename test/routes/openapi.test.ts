@@ -106,6 +106,8 @@ describe('every /v1 route the app serves is described', () => {
       'GET /v1/exchanges/{exchange}/instruments',
       'GET /v1/calendar',
       'GET /v1/market-status',
+      // Issue 29: what the key may call.
+      'GET /v1/me',
     ].sort();
     expect(served).toEqual(expected);
   });
