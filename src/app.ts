@@ -229,11 +229,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics.trackCacheBytes('response', () => responseCache.calculatedSize);
     tiers.push(memory, ...(options.dataTiers ?? []));
     if (redis !== undefined) {
-      tiers.push(createRedisTier<DataEntry>({ redis, prefix: 'mdqs:data:', codec: jsonCodec(), now, timeoutMs: redisTimeoutMs, health: redisHealthTracker }));
+      tiers.push(createRedisTier<DataEntry>({ redis, prefix: 'mdqs:data:', codec: jsonCodec(), now, timeoutMs: redisTimeoutMs, health: redisHealthTracker, log: app.log }));
     }
     responder = options.responder ?? createCachingResponder({
       cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics,
-      shared: redis === undefined ? undefined : createRedisTier({ redis, prefix: 'mdqs:resp:', codec: responseCodec, now, timeoutMs: redisTimeoutMs, health: redisHealthTracker }),
+      shared: redis === undefined ? undefined : createRedisTier({ redis, prefix: 'mdqs:resp:', codec: responseCodec, now, timeoutMs: redisTimeoutMs, health: redisHealthTracker, log: app.log }),
       onStored: (request, key) => {
         if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
         fastPath?.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });

@@ -20,6 +20,7 @@
 //   mdqs_upstream_invalid_rows_total{adapter,resource,reason} counter, vendor rows dropped
 //   mdqs_heavy_candle_bars                                 gauge, base bars held by series built in the worker
 //   mdqs_heavy_candle_waiting                              gauge, requests waiting for room among them
+//   mdqs_cache_corrupt_total{layer}                        counter, entries whose checksum failed (cache/corruption.ts)
 //
 // The two gauges are read when scraped, from functions registered once, so the hot path never
 // touches them and a breaker's lazy open → half-open move shows without traffic.
@@ -31,6 +32,7 @@
 // that costs ~20 µs in all: issue 15). They register on the same Registry and print the same text.
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerCorruptionMetric } from './cache/corruption.ts';
 import type { BreakerState } from './upstream/breaker.ts';
 import type { UpstreamMetricsSink } from './upstream/http.ts';
 
@@ -285,6 +287,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  registerCorruptionMetric(registry);
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   return metrics;
 }

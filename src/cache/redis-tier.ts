@@ -5,17 +5,26 @@
 //   jsonCodec<V>(): Codec<V>                 data entries (JSON once per Redis hit; the hit then
 //                                            fills the memory tier, so later hits cost nothing)
 //
-// One key per entry, one GET or one SET: the value is a 33-byte header followed by the codec's
-// bytes. Header: version (u8 = 1), storedAt, ttl, swr, sie (f64 LE each, ms). Redis expires the key
-// at ttl + max(swr, sie) after storedAt (PX), so Redis never holds an entry past its last window,
-// and the state (fresh / stale / expired) is computed here from the header, on our clock.
+// One key per entry, one GET or one SET: the value is a 37-byte header followed by the codec's
+// bytes. Header: version (u8 = 2), CRC-32 (u32 LE, zlib.crc32 of every byte after it), storedAt,
+// ttl, swr, sie (f64 LE each, ms). Redis expires the key at ttl + max(swr, sie) after storedAt
+// (PX), so Redis never holds an entry past its last window, and the state (fresh / stale /
+// expired) is computed here from the header, on our clock.
+// Every entry read is verified before use: a checksum that does not match (bytes flipped or
+// changed in Redis, a truncated value) is counted in mdqs_cache_corrupt_total{layer="redis"},
+// logged, and read as a miss, so corrupted bytes are never served. Entries of another version
+// (version 1 had no checksum) are plain misses and are overwritten by the next fill. A checksum
+// stops corruption, not an attacker: whoever can write to Redis can write a valid entry, so
+// Redis needs a password or ACLs (README, "Running several instances").
 // Any error, timeout or known-down Redis is a miss (get) or a no-op (set, delete): nothing throws,
 // nothing waits past `timeoutMs`.
 //
 // Memory is bounded by Redis itself: run it with `maxmemory <bytes>` and
 // `maxmemory-policy allkeys-lru` (README, "Running several instances").
+import { crc32 } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { softly, type RedisHealth } from '../redis.ts';
+import { countCorrupt } from './corruption.ts';
 import { tierState, type Tier, type TierHit, type TierSetOptions } from './tier.ts';
 
 export interface Codec<V> {
@@ -34,20 +43,30 @@ export interface RedisTierOptions<V> {
   /** Skip Redis at once while it is known down (see redis.ts). */
   health?: RedisHealth;
   name?: string;
+  /** Where a corrupted entry is logged (rate-limited: cache/corruption.ts). */
+  log?: { warn(obj: object, msg: string): void };
 }
 
-const VERSION = 1;
-const HEADER_BYTES = 1 + 4 * 8;
+const VERSION = 2;
+/** Where the checksummed bytes start: after the version and the CRC. */
+const SUMMED_FROM = 1 + 4;
+const HEADER_BYTES = SUMMED_FROM + 4 * 8;
 
 export function encodeEntry(payload: Buffer, storedAt: number, ttlMs: number, swrMs: number, sieMs: number): Buffer {
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
   out.writeUInt8(VERSION, 0);
-  out.writeDoubleLE(storedAt, 1);
-  out.writeDoubleLE(ttlMs, 9);
-  out.writeDoubleLE(swrMs, 17);
-  out.writeDoubleLE(sieMs, 25);
+  out.writeDoubleLE(storedAt, SUMMED_FROM);
+  out.writeDoubleLE(ttlMs, SUMMED_FROM + 8);
+  out.writeDoubleLE(swrMs, SUMMED_FROM + 16);
+  out.writeDoubleLE(sieMs, SUMMED_FROM + 24);
   payload.copy(out, HEADER_BYTES);
+  out.writeUInt32LE(crc32(out.subarray(SUMMED_FROM)), 1);
   return out;
+}
+
+/** Whether an entry of this version is intact: its CRC-32 matches every byte after it. */
+export function entryIntact(raw: Buffer): boolean {
+  return raw.length >= HEADER_BYTES && raw.readUInt32LE(1) === crc32(raw.subarray(SUMMED_FROM));
 }
 
 export function createRedisTier<V>(options: RedisTierOptions<V>): Tier<V> {
@@ -56,9 +75,13 @@ export function createRedisTier<V>(options: RedisTierOptions<V>): Tier<V> {
     name: options.name ?? 'redis',
     async get(key): Promise<TierHit<V> | undefined> {
       const raw = await softly(health, timeoutMs, () => redis.getBuffer(`${prefix}${key}`));
-      if (raw === undefined || raw === null || raw.length < HEADER_BYTES || raw.readUInt8(0) !== VERSION) return undefined;
-      const storedAt = raw.readDoubleLE(1);
-      const windows = { ttlMs: raw.readDoubleLE(9), swrMs: raw.readDoubleLE(17), sieMs: raw.readDoubleLE(25) };
+      if (raw === undefined || raw === null || raw.length < 1 || raw.readUInt8(0) !== VERSION) return undefined;
+      if (!entryIntact(raw)) {
+        countCorrupt('redis', options.log, { key: `${prefix}${key}`, bytes: raw.length });
+        return undefined;
+      }
+      const storedAt = raw.readDoubleLE(SUMMED_FROM);
+      const windows = { ttlMs: raw.readDoubleLE(SUMMED_FROM + 8), swrMs: raw.readDoubleLE(SUMMED_FROM + 16), sieMs: raw.readDoubleLE(SUMMED_FROM + 24) };
       const at = now();
       const state = tierState(windows, storedAt, at);
       if (state === undefined) return undefined;

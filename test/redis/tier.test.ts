@@ -2,6 +2,8 @@
 // max(swr, sie) − age, codecs that round-trip bytes, and a Redis that fails is a miss, never a throw.
 import { afterAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { crc32 } from 'node:zlib';
+import { corruptCount } from '../../src/cache/corruption.ts';
 import { createRedisTier, encodeEntry, jsonCodec, responseCodec, type StoredResponse } from '../../src/cache/redis-tier.ts';
 import { trackRedisHealth } from '../../src/redis.ts';
 import { connectedClient, describeRedis, sharedUrl, startPrivateRedis } from './support.ts';
@@ -20,7 +22,10 @@ describeRedis('Redis tier', () => {
     const tier = createRedisTier<{ a: number[] }>({ redis, prefix: 't:', codec: jsonCodec(), now: () => now, timeoutMs: 1000 });
     await tier.set('k', { a: [1, 2] }, { ttlMs: 1000, swrMs: 2000, sieMs: 5000, size: 10 });
     const raw = (await redis.getBuffer('t:k'))!;
-    expect(raw.subarray(33).toString()).toBe('{"a":[1,2]}');
+    // Version 2, the CRC-32 of everything after it, the four windows, then the payload.
+    expect(raw.readUInt8(0)).toBe(2);
+    expect(raw.readUInt32LE(1)).toBe(crc32(raw.subarray(5)));
+    expect(raw.subarray(37).toString()).toBe('{"a":[1,2]}');
     const pttl = await redis.pttl('t:k');
     expect(pttl).toBeGreaterThan(5500);
     expect(pttl).toBeLessThanOrEqual(6000);
@@ -68,6 +73,39 @@ describeRedis('Redis tier', () => {
     await redis.set('t:bad', encodeEntry(Buffer.from([1, 2, 3]), 0, 1000, 0, 0));
     expect(await tier.get('short')).toBeUndefined();
     expect(await tier.get('bad')).toBeUndefined();
+  });
+
+  it('every entry is verified on read: a flipped bit, a changed digit or a cut value is a counted, logged miss', async () => {
+    const redis = await connectedClient(URL_DB, clients);
+    const warnings: object[] = [];
+    const tier = createRedisTier<{ listed: string }>({
+      redis, prefix: 'c:', codec: jsonCodec(), now: () => 1_000, timeoutMs: 1000, log: { warn: (fields) => warnings.push(fields) },
+    });
+    const set = { ttlMs: 60_000, swrMs: 0, sieMs: 0, size: 10, storedAt: 1_000 };
+    const good = encodeEntry(Buffer.from('{"listed":"1980-01-02"}'), 1_000, 60_000, 0, 0);
+    const variants: Record<string, Buffer> = {
+      bit: Buffer.from(good),
+      digit: Buffer.from(good.toString('latin1').replace('1980', '1990'), 'latin1'),
+      cut: good.subarray(0, good.length - 3),
+      window: Buffer.from(good),
+    };
+    variants.bit[good.length - 5] ^= 0x01;
+    variants.window.writeDoubleLE(600_000, 13); // a longer ttl: the header is covered too
+    await tier.set('ok', { listed: '1980-01-02' }, set);
+    expect((await tier.get('ok'))?.value).toEqual({ listed: '1980-01-02' });
+    const before = corruptCount('redis');
+    for (const [name, value] of Object.entries(variants)) {
+      await redis.set(`c:${name}`, value);
+      expect(await tier.get(name), name).toBeUndefined();
+    }
+    expect(corruptCount('redis') - before).toBe(4);
+    // Logged once (then at most once per 10 s), naming the key.
+    expect(warnings[0]).toMatchObject({ layer: 'redis', key: 'c:bit' });
+    // An entry of the previous version (no checksum) is a plain miss, not corruption.
+    const v1 = Buffer.concat([Buffer.from([1]), Buffer.alloc(32), Buffer.from('{}')]);
+    await redis.set('c:v1', v1);
+    expect(await tier.get('v1')).toBeUndefined();
+    expect(corruptCount('redis') - before).toBe(4);
   });
 
   it('frozen or dead Redis: get is a miss and set a no-op within the timeout; never a throw', async () => {
