@@ -85,7 +85,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
       : query.count !== undefined ? Math.max(0, endS - (query.count * 2 + 30) * DAY_S) : 0;
     const c = await chart(ref, { interval: '1d', period1, period2: Math.floor(now / 1000) + DAY_S, events: true }, 'candles', ctx);
     if (c === undefined) return undefined;
-    const bars = unsplit(ref.region, normaliseDaily(ref.region, c.rows), c.splits);
+    const bars = unsplit(ref.region, answerPrevCloses(normaliseDaily(ref.region, c.rows), c.previousClose), c.splits, c.decimals);
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
@@ -105,6 +105,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
     const rows: Bar[] = [];
     const splits: Split[] = [];
     let seen = false;
+    let decimals: number | undefined;
     while (chunkEndS > firstS) {
       const chunkStartS = Math.max(firstS, chunkEndS - spanS);
       const c = await chart(ref, { interval: '1m', period1: chunkStartS, period2: chunkEndS, events: true }, 'candles', ctx);
@@ -113,6 +114,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
         break;
       }
       seen = true;
+      decimals ??= c.decimals;
       rows.push(...c.rows);
       splits.push(...c.splits);
       chunkEndS = chunkStartS;
@@ -124,7 +126,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
       if (later !== undefined) splits.push(...later.splits);
     }
     const unique = [...new Map(splits.map((s) => [s.t, s])).values()];
-    const bars = unsplit(ref.region, normaliseMinutes(ref.region, toEndLabels(rows)), unique);
+    const bars = unsplit(ref.region, normaliseMinutes(ref.region, toEndLabels(rows)), unique, decimals);
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
@@ -189,4 +191,17 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
       return undefined;
     },
   };
+}
+
+/**
+ * The vendor's previous close on every bar of one answer: the first bar gets meta.chartPreviousClose
+ * (the close before the answer's first bar), each later one the close before it in the answer, so
+ * a window that starts inside the answer keeps the vendor's own value. Without chartPreviousClose
+ * the first bar has none and the column is left out (README: the open stands in for it).
+ */
+function answerPrevCloses(bars: Bar[], first: number | undefined): Bar[] {
+  return bars.map((b, k) => {
+    const prevClose = k === 0 ? first : bars[k - 1].close;
+    return prevClose === undefined ? b : { ...b, prevClose };
+  });
 }

@@ -25,15 +25,39 @@ export interface Split {
 
 export interface Chart {
   meta: JsonRecord;
+  /**
+   * The decimals Yahoo states for this instrument (meta.priceHint: 2 for most US and CN names, 3
+   * for HK); every price below is already rounded to it. undefined when the answer has none.
+   */
+  decimals?: number;
+  /** meta.chartPreviousClose, rounded: the close before the first bar of this answer. */
+  previousClose?: number;
   /** Vendor stamps (bar START for intraday, session open for daily), epoch ms. */
   rows: Bar[];
   dividends: Dividend[];
   splits: Split[];
 }
 
+/**
+ * meta.priceHint as a decimal count (0..8), or undefined. Yahoo serves prices as float32 widened to
+ * double (493.3999938964844 for an exchange print of 493.4); rounding to the stated decimals gives
+ * the printed price back, and is not a snap to a tick grid (HK ticks vary by price band).
+ */
+export function priceDecimals(meta: JsonRecord, r: PayloadReader): number | undefined {
+  const hint = r.optionalNumber(meta.priceHint, 'meta.priceHint');
+  return hint !== null && Number.isInteger(hint) && hint >= 0 && hint <= 8 ? hint : undefined;
+}
+
+/** A price rounded to the vendor's decimals (unchanged when none are stated or it is not finite). */
+export function toDecimals(value: number, decimals: number | undefined): number {
+  return decimals === undefined || !Number.isFinite(value) ? value : round(value, decimals);
+}
+
 /** Rows are checked (checkBars): invalid ones dropped and reported, one per stamp, ascending. */
 export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck): Chart {
   const meta = r.record(result.meta, 'meta');
+  const decimals = priceDecimals(meta, r);
+  const px = (v: number) => toDecimals(v, decimals);
   const stamps = result.timestamp === undefined || result.timestamp === null ? [] : r.array(result.timestamp, 'timestamp');
   let rows: Bar[] = [];
   if (stamps.length > 0) {
@@ -44,15 +68,18 @@ export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck
     const [open, high, low, close, volume] = columns;
     stamps.forEach((s, i) => {
       const t = r.number(s, `timestamp[${i}]`) * 1000;
-      const c = r.optionalValue(close[i], `close[${i}]`);
+      const rawClose = r.optionalValue(close[i], `close[${i}]`);
       // Yahoo pads sessions with all-null rows (no trade in that minute / day).
-      if (c === null) return;
-      const o = r.optionalValue(open[i], `open[${i}]`) ?? c;
+      if (rawClose === null) return;
+      const c = px(rawClose);
+      const o = px(r.optionalValue(open[i], `open[${i}]`) ?? c);
+      const h = r.optionalValue(high[i], `high[${i}]`);
+      const l = r.optionalValue(low[i], `low[${i}]`);
       rows.push({
         t,
         open: o,
-        high: r.optionalValue(high[i], `high[${i}]`) ?? Math.max(o, c),
-        low: r.optionalValue(low[i], `low[${i}]`) ?? Math.min(o, c),
+        high: h === null ? Math.max(o, c) : px(h),
+        low: l === null ? Math.min(o, c) : px(l),
         close: c,
         // [verify] chose: shares on every market, A-shares included.
         volume: Math.round(r.optionalValue(volume[i], `volume[${i}]`) ?? 0),
@@ -75,7 +102,11 @@ export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck
     if (!(numerator > 0) || !(denominator > 0)) r.fail(`events.splits[${i}]`);
     return { t: r.number(s.date, `events.splits[${i}].date`) * 1000, ratio: numerator / denominator };
   });
-  return { meta, rows, dividends, splits };
+  const previous = r.optionalValue(meta.chartPreviousClose, 'meta.chartPreviousClose');
+  const chart: Chart = { meta, rows, dividends, splits };
+  if (decimals !== undefined) chart.decimals = decimals;
+  if (previous !== null && Number.isFinite(previous) && previous > 0) chart.previousClose = px(previous);
+  return chart;
 }
 
 /** Intraday rows stamped at the bar START → stamped at its end (DESIGN.md 4.3). */
@@ -89,7 +120,7 @@ export function toEndLabels(rows: Bar[]): Bar[] {
  */
 export function chartPrevClose(chart: Chart, r: PayloadReader): number | undefined {
   const value = r.optionalValue(chart.meta.previousClose, 'meta.previousClose') ?? r.optionalValue(chart.meta.chartPreviousClose, 'meta.chartPreviousClose');
-  return value !== null && Number.isFinite(value) && value > 0 ? value : undefined;
+  return value !== null && Number.isFinite(value) && value > 0 ? toDecimals(value, chart.decimals) : undefined;
 }
 
 /**
@@ -98,8 +129,12 @@ export function chartPrevClose(chart: Chart, r: PayloadReader): number | undefin
  */
 export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: PayloadReader, check: RowCheck): Quote | undefined {
   const m = chart.meta;
-  const n = (k: string) => r.optionalValue(m[k], `meta.${k}`);
-  const last = r.value(m.regularMarketPrice, 'meta.regularMarketPrice');
+  // Every meta price to the stated decimals, as the bars are (parseChart).
+  const n = (k: string) => {
+    const v = r.optionalValue(m[k], `meta.${k}`);
+    return v === null || k === 'regularMarketTime' || k === 'regularMarketVolume' ? v : toDecimals(v, chart.decimals);
+  };
+  const last = toDecimals(r.value(m.regularMarketPrice, 'meta.regularMarketPrice'), chart.decimals);
   const row = chart.rows[chart.rows.length - 1];
   // [verify] chose: `previousClose` when present, else `chartPreviousClose` (with range=1d both
   // are the previous session's close).

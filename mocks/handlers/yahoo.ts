@@ -20,13 +20,17 @@ const FIXTURES: Record<string, { latest: string; daily?: string; minute?: string
   '0700.HK': { latest: 'chart-latest-hk' },
 };
 
-/** Keeps rows and events with period1 ≤ t < period2, as Yahoo does. */
+/** Keeps rows and events with period1 ≤ t < period2, and sets chartPreviousClose, as Yahoo does. */
 export function cutChart(body: ChartBody, period1: number, period2: number): ChartBody {
   const result = body.chart.result[0];
   const stamps = result.timestamp ?? [];
   const keep = stamps.map((t, i) => (t >= period1 && t < period2 ? i : -1)).filter((i) => i >= 0);
   const pick = <T>(column: T[]) => keep.map((i) => column[i]);
-  const cut: ChartResult = { meta: result.meta, indicators: { quote: [{}] } };
+  // chartPreviousClose is the close before the answer's first row, when the fixture has that row.
+  const before = stamps.reduce((last, t, i) => (t < period1 ? i : last), -1);
+  const previous = before >= 0 ? result.indicators.quote[0].close?.[before] : undefined;
+  const meta = previous === undefined || previous === null ? result.meta : { ...result.meta, chartPreviousClose: previous };
+  const cut: ChartResult = { meta, indicators: { quote: [{}] } };
   if (keep.length > 0) {
     cut.timestamp = pick(stamps);
     cut.indicators.quote = [Object.fromEntries(Object.entries(result.indicators.quote[0]).map(([k, v]) => [k, pick(v)]))];

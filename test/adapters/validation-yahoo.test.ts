@@ -90,9 +90,9 @@ describe('yahoo: chart rows', () => {
     e.splits['1717076000'] = { date: 1717076000, numerator: 2, denominator: 1, splitRatio: '2:1' };
     serve(body);
     const f = await adapter().getExFactors([AAPL]);
-    expect(f.get('AAPL.US')).toEqual([
-      { timestamp: nyTime('2024-05-30'), ex_factor: 2 },
-      { timestamp: nyTime('2024-05-31'), ex_factor: 191.29 / (191.29 - 0.25) },
+    expect(f.get('AAPL.US')?.map((x) => [x.timestamp, x.ex_factor, x.cash_dividend, x.bonus_ratio])).toEqual([
+      [nyTime('2024-05-30'), 2, 0, 1],
+      [nyTime('2024-05-31'), 191.29 / (191.29 - 0.25), 0.25, 0],
     ]);
     expect(events).toEqual([ev('exFactors', 'duplicate_ex_factor', 2, 'AAPL.US')]);
   });

@@ -51,6 +51,10 @@ describe('yahoo adapter: requests and normalised results', () => {
       close: [379.96, 379.98, 380.58, 191.29, 192.25],
       volume: [18_147_300, 26_140_050, 26_534_000, 49_947_900, 75_158_300],
       amount: [0, 0, 0, 0, 0],
+      // The vendor's previous closes: meta.chartPreviousClose for the answer's first bar (the
+      // fixture's 192.25, ×2 with the split undone), then the close before each bar in Yahoo's
+      // scale (on the split's ex-date the split-adjusted 190.29: the reference price).
+      prev_close: [384.5, 379.96, 379.98, 190.29, 191.29],
     });
   });
 
@@ -95,7 +99,8 @@ describe('yahoo adapter: requests and normalised results', () => {
       return HttpResponse.json(body);
     }));
     const c = await adapter().getCandles({ symbol: AAPL, period: '1m', start: nyTime('2024-06-03', '09:31'), end: nyTime('2024-06-03', '09:32') });
-    expect(c?.close).toEqual([193.31 * 3, 193.05 * 3]);
+    // Scaled, then rounded to the stated decimals again (priceHint 2): no float noise served.
+    expect(c?.close).toEqual([579.93, 579.15]);
     expect(c?.volume).toEqual([Math.round(2_262_123 / 3), Math.round(701_234 / 3)]);
   });
 
@@ -117,8 +122,8 @@ describe('yahoo adapter: requests and normalised results', () => {
     expect(q(0)).toEqual({ period1: '0', period2: String(NOW_S + DAY_S), interval: '1d', events: 'div,splits', includePrePost: 'false' });
     expect(Object.fromEntries(f)).toEqual({
       'AAPL.US': [
-        { timestamp: nyTime('2024-05-30'), ex_factor: 2 },
-        { timestamp: nyTime('2024-05-31'), ex_factor: 191.29 / (191.29 - 0.25) },
+        { timestamp: nyTime('2024-05-30'), ex_factor: 2, cash_dividend: 0, bonus_ratio: 1, rights_ratio: 0, rights_price: 0, parts_known: true },
+        { timestamp: nyTime('2024-05-31'), ex_factor: 191.29 / (191.29 - 0.25), cash_dividend: 0.25, bonus_ratio: 0, rights_ratio: 0, rights_price: 0, parts_known: true },
       ],
     });
   });
