@@ -37,7 +37,7 @@ export type AdapterTypeName = keyof typeof ADAPTER_TYPES;
 const Ms = (min: number, max: number) => Type.Optional(Type.Integer({ minimum: min, maximum: max }));
 
 /** `adapters.<id>.http` of an HTTP vendor: its HTTP layer (src/upstream/http.ts) and resilience layer. */
-export const VENDOR_HTTP = Type.Object({
+const VENDOR_HTTP = Type.Object({
   /** Deadline of one call, one retry included (also the adapter's resilience deadline), ms. */
   timeoutMs: Ms(50, 120_000),
   /** Keep-alive sockets per origin. */
@@ -61,7 +61,7 @@ export const VENDOR_HTTP = Type.Object({
 
 export type VendorHttpSettings = Static<typeof VENDOR_HTTP>;
 
-export function isAdapterType(name: unknown): name is AdapterTypeName {
+function isAdapterType(name: unknown): name is AdapterTypeName {
   return typeof name === 'string' && Object.hasOwn(ADAPTER_TYPES, name);
 }
 

@@ -28,7 +28,7 @@ type Json = Record<string, unknown>;
 /** Where each setting came from, keyed by its path segments joined with '/': "file:line" or an env variable. */
 export type Sources = Map<string, string>;
 
-export const SHORT_ENV: Record<string, string[]> = {
+const SHORT_ENV: Record<string, string[]> = {
   HOST: ['server', 'host'],
   PORT: ['server', 'port'],
   LOG_LEVEL: ['log', 'level'],
@@ -47,7 +47,7 @@ function isPlainObject(value: unknown): value is Json {
 }
 
 /** A value for a message: JSON, secrets masked, long values cut. */
-export function showValue(value: unknown, name = ''): string {
+function showValue(value: unknown, name = ''): string {
   if (value === undefined) return 'nothing';
   if (SECRET_NAME.test(name) && value !== '' && value !== null) return '"***"';
   if (typeof value === 'string' && URL_CREDENTIALS.test(value)) return JSON.stringify(value.replace(URL_CREDENTIALS, '$1***@'));
@@ -56,7 +56,7 @@ export function showValue(value: unknown, name = ''): string {
 }
 
 /** Display a path: a.b.c, array indices as [i]. */
-export function showPath(segments: string[]): string {
+function showPath(segments: string[]): string {
   let out = '';
   for (const s of segments) out += /^\d+$/.test(s) ? `[${s}]` : out === '' ? s : `.${s}`;
   return out === '' ? '(top level)' : out;
@@ -232,7 +232,7 @@ function showNumber(n: number): string {
 }
 
 /** What a schema allows, in words ("an integer from 0 to 65_535", "one of: a, b"). */
-export function describeAllowed(schema: S | undefined): string {
+function describeAllowed(schema: S | undefined): string {
   if (schema === undefined) return 'nothing (not a known setting)';
   const anyOf = members(schema, 'anyOf');
   if (anyOf.length > 0) {

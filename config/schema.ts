@@ -3,7 +3,6 @@
 import { Type, type Static } from 'typebox';
 
 const Ms = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max });
-const Market = Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US')]);
 const Chain = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 8 });
 
 const TtlPair = Type.Object({ open: Ms(0, 86_400_000), closed: Ms(0, 604_800_000) });
@@ -153,4 +152,3 @@ export const ConfigSchema = Type.Object({
 });
 
 export type Config = Static<typeof ConfigSchema>;
-export type MarketName = Static<typeof Market>;

@@ -77,7 +77,7 @@ async function history(args: string[], env: Env): Promise<number> {
   return run(passed, env);
 }
 
-export async function runCli(argv: string[], env: Env, io: Io): Promise<number> {
+async function runCli(argv: string[], env: Env, io: Io): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
     case 'help':

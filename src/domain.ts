@@ -9,7 +9,7 @@ export const PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m', '1d', '1w', '1M'
 export type Period = (typeof PERIODS)[number];
 export const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const;
 export type MinutePeriod = (typeof MINUTE_PERIODS)[number];
-export const DAILY_PERIODS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
+const DAILY_PERIODS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
 export type DailyPeriod = (typeof DAILY_PERIODS)[number];
 /** The periods adapters serve; every other period is aggregated locally (DESIGN.md 4.3). */
 export type BasePeriod = '1m' | '1d';

@@ -69,7 +69,7 @@ export class AppError extends Error {
   }
 }
 
-export function statusOf(reason: Reason): number {
+function statusOf(reason: Reason): number {
   if (reason in REASONS) return REASONS[reason as keyof typeof REASONS];
   if (/^NO_[A-Z_]+_PERMISSION$/.test(reason)) return 403;
   return 500;

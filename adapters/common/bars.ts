@@ -24,7 +24,7 @@ const MINUTE_MS = 60_000;
  * Vendors round open/close and high/low independently, and Eastmoney's first trend row of a day
  * can carry open 0: keep high/low an envelope of open/close and fill a missing open.
  */
-export function tidyBar(bar: Bar): Bar {
+function tidyBar(bar: Bar): Bar {
   const open = bar.open > 0 ? bar.open : bar.close;
   return {
     ...bar,
@@ -61,7 +61,7 @@ export function normaliseDaily(region: Region, bars: Bar[]): Bar[] {
  * close (closing auction, late prints) to its last bar. On a day our calendar has closed the
  * vendor is trusted and the label kept.
  */
-export function minuteLabel(region: Region, endMs: number): number {
+function minuteLabel(region: Region, endMs: number): number {
   const aligned = Math.ceil(endMs / MINUTE_MS) * MINUTE_MS;
   const label = minuteBarLabelFor(region, aligned, 1);
   if (label !== undefined) return label;
@@ -74,7 +74,7 @@ export function minuteLabel(region: Region, endMs: number): number {
 }
 
 /** `a` earlier than `b`, both on one label. */
-export function mergeBars(a: Bar, b: Bar): Bar {
+function mergeBars(a: Bar, b: Bar): Bar {
   const merged: Bar = {
     t: b.t,
     open: a.open,

@@ -46,7 +46,7 @@ export interface DepthLevel {
  * than zero-padded, bids sorted descending and asks ascending, at most five per side
  * (DESIGN.md 4.2). Volumes are already in shares.
  */
-export function buildDepth(ref: SymbolRef, timestamp: number, bids: DepthLevel[], asks: DepthLevel[]): Depth {
+function buildDepth(ref: SymbolRef, timestamp: number, bids: DepthLevel[], asks: DepthLevel[]): Depth {
   const clean = (levels: DepthLevel[], dir: 1 | -1) =>
     levels
       .filter((l): l is { price: number; volume: number } => l.price !== null && l.price > 0 && l.volume !== null && l.volume > 0)

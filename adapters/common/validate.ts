@@ -40,7 +40,7 @@ export function isRecord(value: unknown): value is JsonRecord {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function badResponse(vendor: string, path: string, cause?: unknown): AppError {
+function badResponse(vendor: string, path: string, cause?: unknown): AppError {
   return new AppError('UPSTREAM_BAD_RESPONSE', 'The upstream data source sent an unexpected response', {
     details: { adapter: vendor, path },
     cause,
@@ -151,7 +151,7 @@ export function rowCheck(adapter: string, sink: InvalidRowsSink, resource: Resou
  * row is judged broken rather than rounded: 1% covers one tick on a 1.00 share; tidyBar (bars.ts)
  * then widens the envelope exactly.
  */
-export const ENVELOPE_SLACK = 0.01;
+const ENVELOPE_SLACK = 0.01;
 
 function priceProblem(values: readonly number[]): string | undefined {
   for (const v of values) if (!Number.isFinite(v)) return 'non_finite';
@@ -173,7 +173,7 @@ export function envelopeOk(open: number, high: number, low: number, close: numbe
   return lo <= hi && open >= lo && open <= hi && close >= lo && close <= hi;
 }
 
-export function barProblem(b: Bar): string | undefined {
+function barProblem(b: Bar): string | undefined {
   if (!Number.isFinite(b.t)) return 'non_finite';
   const prices = b.prevClose === undefined ? [b.open, b.high, b.low, b.close] : [b.open, b.high, b.low, b.close, b.prevClose];
   return priceProblem(prices) ?? sizeProblem(b.volume, b.amount) ?? (envelopeOk(b.open, b.high, b.low, b.close) ? undefined : 'ohlc_envelope');

@@ -115,7 +115,7 @@ export function parseDepth(
 
 // stock/get carries no security type (§1.7). [verify] chose: CN code-range conventions of the
 // exchanges; HK and US are reported as stocks.
-export function cnInstrumentType(ref: SymbolRef): InstrumentType {
+function cnInstrumentType(ref: SymbolRef): InstrumentType {
   const c = ref.code;
   if (ref.exchange === 'SH') {
     if (c.startsWith('000')) return 'index';

@@ -39,7 +39,7 @@ function defaultMidnight(inst: SimInstrument): Midnight {
 
 const EMPTY_COLUMN = new Float64Array(0);
 
-export function walkParams(inst: SimInstrument): WalkParams {
+function walkParams(inst: SimInstrument): WalkParams {
   const rng = rngFor(inst.symbol, 'params');
   const growth = rng.range(0.02, 0.12);
   const startLog = rng.range(-1.3, 0.4);

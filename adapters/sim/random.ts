@@ -13,7 +13,7 @@ export function hashString(text: string): number {
 }
 
 /** murmur3's 32-bit finaliser: every input bit affects every output bit. */
-export function fmix32(value: number): number {
+function fmix32(value: number): number {
   let h = value | 0;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -24,7 +24,7 @@ export function fmix32(value: number): number {
 }
 
 /** Combines 32-bit parts into one seed (order matters). */
-export function mixSeed(...parts: number[]): number {
+function mixSeed(...parts: number[]): number {
   let h = 0x9e3779b9;
   for (const part of parts) h = fmix32(Math.imul(h ^ (part | 0), 0x27d4eb2d) + 0x165667b1);
   return h >>> 0;

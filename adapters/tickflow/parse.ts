@@ -235,7 +235,7 @@ function defaultTickSize(region: Region, type: InstrumentType): number {
 }
 
 /** 'YYYY-MM-DD', 'YYYYMMDD' or an ISO timestamp → 'YYYY-MM-DD'; anything else → null. */
-export function isoDate(value: string | null): string | null {
+function isoDate(value: string | null): string | null {
   if (value === null) return null;
   const m = /^(\d{4})-?(\d{2})-?(\d{2})/.exec(value);
   return m ? `${m[1]}-${m[2]}-${m[3]}` : null;

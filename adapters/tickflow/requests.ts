@@ -9,7 +9,7 @@ export interface TickflowEndpoint {
 }
 
 /** The official client switches /v1/quotes to POST above 20 symbols; we do the same. */
-export const QUOTES_GET_MAX = 20;
+const QUOTES_GET_MAX = 20;
 /** Documented maximum of `count` on /v1/klines. */
 export const KLINES_PAGE_MAX = 10_000;
 

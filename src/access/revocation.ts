@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { createRedisClient } from '../redis.ts';
 import type { KeyStore } from './keys.ts';
 
-export const KEY_RELOAD_CHANNEL = 'mdqs:keys:reload';
+const KEY_RELOAD_CHANNEL = 'mdqs:keys:reload';
 
 interface Log {
   info(obj: object, msg: string): void;

@@ -74,7 +74,7 @@ interface Entry<V> {
   sieMs: number;
 }
 
-export const DEFAULT_ENTRY_OVERHEAD_BYTES = 64;
+const DEFAULT_ENTRY_OVERHEAD_BYTES = 64;
 
 export function createByteCache<V>(options: ByteCacheOptions<V>): ByteCache<V> {
   const clock = options.now ?? Date.now;

@@ -18,7 +18,7 @@
 // The original key order is kept (it is the order JSON.stringify writes).
 import type { Candles } from '../domain.ts';
 
-export const CANDLE_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'] as const;
+const CANDLE_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'] as const;
 type Column = (typeof CANDLE_COLUMNS)[number];
 const CODE = new Map<string, number>(CANDLE_COLUMNS.map((name, i) => [name, i]));
 /** Integer form is tried for these; prices and amounts are always float64. */

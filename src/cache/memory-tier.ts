@@ -37,7 +37,7 @@ interface Stored<V> {
 }
 
 /** `{ value: Candles, … }` (a loader DataEntry of candles) → packed; anything else → undefined. */
-export function packEntry<V>(entry: V): Packed<V> | undefined {
+function packEntry<V>(entry: V): Packed<V> | undefined {
   if (typeof entry !== 'object' || entry === null || !('value' in entry)) return undefined;
   const inner = (entry as { value: unknown }).value;
   if (typeof inner !== 'object' || inner === null || !('timestamp' in inner)) return undefined;
@@ -46,7 +46,7 @@ export function packEntry<V>(entry: V): Packed<V> | undefined {
   return { rest: { ...entry, value: undefined }, candles };
 }
 
-export function unpackEntry<V>(packed: Packed<V>): V {
+function unpackEntry<V>(packed: Packed<V>): V {
   return { ...packed.rest, value: unpackCandles(packed.candles) };
 }
 

@@ -10,7 +10,7 @@
 // candle-build worker included), and each process of a cluster sets its own.
 import { setFlagsFromString } from 'node:v8';
 
-export const HEAP_GROWING_ENV = 'MDQS_HEAP_GROWING_PERCENT';
+const HEAP_GROWING_ENV = 'MDQS_HEAP_GROWING_PERCENT';
 const FLAG = '--heap-growing-percent';
 
 /**

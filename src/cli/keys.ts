@@ -7,7 +7,7 @@ import { loadConfig } from '../../config/load.ts';
 import { createKey, listKeys, parseDuration, parseExpires, revokeKey, rotateKey } from '../access/create-key.ts';
 import { parseArgs, UsageError } from './args.ts';
 
-export const REPO_KEYS_FILE = fileURLToPath(new URL('../../config/keys.yaml', import.meta.url));
+const REPO_KEYS_FILE = fileURLToPath(new URL('../../config/keys.yaml', import.meta.url));
 
 type Env = Record<string, string | undefined>;
 
@@ -126,7 +126,7 @@ async function publishReload(url: string, io: Io): Promise<void> {
 }
 
 /** A keys-file date (2027-01-31, or a date-time with a zone) as one format: 2027-01-31T00:00:00Z (UTC). */
-export function utcSeconds(text: string): string {
+function utcSeconds(text: string): string {
   if (text === '-') return text;
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : text;
@@ -144,7 +144,7 @@ export async function cmdKeys(args: string[], env: Env, io: Io): Promise<number>
   }
 }
 
-export function cmdListKeys(args: string[], env: Env, io: Io): number {
+function cmdListKeys(args: string[], env: Env, io: Io): number {
   const { flags } = parseArgs(args, { options: ['keys-file'], usage: KEY_USAGE[3] });
   const { path } = keysFileFor(flags.get('keys-file'), env);
   const rows = listKeys(path, io.now());

@@ -11,7 +11,7 @@ export const API_VERSION = '1.0.0';
 /** The documented demo key of the default config (DESIGN.md 4.7); shown only while it is enabled. */
 export const DEMO_KEY = 'demo-key';
 
-export const DOCS_ASSET_CACHE = 'public, max-age=3600';
+const DOCS_ASSET_CACHE = 'public, max-age=3600';
 
 export interface DocsOptions {
   keys: KeyStore;
@@ -20,7 +20,7 @@ export interface DocsOptions {
 const DESCRIPTION = 'One stable /v1 API for China A-share, Hong Kong and US market data. Send the key in X-API-Key (or api_key). Errors: {code, message, error, request_id, details?}. A chart of what the API returns: [/explorer](/explorer).';
 
 /** The demo key is enabled when the documented value authenticates as a key flagged `demo`. */
-export function demoKeyEnabled(keys: KeyStore): boolean {
+function demoKeyEnabled(keys: KeyStore): boolean {
   return keys.lookup(DEMO_KEY)?.demo === true;
 }
 
@@ -75,7 +75,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions): 
 }
 
 /** /docs/json per request: the demo key named in the description and handed to the UI. */
-export function withDemoKey(spec: Json, keys: KeyStore): Json {
+function withDemoKey(spec: Json, keys: KeyStore): Json {
   if (!demoKeyEnabled(keys)) return spec;
   spec['x-demo-key'] = DEMO_KEY;
   spec.info = {
@@ -254,7 +254,7 @@ function bodyExample(path: string): unknown {
 }
 
 /** Enums, defaults, parameter/body/response examples and response headers on every operation. */
-export function enrichOpenapi(doc: Json): Json {
+function enrichOpenapi(doc: Json): Json {
   const components = (doc.components?.schemas ?? {}) as Json;
   flattenLiteralUnions(doc.paths);
   flattenLiteralUnions(components);

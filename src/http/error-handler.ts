@@ -78,7 +78,7 @@ function sizeBounds(min: number | undefined, max: number | undefined, unit: stri
 }
 
 /** "one of CN, HK, US", "an integer from 1 to 10000", "a string matching …": what `schema` allows. */
-export function describeAllowed(schema: ParamSchema): string | undefined {
+function describeAllowed(schema: ParamSchema): string | undefined {
   const values = enumerated(schema);
   if (values !== undefined) return values.length === 1 ? String(values[0]) : `one of ${values.map(String).join(', ')}`;
   if (Array.isArray(schema.anyOf)) {
@@ -133,7 +133,7 @@ function allowedFromIssues(issues: ValidationIssue[]): string | undefined {
  * option) when given, else from the failed checks: every value of an enumeration (`details.allowed`
  * lists them too), both bounds of a number, the length, pattern or item type of a string or list.
  */
-export function validationToAppError(issues: ValidationIssue[], context: string | undefined, schemas?: RouteSchemas): AppError {
+function validationToAppError(issues: ValidationIssue[], context: string | undefined, schemas?: RouteSchemas): AppError {
   const issue = issues[0];
   const missing = issue.keyword === 'required' ? String(issue.params.missingProperty ?? '') : '';
   const param = missing || issue.instancePath.split('/').filter(Boolean)[0] || '';
@@ -312,7 +312,7 @@ export function clientErrorHandler(this: FastifyInstance | undefined, err: Clien
  * node's `checkExpectation` listener: any `Expect` other than 100-continue gets 417 with our body
  * (without a listener node sends an empty 417).
  */
-export function expectationFailedHandler(req: IncomingMessage, res: ServerResponse): void {
+function expectationFailedHandler(req: IncomingMessage, res: ServerResponse): void {
   const error = new AppError('EXPECTATION_FAILED', 'only Expect: 100-continue is supported');
   const body = JSON.stringify(errorBody(error, requestId(req)));
   res.shouldKeepAlive = false;
@@ -329,7 +329,7 @@ export function expectationFailedHandler(req: IncomingMessage, res: ServerRespon
  * node's `connect` listener: without one node closes a CONNECT request's socket with no answer at
  * all. We are not a proxy: 405 with our body, then close.
  */
-export function connectMethodHandler(req: IncomingMessage, socket: Duplex): void {
+function connectMethodHandler(req: IncomingMessage, socket: Duplex): void {
   const error = new AppError('METHOD_NOT_ALLOWED', 'CONNECT is not supported');
   writeAndClose(socket, rawErrorResponse(error, requestId(req)));
 }
@@ -350,14 +350,14 @@ function writeAndClose(socket: Duplex, response: string): void {
  * owns; nothing else ends it, and server.close() waits for it forever. A real WebSocket upgrade
  * hijacks its reply and never gets here. Sync and one property read: cheap on the hot path.
  */
-export function releaseUpgradeSocket(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+function releaseUpgradeSocket(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   // node sets `upgrade` on requests it emitted through the `upgrade` event (absent from @types/node).
   if ((request.raw as IncomingMessage & { upgrade?: boolean }).upgrade === true) request.raw.socket?.destroy();
   done();
 }
 
 /** onRequest hook: an HTTP/1.1 request without Host is a 400 (RFC 9112 3.2), with our body. */
-export async function requireHost(request: FastifyRequest): Promise<void> {
+async function requireHost(request: FastifyRequest): Promise<void> {
   const raw = request.raw;
   if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
     // The peer does not speak HTTP/1.1 as we do: do not keep its connection.

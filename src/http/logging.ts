@@ -38,7 +38,7 @@ const REQUEST_FIELDS = ['reqId', 'req', 'route', 'status', 'duration_ms', 'key_i
  * with `error=<REASON>` on a refusal. Only the access line (it has a duration) is laid out so; any
  * other line keeps its message (and its status, which the request fields' ignore list would hide).
  */
-export function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
   const msg = String(log[messageKey] ?? '');
   if (log.duration_ms === undefined || typeof log.req !== 'object' || log.req === null) {
     return log.status === undefined ? msg : `${msg} ${String(log.status)}`;
@@ -92,7 +92,7 @@ export function loggerOptions(config: Config, extras: LoggerExtras = {}): Fastif
  * the operator's input, not a fault of the code, so its first line and the problems, once each,
  * without a stack (the message itself repeats the problems, and the stack repeats the message).
  */
-export function serializeError(error: unknown): unknown {
+function serializeError(error: unknown): unknown {
   const problems = (error as { problems?: unknown } | null)?.problems;
   if (error instanceof Error && Array.isArray(problems) && problems.every((p) => typeof p === 'string')) {
     return { type: error.name, message: error.message.split('\n')[0], problems };
@@ -104,7 +104,7 @@ let lastMs = -1;
 let lastIso = '';
 
 /** `new Date(ms).toISOString()`, memoised for the last millisecond: a busy server logs many lines in one. */
-export function isoTime(ms: number): string {
+function isoTime(ms: number): string {
   if (ms !== lastMs) {
     lastMs = ms;
     lastIso = new Date(ms).toISOString();
@@ -364,7 +364,7 @@ export function requestId(req: RawRequestDefaultExpression): string {
 }
 
 /** Symbols a request names explicitly: `symbols` (comma list), `symbol`, or a body's `symbols` array. */
-export function symbolsCount(request: FastifyRequest): number | undefined {
+function symbolsCount(request: FastifyRequest): number | undefined {
   const query = request.query as Record<string, unknown> | undefined;
   const listed = query?.symbols;
   if (typeof listed === 'string') return listed === '' ? 0 : listed.split(',').length;
@@ -386,7 +386,7 @@ export function noteErrorReason(request: FastifyRequest, reason: string): void {
   errorReasons.set(request, reason);
 }
 
-export const MAX_KEY_LABELS = 50;
+const MAX_KEY_LABELS = 50;
 
 /** Requests and 429s per key id; key ids past the first `maxLabels` share the label "other". */
 export class KeyUsage {

@@ -26,7 +26,7 @@ export interface Responder {
   respond(request: FastifyRequest, reply: FastifyReply, spec: ResponseSpec, produce: () => Promise<Produced>): Promise<FastifyReply>;
 }
 
-export function missingHeader(missing: readonly string[] | undefined): string | undefined {
+function missingHeader(missing: readonly string[] | undefined): string | undefined {
   return missing !== undefined && missing.length > 0 ? missing.join(',') : undefined;
 }
 

@@ -40,7 +40,7 @@ export interface ResponseCacheOptions {
 }
 
 /** A cached response as the shared tier stores it: bytes as they are, the rest in `meta`. */
-export function toStored(entry: CachedResponse): StoredResponse {
+function toStored(entry: CachedResponse): StoredResponse {
   const meta: Record<string, string> = {
     upstream: entry.headers.upstream,
     data_age_ms: String(entry.dataAgeMs),
@@ -51,7 +51,7 @@ export function toStored(entry: CachedResponse): StoredResponse {
   return { body: entry.body, ...(entry.gzip !== undefined ? { gzip: entry.gzip } : {}), etag: entry.etag, meta };
 }
 
-export function fromStored(stored: StoredResponse, storedAt: number, ttlMs: number): CachedResponse {
+function fromStored(stored: StoredResponse, storedAt: number, ttlMs: number): CachedResponse {
   return {
     body: stored.body,
     gzip: stored.gzip,

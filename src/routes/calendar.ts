@@ -18,7 +18,7 @@ const Market = Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal(
 const DateParam = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, exchange-local' });
 
 /** Exchange-local wall time HH:MM of an instant. */
-export function localHhmm(region: Region, ms: number): string {
+function localHhmm(region: Region, ms: number): string {
   const minutes = localParts(region, ms).minutes;
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 }

@@ -12,7 +12,7 @@ const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
 const SEARCH_DAYS = 31;
 
 /** ISO 8601 exchange-local time with its UTC offset, e.g. 2025-03-10T09:30:00-04:00. */
-export function localIso(region: Region, ms: number): string {
+function localIso(region: Region, ms: number): string {
   const { date, minutes } = localParts(region, ms);
   const wall = Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) + minutes * 60_000;
   const offset = Math.round((wall - Math.floor(ms / 60_000) * 60_000) / 60_000);
@@ -37,7 +37,7 @@ export interface MarketStatus {
 }
 
 /** Next regular-session start after `now`, and the end of the session now or next. */
-export function marketStatus(region: Region, now: number): MarketStatus {
+function marketStatus(region: Region, now: number): MarketStatus {
   let nextOpen: number | undefined;
   let nextClose: number | undefined;
   const today = localDate(region, now);

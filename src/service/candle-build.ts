@@ -52,7 +52,7 @@ export function pack(candles: Candles): { packed: Packed; transfer: ArrayBuffer[
   return { packed, transfer };
 }
 
-export function unpack(packed: Packed): Candles {
+function unpack(packed: Packed): Candles {
   const column = (name: Column) => Array.from(packed[name] ?? new Float64Array(0));
   return columnsOf(packed, column);
 }
@@ -88,7 +88,7 @@ export interface CandleBuilder {
  * isolate with a heap of tens of MiB that V8 keeps (BENCHMARKS.md, memory); big builds are rare
  * and a worker starts in ~30 ms, so an idle one is stopped rather than kept.
  */
-export const WORKER_IDLE_MS = 10_000;
+const WORKER_IDLE_MS = 10_000;
 
 /**
  * The worker's old generation, MiB. Uncapped, V8 let the worker's heap grow with a burst of builds
@@ -108,7 +108,7 @@ export const WORKER_OLD_GENERATION_MB = 64;
  * is created, and the main isolate's was created with the start script's value. Measured: the
  * worker's committed heap at the memory soak's peak 25 → 9–13.5 MiB (BENCHMARKS.md, memory).
  */
-export const WORKER_YOUNG_GENERATION_MB = 3;
+const WORKER_YOUNG_GENERATION_MB = 3;
 
 /** The semi-space the worker's young generation gets, for the process-wide flag. */
 const WORKER_SEMI_SPACE_MB = 1;

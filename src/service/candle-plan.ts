@@ -27,7 +27,7 @@ export function isMinutePeriod(period: Period): boolean {
   return MINUTES[period] !== undefined;
 }
 
-export function basePeriodOf(period: Period): BasePeriod {
+function basePeriodOf(period: Period): BasePeriod {
   return isMinutePeriod(period) ? '1m' : '1d';
 }
 

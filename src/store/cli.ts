@@ -57,7 +57,7 @@ async function openTier(settings: HistorySettings): Promise<HistoryTier> {
   });
 }
 
-export function formatStats(s: HistoryStats): string {
+function formatStats(s: HistoryStats): string {
   const mb = (s.bytes / 1_048_576).toFixed(1);
   const perBar = s.bars > 0 ? ` (${Math.round(s.bytes / s.bars)} bytes per bar)` : '';
   const lines = [

@@ -11,7 +11,7 @@ import {
 } from '../markets/calendar.ts';
 
 /** No store plans before this date: the oldest exchange in scope (SSE) opened in December 1990. */
-export const FLOOR_DATE = '1990-01-01';
+const FLOOR_DATE = '1990-01-01';
 
 export function floorMs(region: Region): number {
   return localMidnight(region, FLOOR_DATE);

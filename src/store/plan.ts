@@ -8,7 +8,7 @@ import {
 } from './labels.ts';
 
 /** Two missing pieces separated by at most this many held bars are fetched in one call. */
-export const BRIDGE_MAX_LABELS = 5;
+const BRIDGE_MAX_LABELS = 5;
 
 export interface WindowQuery {
   start?: number;

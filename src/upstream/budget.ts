@@ -27,7 +27,7 @@ export interface RequestBudget {
   remaining(): number;
 }
 
-export const MAX_BUDGET = 1_000_000;
+const MAX_BUDGET = 1_000_000;
 
 export function createBudget(options: BudgetOptions, now: () => number): RequestBudget {
   const { max, windowMs } = options;

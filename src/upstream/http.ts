@@ -71,7 +71,7 @@ export interface UpstreamClient extends UpstreamHttp {
 }
 
 /** Longest vendor Retry-After we honour by pausing the budget; a bogus huge value must not stall us for hours. */
-export const RETRY_AFTER_CAP_S = 300;
+const RETRY_AFTER_CAP_S = 300;
 
 const UNDICI_TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
