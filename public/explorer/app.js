@@ -6,6 +6,7 @@ import { createIntradayChart, createPriceChart } from './chart.js';
 import { ZONES, chartTime, regionOf } from './format.js';
 import { History, barsToCover, monthsBefore } from './history.js';
 import { renderLegend } from './legend.js';
+import { markerText } from './markers.js';
 import { startLive as startTransport } from './live.js';
 import { forgetMe, loadMe, me, noteRemaining } from './me.js';
 import { clearDepth, clearQuote, renderBadge, renderDepth, renderQuote } from './panels.js';
@@ -24,7 +25,7 @@ const RANGE_MONTHS = { '1M': 1, '3M': 3, '1Y': 12, '5Y': 60, All: Infinity };
 
 const $ = (id) => document.getElementById(id);
 const hook = {
-  chart: null, intraday: null, quote: null, depth: null, markers: [], markerTimes: [], legend: null,
+  chart: null, intraday: null, quote: null, depth: null, markers: [], markerTimes: [], markerIndexes: [], legend: null,
   colours: null, range: null, keyState: '', live: 'off',
   liveUpdates: 0, polls: 0, transport: '', badge: { upstream: '', simulated: false }, loads: 0,
 };
@@ -266,9 +267,10 @@ async function exFactorsOf(symbol) {
 function chartHook(extra = {}) {
   const { symbol, period, adjust } = state.history.params;
   const bars = price.bars();
-  const shownMarkers = bars.filter((b) => b.xd !== undefined);
-  hook.markers = shownMarkers.map((b) => (b.xd.count === 1 ? `XD ×${b.xd.factor.toFixed(4)}` : `XD ×${b.xd.factor.toFixed(4)} (${b.xd.count} events)`));
-  hook.markerTimes = shownMarkers.map((b) => b.time);
+  const indexes = bars.flatMap((b, i) => (b.xd === undefined ? [] : [i]));
+  hook.markers = indexes.map((i) => markerText(bars[i].xd.count, bars[i].xd.factor));
+  hook.markerTimes = indexes.map((i) => bars[i].time);
+  hook.markerIndexes = indexes;
   hook.chart = {
     symbol, period, adjust,
     count: bars.length,
@@ -317,7 +319,8 @@ async function loadChart(generation) {
     $('price-empty').textContent = `No chart for ${symbol}.`;
     hook.markers = [];
     hook.markerTimes = [];
-    hook.chart = { symbol, period, adjust, count: 0, lastClose: null, closes: [], error: error.reason ?? String(error), status: error.status, message: text };
+    hook.markerIndexes = [];
+    hook.chart = { symbol, period, adjust, count: 0, lastClose: null, lastTime: null, closes: [], error: error.reason ?? String(error), status: error.status, message: text };
     hook.loads += 1;
     setStatus(text, error);
   }
@@ -393,7 +396,7 @@ async function loadIntraday(generation) {
 /** Fold a live price into the newest candle when it belongs to it and the adjustment keeps traded prices. */
 function foldIntoChart(quote) {
   const chart = hook.chart;
-  if (chart === null || chart.lastTime === null || chart.symbol !== quote.symbol) return;
+  if (chart === null || chart.count === 0 || typeof chart.lastTime !== 'number' || chart.symbol !== quote.symbol) return;
   if (state.adjust !== 'forward' && state.adjust !== 'none') return;
   const zone = zoneOf(quote.symbol);
   const lastBar = chartTime(zone, chart.lastTime);

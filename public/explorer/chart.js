@@ -4,6 +4,7 @@ import {
   CandlestickSeries, ColorType, HistogramSeries, LineSeries, createChart, createSeriesMarkers,
 } from '/explorer/vendor/lightweight-charts.mjs';
 import { chartTime } from './format.js';
+import { exDividendMarkers } from './markers.js';
 import { GREEN, RED } from './prefs.js';
 
 /** The page's own font stack (CJK fallbacks included) for the axes and markers too. */
@@ -60,7 +61,30 @@ export function createPriceChart(container) {
     candles.setData(bars.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
     volume.setData(bars.map(volumeOf));
     placed = exDividendMarkers(bars, events);
-    markerPlugin.setMarkers(placed);
+    labelMarkers();
+  }
+
+  /**
+   * Every marker keeps its arrow; its text is drawn only where it does not run into the previous
+   * label (a quarterly chart of 25 years has a marker on nearly every bar). The legend names the
+   * events of any bar under the cursor.
+   */
+  let labelled = '';
+  function labelMarkers() {
+    const shown = [];
+    const width = chart.timeScale().width();
+    let lastRight = 0;
+    for (const marker of placed) {
+      const x = chart.timeScale().timeToCoordinate(marker.time);
+      const half = (marker.text.length * 7.5) / 2;
+      const fits = x !== null && x - half >= lastRight + 14 && x + half <= width;
+      if (fits) lastRight = x + half;
+      shown.push(fits ? marker : { ...marker, text: '' });
+    }
+    const key = shown.map((m) => `${m.time}:${m.text}`).join('|');
+    if (key === labelled && shown.length > 0) return;
+    labelled = key;
+    markerPlugin.setMarkers(shown);
   }
 
   const barAt = (time) => {
@@ -86,7 +110,11 @@ export function createPriceChart(container) {
   for (const type of ['pointerdown', 'wheel', 'touchstart', 'keydown']) {
     container.addEventListener(type, () => { userMoved = true; }, { passive: true });
   }
+  chart.timeScale().subscribeSizeChange(() => {
+    if (placed.length > 0) requestAnimationFrame(labelMarkers);
+  });
   chart.timeScale().subscribeVisibleLogicalRangeChange((range) => {
+    if (placed.length > 0) requestAnimationFrame(labelMarkers);
     if (range !== null && userMoved && bars.length > 0 && range.from < 10) leftEdgeListener();
   });
 
@@ -100,6 +128,7 @@ export function createPriceChart(container) {
       userMoved = false;
       paint();
       chart.timeScale().fitContent();
+      labelMarkers();
       legendListener(bars.at(-1) ?? null, false);
       return { bars, markers: placed };
     },
@@ -168,49 +197,11 @@ export function createPriceChart(container) {
       candles.setData([]);
       volume.setData([]);
       markerPlugin.setMarkers([]);
+      labelled = '';
       container.classList.add('blank');
       legendListener(null, false);
     },
   };
-}
-
-/**
- * One marker per bar that holds ex-dividend events: the first bar on or after each ex-date
- * (bars are labelled by their last day). Several events in one bar (weekly, monthly, yearly
- * charts) make one marker with the combined factor and how many there were.
- */
-export function exDividendMarkers(bars, events) {
-  if (bars.length === 0) return [];
-  const first = bars[0].timestamp;
-  const last = bars.at(-1).timestamp;
-  const byBar = new Map();
-  let index = 0;
-  const sorted = [...(events ?? [])].filter((e) => e.timestamp >= first && e.timestamp <= last).sort((a, b) => a.timestamp - b.timestamp);
-  for (const event of sorted) {
-    while (index < bars.length && bars[index].timestamp < event.timestamp) index += 1;
-    if (index >= bars.length) break;
-    const group = byBar.get(index) ?? [];
-    group.push(event);
-    byBar.set(index, group);
-  }
-  const out = [];
-  for (const [at, group] of byBar) {
-    const factor = group.reduce((product, e) => product * e.ex_factor, 1);
-    bars[at].xd = { count: group.length, factor, timestamps: group.map((e) => e.timestamp) };
-    out.push({
-      time: bars[at].time,
-      position: 'aboveBar',
-      shape: 'arrowDown',
-      color: '#6b46c1',
-      text: markerText(group.length, factor),
-    });
-  }
-  for (let i = 0; i < bars.length; i += 1) if (!byBar.has(i)) delete bars[i].xd;
-  return out;
-}
-
-export function markerText(count, factor) {
-  return count === 1 ? `XD ×${factor.toFixed(4)}` : `XD ×${factor.toFixed(4)} (${count} events)`;
 }
 
 export function createIntradayChart(container) {

@@ -1,6 +1,7 @@
 // The legend over the price chart: open, high, low, close, volume and change % of the bar under
 // the crosshair, or of the newest bar while the cursor is elsewhere; ex-dividend events of that bar.
 import { formatPrice, formatVolumeShort } from './format.js';
+import { markerText } from './markers.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -36,7 +37,7 @@ export function renderLegend(bar, { minute, hovered }) {
     close: formatPrice(bar.close),
     volume: formatVolumeShort(bar.volume),
     change: change === null ? '–' : `${change > 0 ? '+' : ''}${(change * 100).toFixed(2)}%`,
-    xd: bar.xd === undefined ? '' : `XD ×${bar.xd.factor.toFixed(4)}${bar.xd.count > 1 ? ` (${bar.xd.count} events)` : ''}`,
+    xd: bar.xd === undefined ? '' : markerText(bar.xd.count, bar.xd.factor),
   };
   $('legend-time').textContent = shown.time;
   for (const field of ['open', 'high', 'low', 'close', 'volume', 'change']) $(`legend-${field}`).textContent = shown[field];

@@ -12,6 +12,7 @@ mkdirSync(ARTIFACTS, { recursive: true });
 
 // Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
 declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+declare const window: unknown;
 
 // Generous guards on conditions (2 shared cores); never a fixed sleep.
 export const WAIT = { timeout: 20_000 };
@@ -55,6 +56,7 @@ export interface Hook {
   depth: { bid_prices: number[]; bid_volumes: number[]; ask_prices: number[]; ask_volumes: number[] } | null;
   markers: string[];
   markerTimes: number[];
+  markerIndexes: number[];
   legend: LegendHook | null;
   colours: { mode: string; scheme: string; up: string; down: string; wickUp: string; wickDown: string } | null;
   range: { name: string; from: number | null; to: number; loaded: number } | null;
@@ -79,7 +81,7 @@ export async function openPage(browser: Browser, server: LiveServer, path: strin
   const requests: Request[] = [];
   const problems: string[] = [];
   page.on('request', (request) => requests.push(request));
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}${error.stack ? `\n${error.stack}` : ''}`));
   page.on('console', (message) => {
     // Chromium logs every non-2xx fetch; the page reports those itself, in words (asserted by the tests).
     if (message.type() === 'error' && !/the server responded with a status of \d{3}/.test(message.text())) problems.push(`console: ${message.text()}`);

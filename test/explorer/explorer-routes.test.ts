@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const ASSETS = ['app.js', 'api.js', 'chart.js', 'format.js', 'history.js', 'legend.js', 'live.js', 'me.js', 'panels.js', 'prefs.js', 'symbols.js', 'explorer.css', 'favicon.svg'];
+const ASSETS = ['app.js', 'api.js', 'chart.js', 'format.js', 'history.js', 'legend.js', 'live.js', 'markers.js', 'me.js', 'panels.js', 'prefs.js', 'symbols.js', 'explorer.css', 'favicon.svg'];
 
 describe('GET /explorer', () => {
   it('serves the page without a key, with the CSP, no-cache and no rate-limit headers', async () => {
