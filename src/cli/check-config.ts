@@ -2,7 +2,7 @@
 // effective config (defaults + CONFIG_FILE + environment) with secrets masked: YAML, or JSON with --json.
 import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
-import { loadKeysFile } from '../access/keys.ts';
+import { KeyStore, loadKeysFile } from '../access/keys.ts';
 import { listenHost } from './listen-host.ts';
 import { parseArgs } from './args.ts';
 import type { Io } from './keys.ts';
@@ -19,7 +19,8 @@ export function cmdCheckConfig(args: string[], env: Env, io: Io): number {
   const configFile = flags.get('config-file');
   const loaded = loadConfig(configFile ? { ...env, CONFIG_FILE: configFile } : env);
   const keys = loadKeysFile(loaded.config.keys.file);
-  const demo = [...keys.byHash.values()].filter((k) => k.demo).map((k) => k.id);
+  // The same list the server decides its bind by (a demo key, and a free tier marked demo).
+  const demo = new KeyStore(keys).demoKeyIds;
   const masked = maskSecrets(loaded.config);
   io.out(switches.has('json') ? `${JSON.stringify(masked, null, 2)}\n` : `# effective configuration (secrets masked)\n${stringify(masked)}`);
   const host = listenHost(loaded.config.server.host, demo);
