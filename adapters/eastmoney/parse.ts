@@ -172,19 +172,32 @@ export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadRead
 /**
  * kline/get rows: `date,open,close,high,low,volume,amount,amplitude%,change%,change,turnover%`
  * (note open, CLOSE, high, low). Daily rows carry a date (stamped 00:00 exchange-local); minute
- * rows `YYYY-MM-DD HH:MM` in Beijing time, the END of the bar. prev_close = close − change.
+ * rows `YYYY-MM-DD HH:MM` in Beijing time, the END of the bar.
+ *
+ * The vendor's previous close, on every market (US included): close − change (f60) where the row
+ * has the change column; else, for the answer's first row, `data.preKPrice` (the close before the
+ * first row: 80.0, the IPO price, for APP's first week; 31.75, the issue price, for 688147's
+ * listing day), and for a later row the close of the row before it. A first row with neither has
+ * no previous close (README: the open stands in for it).
  */
 export function parseKlines(
   data: JsonRecord, ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader, check: RowCheck,
 ): Bar[] {
   const decimals = r.optionalNumber(data.decimal, 'data.decimal') ?? 2;
   const rows = data.klines === null || data.klines === undefined ? [] : r.array(data.klines, 'data.klines');
+  const preK = r.optionalValue(data.preKPrice, 'data.preKPrice');
+  const first = preK !== null && Number.isFinite(preK) && preK > 0 ? preK : undefined;
+  let before: number | undefined = first;
   return checkBars(rows.map((row, i) => {
     const cols = r.string(row, `data.klines[${i}]`).split(',');
     if (cols.length < 7) r.fail(`data.klines[${i}]`);
     const bar = rowBar(cols, ref, period, units, r, `data.klines[${i}]`);
     const change = cols.length > 9 ? r.cell(cols[9], `data.klines[${i}][9]`) : null;
-    if (period === '1d' && change !== null) bar.prevClose = round(bar.close - change, decimals);
+    if (period === '1d') {
+      const prev = change !== null && Number.isFinite(change) ? round(bar.close - change, decimals) : before;
+      if (prev !== undefined) bar.prevClose = prev;
+    }
+    before = bar.close;
     return bar;
   }), check);
 }
