@@ -4,6 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { snapshot } from './cpu.ts';
 import { pinned } from './processes.ts';
 
 export function ensureWrk(): void {
@@ -20,6 +21,8 @@ export interface WrkResult {
   serverCpuUs: number;
   /** wrk's own CPU, in cores, over the run (its headroom). */
   generatorCores: number;
+  /** Cores other processes (not the server, wrk or the bench) used over the run: the noise. */
+  foreignCores: number;
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (Linux). */
@@ -54,6 +57,7 @@ function script(pipeline: number, headers: Record<string, string>, paths?: strin
 
 export async function runWrk(url: string, options: { seconds: number; connections: number; pipeline: number; headers: Record<string, string>; serverPid: number; paths?: string[] }): Promise<WrkResult> {
   const before = cpuSeconds(options.serverPid);
+  const machineBefore = snapshot([options.serverPid]);
   const started = Date.now();
   // With BENCH_PIN=1, wrk on CPU 0 (the servers are on CPU 1: bench/lib/processes.ts pinned()).
   const child = spawn(...pinned(0, ['wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script(options.pipeline, options.headers, options.paths), url]), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -75,6 +79,9 @@ export async function runWrk(url: string, options: { seconds: number; connection
   });
   const elapsed = (Date.now() - started) / 1000;
   const after = cpuSeconds(options.serverPid);
+  const machineAfter = snapshot([options.serverPid]);
+  // USER_HZ jiffies: 1/100 s.
+  const othersSeconds = (machineAfter.busy - machineBefore.busy - (machineAfter.ours - machineBefore.ours)) / 100 - wrkCpu;
   const number = (pattern: RegExp) => Number(pattern.exec(out)?.[1] ?? 0);
   const requests = number(/(\d+) requests in/);
   const errors = ['connect', 'read', 'write', 'timeout'].reduce((sum, kind) => sum + number(new RegExp(`${kind} (\\d+)`)), 0);
@@ -85,5 +92,6 @@ export async function runWrk(url: string, options: { seconds: number; connection
     errors,
     serverCpuUs: requests > 0 ? ((after - before) * 1e6) / requests : 0,
     generatorCores: wrkCpu / elapsed,
+    foreignCores: Math.max(0, othersSeconds / elapsed),
   };
 }
