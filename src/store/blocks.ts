@@ -4,21 +4,41 @@
 // a block costs one row for 240–390 bars (BENCHMARKS.md, cold requests). Both backends use these
 // helpers, so they store byte-identical blocks.
 //
-// Blob layout (little-endian): u8 format (1), 3 bytes reserved, u32 n, f64 base timestamp, one tag
-// byte per column (timestamp, open, high, low, close, prev_close, volume, amount), then the columns
-// in that order. A tag says how its column is stored:
+// Blob layout (little-endian): u8 format (2), 3 bytes reserved, u32 n, f64 base timestamp, one tag
+// byte per column (timestamp, open, high, low, close, prev_close, volume, amount), u32 CRC-32
+// (zlib.crc32 of the 24 bytes before it, then of the columns), then the columns in that order.
+// Every block read is verified: one whose checksum fails (a page overwritten, bytes changed in the
+// database) throws CorruptBlockError, counted in mdqs_cache_corrupt_total{layer="history"}, and
+// the request is served from the vendor, never from those bytes. Format 1 (the same without the
+// CRC, header 24 bytes) is still read, unverified, until its block is next rewritten.
+// A tag says how its column is stored:
 //   ABSENT   prev_close only: no bar has one
 //   F64      the doubles as they are
 //   I32 + k  int32 of value × 10^k, used only where that round trip gives back the very same double
 // Timestamps use I32 as seconds after the base (a block spans at most 128 days). A prev_close
 // column with some bars lacking it stores those as NaN (F64), and reads without prev_close then.
+import { crc32 } from 'node:zlib';
+import { countCorrupt } from '../cache/corruption.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { concatCandles, copyBar, lowerBound, sizedCandles, sliceCandles, upperBound } from '../candles/window.ts';
 
 const DAY_MS = 86_400_000;
 const BLOCK_DAYS: Record<BasePeriod, number> = { '1m': 1, '1d': 128 };
-const FORMAT = 1;
-const HEADER = 24;
+const FORMAT = 2;
+/** Format 1: no checksum, columns from byte 24. */
+const FORMAT_V1 = 1;
+const HEADER_V1 = 24;
+/** Format 2: the CRC-32 at byte 24, columns from byte 28. */
+const HEADER = 28;
+
+/** A stored block whose checksum does not match its bytes: never decoded into bars. */
+export class CorruptBlockError extends Error {
+  readonly code = 'MDQS_BLOCK_CORRUPT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CorruptBlockError';
+  }
+}
 const ABSENT = 0xff;
 const F64 = 0;
 const I32 = 1;
@@ -107,7 +127,12 @@ export function encodeBlock(c: Candles, from = 0, to = c.timestamp.length): Uint
       for (let i = from; i < to; i++, at += 4) v.setInt32(at, Math.round(col[i] * f), true);
     }
   }
+  v.setUint32(HEADER_V1, checksum(out), true);
   return out;
+}
+
+function checksum(bytes: Uint8Array): number {
+  return crc32(bytes.subarray(HEADER), crc32(bytes.subarray(0, HEADER_V1)));
 }
 
 function hasNaN(col: readonly number[], from: number, to: number): boolean {
@@ -120,17 +145,30 @@ function allNaN(col: readonly number[], from: number, to: number): boolean {
   return true;
 }
 
-function view(bytes: Uint8Array): { v: DataView; n: number; base: number } {
+/** The block's header, verified: its format, its length, and (format 2) its checksum. */
+function view(bytes: Uint8Array): { v: DataView; n: number; base: number; header: number } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.byteLength < HEADER || v.getUint8(0) !== FORMAT) throw new Error(`history store: unknown block format ${bytes.byteLength < 1 ? 'empty' : v.getUint8(0)}`);
+  const format = bytes.byteLength < 1 ? undefined : v.getUint8(0);
+  const header = format === FORMAT ? HEADER : format === FORMAT_V1 ? HEADER_V1 : undefined;
+  if (header === undefined) throw new Error(`history store: unknown block format ${format ?? 'empty'}`);
+  if (bytes.byteLength < header) return corrupt(`history store: a block of ${bytes.byteLength} bytes is shorter than its ${header}-byte header`, bytes);
   const n = v.getUint32(4, true);
-  let expected = HEADER;
+  let expected = header;
   for (let j = 0; j < COLUMNS.length; j++) {
     const tag = v.getUint8(16 + j);
     expected += tag === ABSENT ? 0 : tag === F64 ? 8 * n : 4 * n;
   }
-  if (bytes.byteLength !== expected) throw new Error(`history store: a block of ${n} bars is ${bytes.byteLength} bytes, expected ${expected}`);
-  return { v, n, base: v.getFloat64(8, true) };
+  if (bytes.byteLength !== expected) return corrupt(`history store: a block of ${n} bars is ${bytes.byteLength} bytes, expected ${expected}`, bytes);
+  if (format === FORMAT && v.getUint32(HEADER_V1, true) !== checksum(bytes)) {
+    return corrupt(`history store: a block's checksum does not match its ${bytes.byteLength} bytes (corrupted in the database)`, bytes);
+  }
+  return { v, n, base: v.getFloat64(8, true), header };
+}
+
+function corrupt(message: string, bytes: Uint8Array): never {
+  // Logged where the store's error is handled (store/tier.ts: served from the vendor).
+  countCorrupt('history', undefined, { bytes: bytes.byteLength });
+  throw new CorruptBlockError(message);
 }
 
 function readColumn(v: DataView, tag: number, n: number, at: number, out: number[], base: number, seconds: boolean): number {
@@ -147,9 +185,9 @@ function readColumn(v: DataView, tag: number, n: number, at: number, out: number
 }
 
 export function decodeBlock(bytes: Uint8Array): BlockBars {
-  const { v, n, base } = view(bytes);
+  const { v, n, base, header } = view(bytes);
   const c = sizedCandles(n, true) as BlockBars;
-  let at = HEADER;
+  let at = header;
   for (let j = 0; j < COLUMNS.length; j++) {
     const tag = v.getUint8(16 + j);
     const col = c[COLUMNS[j]];
@@ -161,10 +199,10 @@ export function decodeBlock(bytes: Uint8Array): BlockBars {
 
 /** Only the labels of a block (counting bars in a range). */
 export function decodeTimestamps(bytes: Uint8Array): number[] {
-  const { v, n, base } = view(bytes);
+  const { v, n, base, header } = view(bytes);
   const tag = v.getUint8(16);
   const out = new Array<number>(n);
-  readColumn(v, tag, n, HEADER, out, base, tag === I32);
+  readColumn(v, tag, n, header, out, base, tag === I32);
   return out;
 }
 

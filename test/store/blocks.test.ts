@@ -4,8 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Candles } from '../../src/domain.ts';
 import {
-  assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars,
+  assemble, blockOf, blockRuns, CorruptBlockError, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars,
 } from '../../src/store/blocks.ts';
+import { corruptCount } from '../../src/cache/corruption.ts';
 import { barsWithin } from '../../src/store/tier.ts';
 
 const DAY = 86_400_000;
@@ -125,7 +126,7 @@ describe('encodeBlock / decodeBlock round trip', () => {
         if (offset % 8000 !== 0) whole = false;
       }
       const bytes = encodeBlock(c, from, to);
-      expect(bytes[0]).toBe(1);
+      expect(bytes[0]).toBe(2);
       expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(to - from);
       expect(bytes[TAGS]).toBe(whole ? I32 : F64);
       const got = decodeBlock(bytes);
@@ -178,7 +179,7 @@ describe('encodeBlock / decodeBlock round trip', () => {
 
   it('an empty block round-trips', () => {
     const bytes = encodeBlock(bars([]));
-    expect(bytes.byteLength).toBe(24);
+    expect(bytes.byteLength).toBe(28);
     const got = decodeBlock(bytes);
     expect(got.timestamp).toEqual([]);
     expect(got.prev_close).toEqual([]);
@@ -200,10 +201,10 @@ describe('encodeBlock compact forms', () => {
   it('a typical 1m block: int32 labels, prices, volume; f64 amounts; no prev_close column', () => {
     const n = day.length;
     const bytes = encodeBlock(bars(day));
-    // header 24 + six int32 columns (labels, OHLC, volume) + amount as f64
-    expect(bytes.byteLength).toBe(24 + 4 * n * 6 + 8 * n);
+    // header 28 (with the CRC-32) + six int32 columns (labels, OHLC, volume) + amount as f64
+    expect(bytes.byteLength).toBe(28 + 4 * n * 6 + 8 * n);
     expect(n).toBe(330);
-    expect(bytes.byteLength).toBe(10_584);
+    expect(bytes.byteLength).toBe(10_588);
     expect(tags(bytes)).toEqual([I32, I32 + 3, I32 + 3, I32 + 3, I32 + 3, ABSENT, I32, F64]);
     expect(new DataView(bytes.buffer, bytes.byteOffset).getFloat64(8, true)).toBe(day[0]);
   });
@@ -255,7 +256,7 @@ describe('encodeBlock compact forms', () => {
   it('a sub-range encodes only its bars, labels relative to its own first bar', () => {
     const all = bars(day);
     const bytes = encodeBlock(all, 10, 20);
-    expect(bytes.byteLength).toBe(24 + 4 * 10 * 6 + 8 * 10);
+    expect(bytes.byteLength).toBe(28 + 4 * 10 * 6 + 8 * 10);
     expect(new DataView(bytes.buffer, bytes.byteOffset).getFloat64(8, true)).toBe(day[10]);
     sameBits(decodeBlock(bytes), all, 10, 20);
   });
@@ -281,11 +282,54 @@ describe('decodeBlock / decodeTimestamps', () => {
   it('rejects a blob cut short or padded, naming both sizes', () => {
     const bytes = encodeBlock(bars(minutes(0, 1.5, 7)));
     const n = 330;
-    expect(bytes.byteLength).toBe(24 + 4 * n * 6 + 8 * n);
+    expect(bytes.byteLength).toBe(28 + 4 * n * 6 + 8 * n);
     expect(() => decodeBlock(bytes.subarray(0, bytes.byteLength - 4))).toThrow(`a block of ${n} bars is ${bytes.byteLength - 4} bytes, expected ${bytes.byteLength}`);
     const padded = new Uint8Array(bytes.byteLength + 8);
     padded.set(bytes);
     expect(() => decodeTimestamps(padded)).toThrow(`expected ${bytes.byteLength}`);
+  });
+});
+
+describe('every block read is verified (format 2: a CRC-32 in the header)', () => {
+  const day = minutes(0, 1.5, 7);
+
+  it('a flipped bit anywhere, a changed price or a changed header field: CorruptBlockError, counted', () => {
+    const good = encodeBlock(bars(day));
+    const before = corruptCount('history');
+    const damaged: Uint8Array[] = [];
+    // Every byte position of the header and a spread of column bytes, one bit flipped each.
+    for (const at of [1, 4, 8, 15, 16, 23, 24, 27, 28, 29, 100, 1000, 5000, good.byteLength - 1]) {
+      const bytes = good.slice();
+      bytes[at] ^= 0x10;
+      damaged.push(bytes);
+    }
+    // One close price changed by one thousandth: still a well-formed block, a wrong value.
+    const price = good.slice();
+    const v = new DataView(price.buffer);
+    const closeAt = 28 + 4 * day.length * 4;
+    v.setInt32(closeAt, v.getInt32(closeAt, true) + 1, true);
+    damaged.push(price);
+    for (const bytes of damaged) {
+      expect(() => decodeBlock(bytes)).toThrow(CorruptBlockError);
+      expect(() => decodeTimestamps(bytes)).toThrow(CorruptBlockError);
+    }
+    expect(() => decodeBlock(price)).toThrow("a block's checksum does not match");
+    expect(corruptCount('history') - before).toBe(2 * damaged.length + 1);
+    sameBits(decodeBlock(good), bars(day));
+  });
+
+  it('format 1 blocks (no checksum, written before) are still read, bar for bar', () => {
+    const c = bars(day);
+    const v2 = encodeBlock(c);
+    // The same block as format 1 wrote it: the 24-byte header without the CRC, then the columns.
+    const v1 = new Uint8Array(v2.byteLength - 4);
+    v1.set(v2.subarray(0, 24));
+    v1.set(v2.subarray(28), 24);
+    v1[0] = 1;
+    sameBits(decodeBlock(v1), c);
+    expect(decodeTimestamps(v1)).toEqual(day);
+    // Merged or rewritten, it is stored as format 2.
+    expect(encodeBlock(decodeBlock(v1))).toEqual(v2);
   });
 });
 
@@ -300,7 +344,7 @@ describe('blocks without prev_close stay without it through merge and cut', () =
     expect(merged).toEqual(fresh);
     const cut = encodeBlock(cutBlock(decodeBlock(fresh), ts[0], ts[0]).kept);
     expect(tags(cut)[5]).toBe(ABSENT);
-    expect(cut.byteLength).toBe(fresh.byteLength - (fresh.byteLength - 24) / ts.length);
+    expect(cut.byteLength).toBe(fresh.byteLength - (fresh.byteLength - 28) / ts.length);
   });
 });
 
