@@ -30,7 +30,8 @@ function eventsWithPrev(factors: ExFactor[], rawDaily: Candles): AdjustEvent[] {
   return factors.map((f) => {
     let k = rawDaily.timestamp.length - 1;
     while (k >= 0 && rawDaily.timestamp[k] >= f.timestamp) k -= 1;
-    return { timestamp: f.timestamp, ex_factor: f.ex_factor, prevClose: rawDaily.close[k] };
+    // The parts (cash_dividend, bonus_ratio, …) travel with the record: the ex-rights methods read them.
+    return { ...f, prevClose: rawDaily.close[k] };
   });
 }
 

@@ -33,7 +33,11 @@ describe('GET /v1/klines/ex-factors', () => {
       const events = data[symbol];
       expect(events.length).toBeGreaterThan(0);
       for (const [k, e] of events.entries()) {
-        expect(Object.keys(e).sort()).toEqual(['ex_factor', 'timestamp']);
+        // The sim's records carry their parts (DESIGN.md 4.4): cash and bonus shares, no rights issues.
+        expect(Object.keys(e).sort()).toEqual(['bonus_ratio', 'cash_dividend', 'ex_factor', 'parts_known', 'rights_price', 'rights_ratio', 'timestamp']);
+        expect(e.parts_known).toBe(true);
+        expect(e.rights_ratio).toBe(0);
+        expect(e.cash_dividend! > 0 || e.bonus_ratio! > 0).toBe(true);
         expect(isLocalMidnight(region, e.timestamp), new Date(e.timestamp).toISOString()).toBe(true);
         expect(e.timestamp).toBeLessThanOrEqual(CN_MORNING);
         expect(e.ex_factor).toBeGreaterThan(1);

@@ -50,7 +50,7 @@ function allowedValues(schema: any): string[] | undefined {
 
 const PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m', '1d', '1w', '1M', '1Q', '1Y'];
 const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'];
-const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'];
+const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive', 'forward_exrights', 'backward_exrights'];
 const ERRORS = ['400', '401', '403', '404', '429', '502', '503', '504'];
 
 // name → required; the DESIGN.md 4 table.
