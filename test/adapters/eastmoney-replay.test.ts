@@ -22,6 +22,10 @@ const { server } = vendorServer([
     const name = klines[new URL(request.url).searchParams.get('secid') ?? ''];
     return HttpResponse.json(name === undefined ? fixture('eastmoney', 'stock-empty') : fixture('eastmoney', name));
   }),
+  http.get(`${QUOTE}/api/qt/stock/trends2/get`, ({ request }) => {
+    const name = stock[`trends:${new URL(request.url).searchParams.get('secid') ?? ''}`];
+    return HttpResponse.json(name === undefined ? fixture('eastmoney', 'stock-empty') : fixture('eastmoney', name));
+  }),
   http.get(`${QUOTE}/api/qt/stock/get`, ({ request }) => {
     const name = stock[new URL(request.url).searchParams.get('secid') ?? ''];
     return HttpResponse.json(name === undefined ? fixture('eastmoney', 'stock-empty') : fixture('eastmoney', name));
@@ -151,5 +155,14 @@ describe('eastmoney replay: stock/get', () => {
     expect([round3(q.open[4]), round3(q.high[4]), round3(q.low[4]), round3(q.close[4]), round3(q.close[3])])
       .toEqual([d.f46 / 1000, d.f44 / 1000, d.f45 / 1000, d.f43 / 1000, d.f60 / 1000]);
     expect(q.volume[4] - d.f47).toBeLessThan(200); // Yahoo 16 320 039 vs Eastmoney 16 319 939 shares: same session
+  });
+
+  it('trends2 of 600000.SH at 09:30 on 2026-05-08 (the opening print, volume 0): one 09:31 bar, prev_close = preClose 9.09', async () => {
+    stock = { 'trends:1.600000': 'replay-trends-600000' };
+    const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, { now: () => cnTime('2026-05-08', '09:31'), http: testHttp('eastmoney') });
+    const c = (await a.getIntraday!(ref('600000.SH')))!;
+    expect(c.timestamp).toEqual([cnTime('2026-05-08', '09:31')]);
+    expect([c.open[0], c.high[0], c.low[0], c.close[0], c.volume[0], c.amount[0]]).toEqual([9.08, 9.08, 9.08, 9.08, 0, 0]);
+    expect(c.prev_close).toEqual([9.09]);
   });
 });
