@@ -169,8 +169,10 @@ export function realiseAction(region: Region, pPrev: number, action: PlannedActi
   // A payer never pays less than the smallest published unit.
   if (action.cashYield > 0 && cash <= 0) cash = region === 'US' ? 0.01 : 0.001;
   const ref = (pPrev - cash) / (1 + action.shareRatio);
-  // Equal to pPrev / ref, written so that a pure split gives its ratio exactly (7, not 6.999…).
-  return { cash, ref, factor: (pPrev * (1 + action.shareRatio)) / (pPrev - cash) };
+  // Equal to pPrev / ref; without cash it is the share ratio itself, so a pure split gives its
+  // ratio exactly (20, not 19.999999999999996 = p·20 / p for some p).
+  const factor = cash === 0 ? 1 + action.shareRatio : (pPrev * (1 + action.shareRatio)) / (pPrev - cash);
+  return { cash, ref, factor };
 }
 
 /**

@@ -16,6 +16,11 @@ afterAll(async () => {
 interface Event {
   timestamp: number;
   ex_factor: number;
+  cash_dividend?: number;
+  bonus_ratio?: number;
+  rights_ratio?: number;
+  rights_price?: number;
+  parts_known?: boolean;
 }
 
 async function exFactors(query: string) {
