@@ -6,11 +6,14 @@ import type {
   BasePeriod, Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../src/domain.ts';
 
-export type Resource = 'quotes' | 'depth' | 'candles' | 'intraday' | 'exFactors' | 'instruments' | 'pools';
+// The resources, as their descriptors name them (src/data/resources/index.ts).
+import type { Resource } from '../src/data/resources/index.ts';
+export type { Resource };
 
 /** Declared once, as data, with explicit `false` (ccxt's `has`). The service checks before calling. */
 export interface AdapterCapabilities {
-  resources: Record<Resource, boolean>;
+  /** The resources it serves; absent means no (an adapter declares only what it serves). */
+  resources: Partial<Record<Resource, boolean>>;
   markets: Region[];
   /**
    * Where a resource covers fewer markets than `markets` (e.g. eastmoney's dividend table is
@@ -57,21 +60,29 @@ export interface Adapter {
   /** A human label for logs, /readyz and `X-Upstream` (e.g. `sim`). */
   readonly label: string;
 
-  getQuotes(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Quote>>;
-  getDepth(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Depth>>;
+  // One method per resource it serves (capabilities.resources says which); absent otherwise,
+  // never stubbed: the router never calls an adapter for a resource it does not declare.
+  getQuotes?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Quote>>;
+  getDepth?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Depth>>;
   /** Raw candles; `undefined` when the symbol is unknown to the vendor. */
-  getCandles(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined>;
+  getCandles?(query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined>;
   /** Today's (the latest session's) raw 1m candles up to now; `undefined` for an unknown symbol. */
-  getIntraday(symbol: SymbolRef, ctx?: CallContext): Promise<Candles | undefined>;
+  getIntraday?(symbol: SymbolRef, ctx?: CallContext): Promise<Candles | undefined>;
   /** Every ex-factor event of each symbol, ascending; unknown symbols absent from the map. */
-  getExFactors(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<ExFactor[]>>;
-  getInstruments(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Instrument>>;
+  getExFactors?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<ExFactor[]>>;
+  getInstruments?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Instrument>>;
   /** Members of a pool; `undefined` when the adapter does not know the pool. */
-  listPool(pool: PoolId, ctx?: CallContext): Promise<PoolDetail | undefined>;
+  listPool?(pool: PoolId, ctx?: CallContext): Promise<PoolDetail | undefined>;
   /** Cheap reachability probe for /readyz; must not spend vendor quota where avoidable. */
   ready?(): Promise<boolean>;
   close?(): Promise<void>;
 }
+
+/** The adapter methods, one per resource (the descriptors' `method`). */
+export type AdapterMethod = 'getQuotes' | 'getDepth' | 'getCandles' | 'getIntraday' | 'getExFactors' | 'getInstruments' | 'listPool';
+
+/** An adapter that has `M` (what a factory returns: exactly the methods of what it serves). */
+export type Serving<M extends AdapterMethod> = Adapter & Required<Pick<Adapter, M>>;
 
 /** Everything an adapter factory may receive; no process.env, no module-level state. */
 export interface AdapterDeps {

@@ -25,10 +25,9 @@ import { SHARED_SCHEMAS } from './schemas.ts';
 import { createByteCache } from './cache/byte-cache.ts';
 import { configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, warmCalendar } from './markets/calendar.ts';
 import { createMemoryTier } from './cache/memory-tier.ts';
-import { policyFromConfig } from './cache/policy-from-config.ts';
 import type { Tier } from './cache/tier.ts';
 import { Loader, type DataEntry } from './data/loader.ts';
-import { createResources, directCandles, type CandleFetch } from './data/resources.ts';
+import { createResources, policyFromConfig } from './data/resources/index.ts';
 import { createCachingResponder, type CachedResponse } from './http/response-cache.ts';
 import { createMetrics, observeSeries, upstreamSink, type CounterSeries, type HistogramSeries, type Metrics } from './metrics.ts';
 import { MarketDataService } from './service/market-data.ts';
@@ -75,8 +74,6 @@ export interface AppOptions {
   upstreamClients?: ReadonlyMap<string, UpstreamClient>;
   /** Extra data tiers after the in-process one (e.g. Redis), in order. */
   dataTiers?: Tier<DataEntry>[];
-  /** How the candles resource reaches an adapter (the history store plugs in here). */
-  candleFetch?: CandleFetch;
   /** The cache-hit fast path (http/fast-path.ts); default on. */
   fastPath?: boolean;
   /**
@@ -254,12 +251,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const opened = history;
     app.addHook('onClose', async () => opened.close());
   }
-  const historyOff = new Set(historyConfig.disabledAdapters);
   const store = history;
-  const candleFetch: CandleFetch = options.candleFetch ?? (store === undefined ? directCandles
-    : (adapter, query, vendor) => (historyOff.has(adapter.id)
-      ? directCandles(adapter, query, vendor)
-      : store.candles(adapter.id, query, (range) => vendor((ctx) => adapter.getCandles(range, ctx)))));
   // The calendar's memos are process-wide; their byte budget follows the config of the app built last.
   configureCalendarMemo({ maxBytes: config.cache.calendarMemoMaxBytes ?? DEFAULT_CALENDAR_MEMO_MAX_BYTES });
   // Nothing at boot needs a market's local time, and the first use loads ICU's time-zone data
@@ -269,7 +261,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     setImmediate(() => warmCalendar(now()));
     done();
   });
-  const resources = createResources(policyFromConfig(config.cache), candleFetch);
+  const resources = createResources(policyFromConfig(config.cache), { history: store, historyOffFor: new Set(historyConfig.disabledAdapters) });
   const loader = new Loader({
     router,
     tiers,

@@ -4,7 +4,7 @@
 
 import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { addDays, localDate } from '../../src/markets/calendar.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
 import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
@@ -51,7 +51,7 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
 
 const EVERYTHING = { beg: '0', end: '20500101', lmt: 1_000_000 };
 
-export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Adapter {
+export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('eastmoney adapter needs deps.http');
   const cooldown = options.hostCooldownMs ?? EASTMONEY_DEFAULTS.hostCooldownMs;
@@ -230,10 +230,6 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
         if (closes === undefined) return NOT_FOUND;
         return deriveExFactors(ref.region, actions, normaliseDaily(ref.region, closes), deps.now());
       });
-    },
-
-    async listPool() {
-      return undefined;
     },
   };
 }

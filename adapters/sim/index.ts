@@ -2,7 +2,7 @@
 // simulated prices; no network. Same request at the same `deps.now()` gives the same answer.
 
 import type { Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource } from '../types.ts';
 import { rowCheck } from '../common/validate.ts';
 import {
   checkBatch, checkCandles, checkDepthAnswer, checkExFactorList, checkQuotes, corruptCandles, corruptDepth, corruptExFactors,
@@ -38,7 +38,7 @@ const MINUTE_SLICE = 5_000;
 
 const NO_MINUTES: MinuteBars = allocMinuteBars(0);
 
-export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Adapter {
+export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Serving<AdapterMethod> {
   const memoMaxBytes = Number(options.memoMaxBytes ?? DEFAULT_MEMO_MAX_BYTES);
   if (!Number.isFinite(memoMaxBytes) || memoMaxBytes < MIN_MEMO_MAX_BYTES) {
     throw new Error(`adapters.sim.memoMaxBytes must be a number of bytes ≥ ${MIN_MEMO_MAX_BYTES}, got ${String(options.memoMaxBytes)}`);

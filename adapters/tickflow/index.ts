@@ -4,7 +4,7 @@
 
 import type { Candles, PoolId, SymbolRef } from '../../src/domain.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { toCandles, windowBars, type Bar } from '../common/bars.ts';
 import { payloadReader, rowCheck } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
@@ -50,7 +50,7 @@ function byCanonical(symbols: SymbolRef[]): Map<string, SymbolRef> {
   return new Map(symbols.map((s) => [s.symbol, s]));
 }
 
-export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDeps): Adapter {
+export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDeps): Serving<AdapterMethod> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('tickflow adapter needs deps.http');
   const ep: TickflowEndpoint = { baseUrl: options.baseUrl ?? TICKFLOW_DEFAULTS.baseUrl, apiKey: options.apiKey };

@@ -6,7 +6,7 @@ import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
 import type { ExFactor } from '../../src/domain.ts';
 import { localDate } from '../../src/markets/calendar.ts';
-import type { Adapter, AdapterCapabilities, AdapterDeps, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
+import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
 import { emptyCandles } from '../../src/candles/window.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
 import { checkExFactorList, mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
@@ -33,7 +33,7 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
 
 const DAY_S = 86_400;
 
-export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Adapter {
+export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getDepth'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('yahoo adapter needs deps.http');
   const wire: YahooWire = {
@@ -148,13 +148,6 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
       });
     },
 
-    async getDepth() {
-      // capabilities.resources.depth is false; the service checks before calling.
-      throw new AppError('UPSTREAM_ERROR', 'yahoo does not provide order-book depth', {
-        details: { adapter: ADAPTER_ID, resource: 'depth' }, retryable: false,
-      });
-    },
-
     getCandles(query, ctx) {
       return query.period === '1d' ? daily(query, ctx) : minutes(query, ctx);
     },
@@ -185,10 +178,6 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Ad
         const c = await latest(ref, 'instruments', ctx);
         return c === NOT_FOUND ? NOT_FOUND : parseInstrument(c, ref, r, check('instruments', ref.symbol));
       });
-    },
-
-    async listPool() {
-      return undefined;
     },
   };
 }

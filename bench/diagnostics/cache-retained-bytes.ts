@@ -21,8 +21,7 @@ type Tier = { set(key: string, value: unknown, o: Record<string, number>): Promi
 const { createMemoryTier } = await load<{ createMemoryTier(o: { maxBytes: number; now: () => number }): Tier }>('src/cache/memory-tier.ts');
 const { createSimAdapter } = await load<{ createSimAdapter(o: object, d: object): { getCandles(q: object): Promise<unknown>; getQuotes(r: unknown[]): Promise<Map<string, unknown>> } }>('adapters/sim/index.ts');
 const { parseSymbol } = await load<{ parseSymbol(s: string): unknown }>('src/markets/symbols.ts');
-const { createResources, bucketCount } = await load<{ createResources(p: unknown): Record<string, { size(v: unknown): number }>; bucketCount(n: number): number }>('src/data/resources.ts');
-const { policyFromConfig } = await load<{ policyFromConfig(c: unknown): unknown }>('src/cache/policy-from-config.ts');
+const { createResources, bucketCount, policyFromConfig } = await load<{ createResources(p: unknown): Record<string, { size(v: unknown): number }>; bucketCount(n: number): number; policyFromConfig(c: unknown): unknown }>('src/data/resources/index.ts');
 const { loadConfig } = await load<{ loadConfig(env: object): { config: { cache: unknown } } }>('config/load.ts');
 
 const MIB = 1048576;

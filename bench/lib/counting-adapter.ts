@@ -31,14 +31,14 @@ export function countingAdapter(inner: Adapter, capabilities: Partial<AdapterCap
     capabilities: { ...inner.capabilities, ...capabilities },
     getQuotes: (symbols, ctx) => {
       quoteBatches.push(symbols.length);
-      return track('getQuotes', () => inner.getQuotes(symbols, ctx));
+      return track('getQuotes', () => inner.getQuotes!(symbols, ctx));
     },
-    getDepth: (symbols, ctx) => track('getDepth', () => inner.getDepth(symbols, ctx)),
-    getCandles: (query, ctx) => track('getCandles', () => inner.getCandles(query, ctx)),
-    getIntraday: (symbol, ctx) => track('getIntraday', () => inner.getIntraday(symbol, ctx)),
-    getExFactors: (symbols, ctx) => track('getExFactors', () => inner.getExFactors(symbols, ctx)),
-    getInstruments: (symbols, ctx) => track('getInstruments', () => inner.getInstruments(symbols, ctx)),
-    listPool: (pool, ctx) => track('listPool', () => inner.listPool(pool, ctx)),
+    getDepth: (symbols, ctx) => track('getDepth', () => inner.getDepth!(symbols, ctx)),
+    getCandles: (query, ctx) => track('getCandles', () => inner.getCandles!(query, ctx)),
+    getIntraday: (symbol, ctx) => track('getIntraday', () => inner.getIntraday!(symbol, ctx)),
+    getExFactors: (symbols, ctx) => track('getExFactors', () => inner.getExFactors!(symbols, ctx)),
+    getInstruments: (symbols, ctx) => track('getInstruments', () => inner.getInstruments!(symbols, ctx)),
+    listPool: (pool, ctx) => track('listPool', () => inner.listPool!(pool, ctx)),
     ready: inner.ready === undefined ? undefined : () => inner.ready!(),
   };
   return {

@@ -19,12 +19,12 @@ if (sim === undefined) throw new Error('soak-server: the routing must use the si
 const universe = Number(config.adapters.sim?.syntheticUniverse ?? 0);
 const ref = (n: number): SymbolRef => parseSymbol(`SIM${String(n).padStart(4, '0')}.US`)!;
 for (let n = 1; n <= universe; n += 100) {
-  await sim.getQuotes(Array.from({ length: Math.min(100, universe - n + 1) }, (_, i) => ref(n + i)));
+  await sim.getQuotes!(Array.from({ length: Math.min(100, universe - n + 1) }, (_, i) => ref(n + i)));
 }
 // Enough distinct symbols and minute days to fill both LRUs several times over.
 for (let i = 0; i < 200; i++) {
   const period: BasePeriod = i % 2 === 0 ? '1m' : '1d';
-  await sim.getCandles({ symbol: ref(1 + Math.floor(Math.random() * universe)), period, count: period === '1m' ? 2000 + Math.floor(Math.random() * 6000) : 1000 });
+  await sim.getCandles!({ symbol: ref(1 + Math.floor(Math.random() * universe)), period, count: period === '1m' ? 2000 + Math.floor(Math.random() * 6000) : 1000 });
 }
 
 const app = await buildApp({ config, keys, adapters, now });

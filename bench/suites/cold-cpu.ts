@@ -78,7 +78,7 @@ for (const [label, run, n] of [
 
 // What a newest-N request asks the vendor for: base bars per output bar, then the shared bucket.
 const { baseFetchFor } = await import('../../src/service/candle-plan.ts');
-const { bucketCount } = await import('../../src/data/resources.ts');
+const { bucketCount } = await import('../../src/data/resources/index.ts');
 console.log('\n| period × 1000 bars | base bars needed | fetched (bucket) | ratio |\n|---|---|---|---|');
 for (const period of ['1m', '5m', '15m', '30m', '60m', '1d', '1w'] as const) {
   const need = baseFetchFor(period, { count: 1000 }).count;

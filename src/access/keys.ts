@@ -8,10 +8,9 @@ import { Type, type Static } from 'typebox';
 import { ConfigError, readYamlWithSources, schemaProblems, sourceOf, type Sources } from '../../config/load.ts';
 import type { Region } from '../domain.ts';
 
-export const FEATURES = [
-  'quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch',
-] as const;
-export type Feature = (typeof FEATURES)[number];
+// The plan features derive from the resource descriptors (each names the features of its routes).
+export { FEATURES, type Feature } from '../data/resources/index.ts';
+import { FEATURES, type Feature } from '../data/resources/index.ts';
 
 /** Plan defaults for the optional fields. */
 export const PLAN_DEFAULTS = { maxSubscriptions: 200, maxConnections: 10, maxBars: 500_000 } as const;

@@ -7,7 +7,7 @@ import type { AdjustEvent } from '../candles/adjust.ts';
 import { lowerBound } from '../candles/window.ts';
 import type { Loader, LoadResult } from '../data/loader.ts';
 import { totalFailure } from '../data/loader.ts';
-import { bucketCount, type Resources } from '../data/resources.ts';
+import { bucketCount, type Resources } from '../data/resources/index.ts';
 import { combineStatus, emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
 import type {
   AdjustType, Candles, Depth, ExFactor, Instrument, MinutePeriod, Period, PoolDetail, PoolId, Quote, Region, SymbolRef,

@@ -108,7 +108,7 @@ async function warm(args: string[], env: Env): Promise<number> {
   try {
     const adapter = candleAdapter(config, adapters, region, settings.disabledAdapters);
     if (adapter === undefined) throw new UsageError(`no adapter in the ${region} routing serves candles through the store`);
-    const pool = await adapter.listPool(universe as PoolId);
+    const pool = await adapter.listPool!(universe as PoolId);
     if (pool === undefined) throw new UsageError(`${adapter.id} does not know the pool ${universe}`);
     const start = localMidnight(region, from);
     // Without --to: through yesterday, so the forming bar (never stored) costs no call per symbol.
@@ -123,7 +123,7 @@ async function warm(args: string[], env: Env): Promise<number> {
       try {
         await tier.candles(adapter.id, { symbol: ref as SymbolRef, period: p, start, end }, (q) => {
           calls += 1;
-          return adapter.getCandles(q);
+          return adapter.getCandles!(q);
         });
       } catch (error) {
         failed += 1;

@@ -2,12 +2,12 @@
 // a market × resource that no adapter in its chain can serve is reported (a warning, or an error
 // under `routing.strict`), and the simulated adapter may not follow a real vendor unless
 // `routing.allowSimFallback` says so: a user must never get simulated prices by surprise.
-import type { Adapter, Resource } from '../../adapters/types.ts';
+import type { Adapter } from '../../adapters/types.ts';
+import { descriptorOf, RESOURCES } from '../data/resources/index.ts';
 import type { Region } from '../domain.ts';
 import { serves, type RoutingConfig } from './router.ts';
 
 const MARKETS: Region[] = ['CN', 'HK', 'US'];
-const RESOURCES: Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
 
 export interface RoutingReport {
   errors: string[];
@@ -21,6 +21,16 @@ export function checkRouting(
 ): RoutingReport {
   const errors: string[] = [];
   const warnings: string[] = [];
+  // A declared resource must come with its method (an adapter declares what it serves and has
+  // exactly those methods): caught at boot, never as a failed call.
+  for (const adapter of adapters.values()) {
+    for (const resource of RESOURCES) {
+      const method = descriptorOf(resource).method;
+      if (adapter.capabilities.resources[resource] === true && typeof adapter[method] !== 'function') {
+        errors.push(`adapter ${adapter.id} declares ${resource} but has no ${method}()`);
+      }
+    }
+  }
   for (const market of MARKETS) {
     for (const resource of RESOURCES) {
       const chain = routing.overrides[resource]?.[market] ?? routing.markets[market];

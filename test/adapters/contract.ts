@@ -191,7 +191,7 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
       const a = await declared('quotes');
       if (a === undefined) return;
       const asked = s.unknown ? [...s.batch, s.unknown] : s.batch;
-      const quotes = await a.getQuotes(asked);
+      const quotes = await a.getQuotes!(asked);
       expect(quotes.size).toBeGreaterThan(0);
       if (s.unknown) expect(quotes.has(s.unknown.symbol)).toBe(false);
       for (const [key, q] of quotes) checkQuote(q, refOf(key, s.batch));
@@ -201,7 +201,7 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
     it('depth', async () => {
       const a = await declared('depth');
       if (a === undefined) return;
-      const depth = await a.getDepth(s.batch);
+      const depth = await a.getDepth!(s.batch);
       expect(depth.size).toBeGreaterThan(0);
       for (const [key, d] of depth) checkDepth(d, refOf(key, s.batch));
     });
@@ -214,28 +214,28 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
         for (const period of ['1d', '1m'] as const) {
           if (!a.capabilities.periods[period]) continue;
           periods++;
-          const all = await a.getCandles({ symbol: ref, period, count: 50 });
+          const all = await a.getCandles!({ symbol: ref, period, count: 50 });
           expect(all, `${ref.symbol} ${period}`).toBeDefined();
           checkCandles(all as Candles, ref, period);
           const n = (all as Candles).timestamp.length;
           expect(n).toBeGreaterThan(2);
           expect(n).toBeLessThanOrEqual(50);
-          const few = await a.getCandles({ symbol: ref, period, count: 2 });
+          const few = await a.getCandles!({ symbol: ref, period, count: 2 });
           expect(few?.timestamp).toEqual((all as Candles).timestamp.slice(-2));
           const ts = (all as Candles).timestamp;
-          const inner = await a.getCandles({ symbol: ref, period, start: ts[1], end: ts[n - 2] });
+          const inner = await a.getCandles!({ symbol: ref, period, start: ts[1], end: ts[n - 2] });
           expect(inner?.timestamp).toEqual(ts.slice(1, n - 1));
         }
       }
       expect(periods, 'candles checked in at least one declared period').toBeGreaterThan(0);
-      if (s.unknown) expect(await a.getCandles({ symbol: s.unknown, period: '1d' })).toBeUndefined();
+      if (s.unknown) expect(await a.getCandles!({ symbol: s.unknown, period: '1d' })).toBeUndefined();
     });
 
     it('intraday', async () => {
       const a = await declared('intraday');
       if (a === undefined) return;
       for (const ref of s.candles) {
-        const c = await a.getIntraday(ref);
+        const c = await a.getIntraday!(ref);
         expect(c, ref.symbol).toBeDefined();
         checkCandles(c as Candles, ref, '1m');
         expect(new Set((c as Candles).timestamp.map((t) => localDate(ref.region, t))).size).toBeLessThanOrEqual(1);
@@ -245,7 +245,7 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
     it('ex-factors', async () => {
       const a = await declared('exFactors');
       if (a === undefined) return;
-      const factors = await a.getExFactors(s.exFactors);
+      const factors = await a.getExFactors!(s.exFactors);
       expect(factors.size).toBeGreaterThan(0);
       for (const [key, events] of factors) checkExFactors(events, refOf(key, s.exFactors));
     });
@@ -253,7 +253,7 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
     it('instruments', async () => {
       const a = await declared('instruments');
       if (a === undefined) return;
-      const found = await a.getInstruments(s.batch);
+      const found = await a.getInstruments!(s.batch);
       expect(found.size).toBeGreaterThan(0);
       for (const [key, i] of found) checkInstrument(i, refOf(key, s.batch));
     });
@@ -263,7 +263,7 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
       if (a === undefined) return;
       let listed = 0;
       for (const id of s.pools) {
-        const pool = await a.listPool(id);
+        const pool = await a.listPool!(id);
         if (pool === undefined) continue;
         listed++;
         expect(pool.id).toBe(id);

@@ -20,7 +20,7 @@ const { server } = vendorServer(eastmoneyHandlers(log), () => {
   invalid.length = 0;
 });
 
-function adapter(): Adapter {
+function adapter(): ReturnType<typeof createEastmoneyAdapter> {
   return createEastmoneyAdapter(
     { quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter },
     { now: () => NOW, http: testHttp('eastmoney', { now: () => NOW }), onInvalidRows: (e) => invalid.push(e) },

@@ -17,7 +17,7 @@ const { server } = vendorServer(eastmoneyHandlers(log), () => {
   clock = START;
 });
 
-function adapter(options: Partial<EastmoneyOptions> = {}, timeoutMs?: number): Adapter {
+function adapter(options: Partial<EastmoneyOptions> = {}, timeoutMs?: number): ReturnType<typeof createEastmoneyAdapter> {
   const now = () => clock;
   return createEastmoneyAdapter({
     quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter, f10Hosts: HOSTS.f10, ...options,
@@ -217,7 +217,7 @@ describe('eastmoney adapter: requests and normalised results', () => {
 
   it('pools are not served', async () => {
     expect(adapter().capabilities.resources.pools).toBe(false);
-    expect(await adapter().listPool('CN_Stock')).toBeUndefined();
+    expect(await adapter().listPool!('CN_Stock')).toBeUndefined();
   });
 });
 

@@ -16,7 +16,7 @@ export const AFTER_CLOSE = Date.parse('2025-06-18T08:00:00Z');
 /** Wednesday 2025-06-18 09:00 Shanghai, before the open. */
 export const BEFORE_OPEN = Date.parse('2025-06-18T01:00:00Z');
 
-export function simAt(now: number, options: SimOptions = {}): Adapter {
+export function simAt(now: number, options: SimOptions = {}): ReturnType<typeof createSimAdapter> {
   return createSimAdapter(options, { now: () => now });
 }
 

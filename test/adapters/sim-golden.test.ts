@@ -38,7 +38,7 @@ async function adapterCases(adapter: Adapter, symbol: string, now: number): Prom
   const s = ref(symbol);
   const out: Record<string, string> = {};
   const candles = async (name: string, q: { period: '1m' | '1d'; start?: number; end?: number; count?: number }) => {
-    out[name] = digest(await adapter.getCandles({ symbol: s, ...q }));
+    out[name] = digest(await adapter.getCandles!({ symbol: s, ...q }));
   };
   await candles('1d all', { period: '1d' });
   await candles('1d 1000', { period: '1d', count: 1000 });
@@ -50,7 +50,7 @@ async function adapterCases(adapter: Adapter, symbol: string, now: number): Prom
   await candles('1m range 300', { period: '1m', start: now - 5 * DAY, end: now, count: 300 });
   await candles('1m open', { period: '1m', start: now - 2 * DAY });
   out.intraday = digest(await adapter.getIntraday!(s));
-  out.quote = digest([...(await adapter.getQuotes([s])).entries()]);
+  out.quote = digest([...(await adapter.getQuotes!([s])).entries()]);
   out.depth = digest([...(await adapter.getDepth!([s])).entries()]);
   out.exFactors = digest([...(await adapter.getExFactors!([s])).entries()]);
   out.instrument = digest([...(await adapter.getInstruments!([s])).entries()]);

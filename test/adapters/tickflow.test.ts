@@ -16,7 +16,7 @@ const { server } = vendorServer(tickflowHandlers(log), () => {
   log.length = 0;
 });
 
-function adapter(options: Partial<TickflowOptions> = {}, timeoutMs?: number): Adapter {
+function adapter(options: Partial<TickflowOptions> = {}, timeoutMs?: number): ReturnType<typeof createTickflowAdapter> {
   return createTickflowAdapter({ baseUrl: BASE, apiKey: 'test-key', ...options }, { now: () => NOW, http: testHttp('tickflow', { timeoutMs }) });
 }
 

@@ -11,7 +11,7 @@ import { cnTime, failure, ref, testHttp, vendorServer } from './helpers.ts';
 
 const { server, events } = vendorServer(eastmoneyHandlers());
 
-function adapter(): Adapter {
+function adapter(): ReturnType<typeof createEastmoneyAdapter> {
   const now = () => cnTime('2024-06-04', '16:00');
   return createEastmoneyAdapter(
     { quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter, usMarkets: { AAPL: 105 } },

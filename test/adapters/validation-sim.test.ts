@@ -14,7 +14,7 @@ const TENCENT = ref('00700.HK');
 const AAPL = ref('AAPL.US');
 const REASON = { negative_price: 'non_positive_price', non_finite: 'non_finite', negative_volume: 'negative_volume', duplicate: 'duplicate_timestamp' };
 
-function sim(options: SimOptions = {}, events: InvalidRowsEvent[] = []): Adapter {
+function sim(options: SimOptions = {}, events: InvalidRowsEvent[] = []): ReturnType<typeof createSimAdapter> {
   return createSimAdapter(options, { now: () => AFTER_CLOSE, onInvalidRows: (e) => events.push(e) });
 }
 

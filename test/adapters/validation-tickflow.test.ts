@@ -12,7 +12,7 @@ import { runAdapterContract } from './contract.ts';
 
 const { server, events } = vendorServer(tickflowHandlers());
 
-function adapter(options: Partial<TickflowOptions> = {}): Adapter {
+function adapter(options: Partial<TickflowOptions> = {}): ReturnType<typeof createTickflowAdapter> {
   return createTickflowAdapter({ baseUrl: BASE, ...options }, {
     now: () => cnTime('2024-06-04', '16:00'), http: testHttp('tickflow'), onInvalidRows: (e) => events.push(e),
   });

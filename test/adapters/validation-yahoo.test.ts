@@ -12,7 +12,7 @@ import { failure, nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 const NOW = nyTime('2024-06-04', '04:00');
 const { server, events } = vendorServer(yahooHandlers());
 
-function adapter(): Adapter {
+function adapter(): ReturnType<typeof createYahooAdapter> {
   return createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo'), onInvalidRows: (e) => events.push(e) });
 }
 

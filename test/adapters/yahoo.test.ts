@@ -17,7 +17,7 @@ const { server } = vendorServer(yahooHandlers(log), () => {
   log.length = 0;
 });
 
-function adapter(options: Partial<YahooOptions> = {}, timeoutMs?: number): Adapter {
+function adapter(options: Partial<YahooOptions> = {}, timeoutMs?: number): ReturnType<typeof createYahooAdapter> {
   return createYahooAdapter({ baseUrl: BASE, ...options }, { now: () => NOW, http: testHttp('yahoo', { timeoutMs }) });
 }
 
@@ -157,7 +157,7 @@ describe('yahoo adapter: requests and normalised results', () => {
     expect(a.capabilities.resources.depth).toBe(false);
     expect(a.capabilities.amount).toBe(false);
     expect(a.capabilities.resources.pools).toBe(false);
-    expect((await failure(a.getDepth([AAPL]))).reason).toBe('UPSTREAM_ERROR');
+    expect((await failure(a.getDepth!([AAPL]))).reason).toBe('UPSTREAM_ERROR');
     expect(log).toHaveLength(0);
   });
 

@@ -3,9 +3,8 @@
 import type { CandleQuery } from '../../adapters/types.ts';
 import { createMemoryTier, type MemoryTier } from '../../src/cache/memory-tier.ts';
 import type { Tier, TierWindows } from '../../src/cache/tier.ts';
-import { DEFAULT_CACHE_POLICY, type CachePolicy } from '../../src/cache/ttl-policy.ts';
 import { Loader, type DataEntry, type ResourceSpec } from '../../src/data/loader.ts';
-import { createResources, type Resources } from '../../src/data/resources.ts';
+import { createResources, DEFAULT_CACHE_POLICY, type CachePolicy, type Resources } from '../../src/data/resources/index.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 import { AdapterRouter, type RoutingConfig } from '../../src/upstream/router.ts';
 import type { Resilience } from '../../src/upstream/resilience.ts';

@@ -3,7 +3,7 @@
 // the vendor's configured timeout (registry.ts resilienceSettings). Fake timers drive the clock.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Loader, type DataEntry } from '../../src/data/loader.ts';
-import { createResources } from '../../src/data/resources.ts';
+import { createResources } from '../../src/data/resources/index.ts';
 import { createMemoryTier } from '../../src/cache/memory-tier.ts';
 import { createResilience, type Resilience } from '../../src/upstream/resilience.ts';
 import { AdapterRouter } from '../../src/upstream/router.ts';

@@ -1,10 +1,9 @@
-// policyFromConfig (src/cache/policy-from-config.ts): every `cache` setting lands in the TTL
+// policyFromConfig (src/data/resources/index.ts, from each resource's descriptor): every `cache` setting lands in the TTL
 // policy the loader's resources use, and the default file gives the documented default policy.
 import { describe, expect, it } from 'vitest';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
-import { policyFromConfig } from '../../src/cache/policy-from-config.ts';
-import { DEFAULT_CACHE_POLICY } from '../../src/cache/ttl-policy.ts';
+import { DEFAULT_CACHE_POLICY, policyFromConfig } from '../../src/data/resources/index.ts';
 
 /** Every cache setting a distinct value, so a value landing in the wrong place shows. */
 function distinctCache(): Config['cache'] {

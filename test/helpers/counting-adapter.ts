@@ -112,31 +112,31 @@ export function countingAdapter(inner: Adapter, options: CountingOptions = {}): 
 
     async getQuotes(symbols, ctx) {
       await before('getQuotes', symbols.map((s) => s.symbol), ctx);
-      return inner.getQuotes(symbols, ctx);
+      return inner.getQuotes!(symbols, ctx);
     },
     async getDepth(symbols, ctx) {
       await before('getDepth', symbols.map((s) => s.symbol), ctx);
-      return inner.getDepth(symbols, ctx);
+      return inner.getDepth!(symbols, ctx);
     },
     async getCandles(query, ctx) {
       await before('getCandles', [query.symbol.symbol], ctx);
-      return inner.getCandles(query, ctx);
+      return inner.getCandles!(query, ctx);
     },
     async getIntraday(symbol, ctx) {
       await before('getIntraday', [symbol.symbol], ctx);
-      return inner.getIntraday(symbol, ctx);
+      return inner.getIntraday!(symbol, ctx);
     },
     async getExFactors(symbols, ctx) {
       await before('getExFactors', symbols.map((s) => s.symbol), ctx);
-      return inner.getExFactors(symbols, ctx);
+      return inner.getExFactors!(symbols, ctx);
     },
     async getInstruments(symbols, ctx) {
       await before('getInstruments', symbols.map((s) => s.symbol), ctx);
-      return inner.getInstruments(symbols, ctx);
+      return inner.getInstruments!(symbols, ctx);
     },
     async listPool(pool, ctx) {
       await before('listPool', [pool], ctx);
-      return inner.listPool(pool, ctx);
+      return inner.listPool!(pool, ctx);
     },
     ready: inner.ready?.bind(inner),
     close: inner.close?.bind(inner),

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createBarsGate } from '../../src/service/bars-gate.ts';
 import { HEAVY_BARS_IN_FLIGHT, MarketDataService } from '../../src/service/market-data.ts';
 import type { Loader } from '../../src/data/loader.ts';
-import type { Resources } from '../../src/data/resources.ts';
+import type { Resources } from '../../src/data/resources/index.ts';
 import { emptyStatus } from '../../src/data/status.ts';
 import { sizedCandles } from '../../src/candles/window.ts';
 import type { CandleBuilder } from '../../src/service/candle-build.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CACHE_POLICY, ttlFor, type CachePolicy } from '../../src/cache/ttl-policy.ts';
+import { DEFAULT_CACHE_POLICY, ttlFor, type CachePolicy } from '../../src/data/resources/index.ts';
 
 const S = 1_000;
 const M = 60 * S;
