@@ -3,7 +3,7 @@
 // debugging); it never holds the key.
 import { api, describeError, errorTag, keyStore, on } from './api.js';
 import { createIntradayChart, createPriceChart } from './chart.js';
-import { ZONES, chartTime, regionOf } from './format.js';
+import { ZONES, chartTime, periodStartOf, regionOf } from './format.js';
 import { History, barsToCover, monthsBefore } from './history.js';
 import { renderLegend } from './legend.js';
 import { markerText } from './markers.js';
@@ -302,7 +302,7 @@ async function loadChart(generation) {
   try {
     const [first, events] = await Promise.all([api(`/v1/klines?${query}`), exFactorsOf(symbol)]);
     if (generation !== state.generation || period !== state.period || adjust !== state.adjust) return;
-    state.history = new History(params, first, (older) => api(`/v1/klines?${older}`));
+    state.history = new History(params, first, (older) => api(`/v1/klines?${older}`), { periodStart: periodStartOf(period, zoneOf(symbol)) });
     $('chart-title').textContent = `${symbol} ${search.nameOf(symbol) ?? ''} · ${period} · ${adjust}`;
     applyColours();
     price.show(zoneOf(symbol), state.history.data, events, MINUTE.has(period));

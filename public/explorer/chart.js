@@ -39,6 +39,8 @@ function barsOf(zone, data) {
 export function createPriceChart(container) {
   const chart = createChart(container, baseOptions(420));
   const candles = chart.addSeries(CandlestickSeries, {});
+  // Room above the highest candle for the legend.
+  candles.priceScale().applyOptions({ scaleMargins: { top: 0.14, bottom: 0.06 } });
   const volume = chart.addSeries(HistogramSeries, { priceFormat: { type: 'volume' }, priceLineVisible: false }, 1);
   const markerPlugin = createSeriesMarkers(candles, []);
   const panes = chart.panes();

@@ -36,6 +36,34 @@ export function chartTime(zone, ms) {
   return Math.round((ms + zoneOffsetMs(zone, ms)) / 1000);
 }
 
+/** The instant (epoch ms) at which the zone's wall clock reads `wallMs` (a UTC reading of local time). */
+export function instantOfWall(zone, wallMs) {
+  const guess = wallMs - zoneOffsetMs(zone, wallMs);
+  return wallMs - zoneOffsetMs(zone, guess);
+}
+
+/** Periods whose bars are labelled by their last trading day (the week's, month's, …). */
+const CALENDAR_PERIODS = new Set(['1w', '1M', '1Q', '1Y']);
+
+/**
+ * The start (epoch ms, local midnight) of the period a bar belongs to: Monday for 1w, the 1st for
+ * 1M, the quarter's and the year's first day; a minute or daily bar is its own start. Older pages
+ * end just before it, so a weekly bar is never cut in two (bars are labelled by their last day).
+ */
+export function periodStartOf(period, zone) {
+  if (!CALENDAR_PERIODS.has(period)) return (timestamp) => timestamp;
+  return (timestamp) => {
+    const wall = new Date(chartTime(zone, timestamp) * 1000);
+    let month = wall.getUTCMonth();
+    let day = wall.getUTCDate();
+    if (period === '1w') day -= (wall.getUTCDay() + 6) % 7;
+    else if (period === '1M') day = 1;
+    else if (period === '1Q') [month, day] = [month - (month % 3), 1];
+    else [month, day] = [0, 1];
+    return instantOfWall(zone, Date.UTC(wall.getUTCFullYear(), month, day));
+  };
+}
+
 /** "2025-06-18 10:15:30" in the zone. */
 export function formatInZone(zone, ms) {
   const p = partsIn(zone, ms);

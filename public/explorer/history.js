@@ -4,6 +4,11 @@
 // An older page is asked for with the next-page cursor when the newest answer carried one
 // (`X-Next-End-Time`: the end_time of the next, older page), else with end_time = the first loaded
 // bar's timestamp − 1 and the same count. An empty answer means the history is exhausted.
+//
+// Weekly and longer bars are labelled by their last trading day, so "first bar − 1" falls inside the
+// first bar's own week and the service answers that week again, cut short (a Thursday bar before
+// the Friday one). For those periods `periodStart` moves the end back to just before the first bar's
+// period begins; bars of that period in an answer are dropped either way.
 
 export const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'];
 
@@ -16,8 +21,8 @@ export function nextEndTimeOf(headers) {
 }
 
 /** The query of the next older page. */
-export function olderPageQuery({ symbol, period, adjust }, { firstTimestamp, nextEndTime, count }) {
-  const endTime = nextEndTime ?? firstTimestamp - 1;
+export function olderPageQuery({ symbol, period, adjust }, { firstTimestamp, nextEndTime, count, periodStart = (ts) => ts }) {
+  const endTime = nextEndTime ?? periodStart(firstTimestamp) - 1;
   return new URLSearchParams({ symbol, period, adjust, count: String(count), end_time: String(endTime) });
 }
 
@@ -34,8 +39,11 @@ export class History {
   /**
    * `first` is the first answer ({data, headers}) for `params` ({symbol, period, adjust}).
    * `fetchPage(query: URLSearchParams)` resolves with {data, headers} of GET /v1/klines?query.
+   * `periodStart(timestamp)` is the start of the period of the bar at `timestamp` (the bar itself
+   * for minute and daily bars; format.js periodStartOf).
    */
-  constructor(params, first, fetchPage) {
+  constructor(params, first, fetchPage, { periodStart = (ts) => ts } = {}) {
+    this.periodStart = periodStart;
     this.params = params;
     this.data = {};
     for (const column of COLUMNS) this.data[column] = Array.isArray(first.data[column]) ? [...first.data[column]] : [];
@@ -61,9 +69,11 @@ export class History {
   older(count) {
     if (this.pending !== undefined) return this.pending;
     if (this.exhausted) return Promise.resolve(olderPart(this.data, -Infinity));
-    const query = olderPageQuery(this.params, { firstTimestamp: this.firstTimestamp, nextEndTime: this.nextEndTime, count });
+    const query = olderPageQuery(this.params, {
+      firstTimestamp: this.firstTimestamp, nextEndTime: this.nextEndTime, count, periodStart: this.periodStart,
+    });
     this.pending = this.fetchPage(query).then(({ data, headers }) => {
-      const added = olderPart(data, this.firstTimestamp);
+      const added = olderPart(data, this.periodStart(this.firstTimestamp));
       this.pages += 1;
       this.nextEndTime = nextEndTimeOf(headers);
       // Empty, or nothing older than what is loaded (an answer that ignored end_time): the end.

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ES module without types (the page's own file)
 import { History, barsToCover, monthsBefore, nextEndTimeOf, olderPageQuery, olderPart } from '../../public/explorer/history.js';
 // @ts-expect-error plain ES module without types (the page's own file)
+import { periodStartOf } from '../../public/explorer/format.js';
+// @ts-expect-error plain ES module without types (the page's own file)
 import { exDividendMarkers, markerText } from '../../public/explorer/markers.js';
 
 type Columns = Record<string, number[]>;
@@ -91,6 +93,39 @@ describe('the older-history pager', () => {
     expect(history.exhausted).toBe(true);
     expect(history.count).toBe(20);
     expect(olderPart(all, all.timestamp[10]).timestamp).toEqual(all.timestamp.slice(0, 10));
+  });
+
+  it('for weekly and longer bars ends the older page before the first bar\'s period, and drops a cut-short bar of it', async () => {
+    // Weekly bars labelled by Friday; the service answers the first bar's week again, cut short,
+    // when asked with end_time inside it (a Thursday bar).
+    const friday = Date.UTC(2025, 5, 12, 16); // Friday 2025-06-13 00:00 Shanghai
+    const first = { timestamp: [friday, friday + 7 * DAY], close: [10, 11], open: [1, 1], high: [1, 1], low: [1, 1], volume: [1, 1], amount: [1, 1], prev_close: [1, 1] };
+    const monday = periodStartOf('1w', 'Asia/Shanghai');
+    const queries: URLSearchParams[] = [];
+    const history = new History({ ...params, period: '1w' }, { data: first, headers: headers() }, async (query: URLSearchParams) => {
+      queries.push(query);
+      const thursdayOfFirstWeek = friday - DAY;
+      const data = { timestamp: [friday - 7 * DAY, thursdayOfFirstWeek], close: [9, 9.5], open: [1, 1], high: [1, 1], low: [1, 1], volume: [1, 1], amount: [1, 1], prev_close: [1, 1] };
+      return { data, headers: headers() };
+    }, { periodStart: monday });
+    const added = await history.older(10);
+    // Monday 2025-06-09 00:00 Shanghai − 1 ms.
+    expect(queries[0].get('end_time')).toBe(String(Date.UTC(2025, 5, 8, 16) - 1));
+    expect(added.timestamp).toEqual([friday - 7 * DAY]);
+    expect(history.data.close).toEqual([9, 10, 11]);
+  });
+
+  it('knows where each period starts, in the exchange\'s zone', () => {
+    const at = (period: string, zone: string, ms: number) => new Date(periodStartOf(period, zone)(ms)).toISOString();
+    const friday = Date.UTC(2025, 5, 12, 16); // 2025-06-13 00:00 in Shanghai
+    expect(at('1w', 'Asia/Shanghai', friday)).toBe('2025-06-08T16:00:00.000Z');
+    expect(at('1M', 'Asia/Shanghai', friday)).toBe('2025-05-31T16:00:00.000Z');
+    expect(at('1Q', 'Asia/Shanghai', friday)).toBe('2025-03-31T16:00:00.000Z');
+    expect(at('1Y', 'Asia/Shanghai', friday)).toBe('2024-12-31T16:00:00.000Z');
+    // New York across the spring change: the week of Friday 2025-03-14 began Monday 03-10 at 04:00Z (EDT).
+    expect(at('1w', 'America/New_York', Date.UTC(2025, 2, 14, 4))).toBe('2025-03-10T04:00:00.000Z');
+    expect(at('1M', 'America/New_York', Date.UTC(2025, 2, 14, 4))).toBe('2025-03-01T05:00:00.000Z');
+    for (const period of ['1m', '5m', '60m', '1d']) expect(periodStartOf(period, 'Asia/Shanghai')(friday)).toBe(friday);
   });
 
   it('shares one request between concurrent calls', async () => {
