@@ -5,7 +5,7 @@ import type { CandleQuery } from '../../adapters/types.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
 import { lowerBound } from '../candles/window.ts';
-import type { Loader, LoadResult } from '../data/loader.ts';
+import type { Loader, LoadResult, ResourceSpec } from '../data/loader.ts';
 import { totalFailure } from '../data/loader.ts';
 import { bucketCount, type Resources } from '../data/resources/index.ts';
 import { combineStatus, emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
@@ -65,6 +65,10 @@ export function settle<T>(refs: readonly SymbolRef[], result: LoadResult<T>): Ba
   };
 }
 
+/** The resources keyed by symbol (their loader spec takes a SymbolRef). */
+type BySymbolResource = { [N in keyof Resources]: Resources[N] extends ResourceSpec<SymbolRef, unknown> ? N : never }[keyof Resources];
+type ValueOf<N extends keyof Resources> = Resources[N] extends ResourceSpec<SymbolRef, infer T> ? T : never;
+
 /** Series over this many base bars are built in the worker thread (candle-build.ts). */
 export const INLINE_MAX_BARS = 20_000;
 /** Base bars that series built in the worker may hold at once (~16 MiB of columns; bars-gate.ts). */
@@ -88,16 +92,25 @@ export class MarketDataService {
     return this.#builder.close();
   }
 
+  /**
+   * Any resource keyed by symbol, with the partial-failure policy: what a route of a new by-symbol
+   * resource calls (its descriptor is all the service needs).
+   */
+  async bySymbol<N extends BySymbolResource>(name: N, refs: readonly SymbolRef[]): Promise<BatchResult<ValueOf<N>>> {
+    const spec = this.#resources[name] as unknown as ResourceSpec<SymbolRef, ValueOf<N>>;
+    return settle(refs, await this.#loader.load(spec, refs));
+  }
+
   async quotes(refs: readonly SymbolRef[]): Promise<BatchResult<Quote>> {
-    return settle(refs, await this.#loader.load(this.#resources.quotes, refs));
+    return this.bySymbol('quotes', refs);
   }
 
   async depth(refs: readonly SymbolRef[]): Promise<BatchResult<Depth>> {
-    return settle(refs, await this.#loader.load(this.#resources.depth, refs));
+    return this.bySymbol('depth', refs);
   }
 
   async instruments(refs: readonly SymbolRef[]): Promise<BatchResult<Instrument>> {
-    return settle(refs, await this.#loader.load(this.#resources.instruments, refs));
+    return this.bySymbol('instruments', refs);
   }
 
   async exFactors(refs: readonly SymbolRef[], start?: number, end?: number): Promise<BatchResult<ExFactor[]>> {

@@ -215,9 +215,9 @@ describe('eastmoney adapter: requests and normalised results', () => {
     expect([closes.url.searchParams.get('secid'), closes.url.searchParams.get('beg')]).toEqual(['116.00883', '20250503']);
   });
 
-  it('pools are not served', async () => {
+  it('pools are not served: declared false, and the adapter has no listPool (never a stub)', async () => {
     expect(adapter().capabilities.resources.pools).toBe(false);
-    expect(await adapter().listPool!('CN_Stock')).toBeUndefined();
+    expect((adapter() as { listPool?: unknown }).listPool).toBeUndefined();
   });
 });
 

@@ -152,12 +152,13 @@ describe('yahoo adapter: requests and normalised results', () => {
     expect(found.get('00700.HK')?.ext.listing_date).toBe('2004-06-16');
   });
 
-  it('depth is declared false and refuses if called anyway', async () => {
-    const a = adapter();
+  it('depth and pools are declared false, and the adapter has neither method (never a stub)', async () => {
+    const a = adapter() as ReturnType<typeof adapter> & { getDepth?: unknown; listPool?: unknown };
     expect(a.capabilities.resources.depth).toBe(false);
     expect(a.capabilities.amount).toBe(false);
     expect(a.capabilities.resources.pools).toBe(false);
-    expect((await failure(a.getDepth!([AAPL]))).reason).toBe('UPSTREAM_ERROR');
+    expect(a.getDepth).toBeUndefined();
+    expect(a.listPool).toBeUndefined();
     expect(log).toHaveLength(0);
   });
 
