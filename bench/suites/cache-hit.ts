@@ -7,6 +7,8 @@
 // Prints, per scenario and pipelining depth: requests/s, the ratio to bare (median and range over
 // rounds), server CPU µs per request and bare's ÷ it (steady where req/s swings with the VM's stolen
 // time), and wrk's own CPU (its headroom: it must stay under 0.8 cores).
+// BENCH_QUICK=1: 1 round of 1 s + 1 s at pipelining 1 (~40 s), a smoke test. Before/after the way
+// issue 23 asks it (alternated pairs, each side against its own bare): bench/suites/cache-hit-before-after.ts.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,19 +16,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { captureHit, type CapturedResponse } from '../lib/capture.ts';
 import { BENCH_KEY, freePort, pinned, startBare, startService, type Child } from '../lib/processes.ts';
+import { envNumber, QUICK, reportHeadlines, type Headline } from '../lib/report.ts';
+import { median } from '../lib/stats.ts';
 import { ensureWrk, runWrk, type WrkResult } from '../lib/wrk.ts';
 
-const env = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 // One core each: the server under test on CPU 1, wrk on CPU 0 (BENCH_PIN=0 lets them float).
 process.env.BENCH_PIN ??= '1';
-const ROUNDS = env('BENCH_ROUNDS', 3);
-const SECONDS = env('BENCH_SECONDS', 4);
-const CONNECTIONS = env('BENCH_CONNECTIONS', 100);
+const ROUNDS = envNumber('BENCH_ROUNDS', 3, 1);
+const SECONDS = envNumber('BENCH_SECONDS', 4, 1);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 100);
 // Seconds of load before the measured run: a fresh process has a cold JIT and a small young generation.
-const WARMUP = env('BENCH_WARMUP', 3);
+const WARMUP = envNumber('BENCH_WARMUP', 3, 1);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 // A US symbol: its market is closed most of the day here, so the hit stays fresh for the run.
 const ALL_SCENARIOS = [
@@ -35,7 +35,7 @@ const ALL_SCENARIOS = [
 ];
 // Narrowing for experiments: BENCH_ONLY=quote, BENCH_PIPELINES=1, BENCH_NODE_FLAGS="--single-threaded-gc".
 const SCENARIOS = ALL_SCENARIOS.filter((s) => process.env.BENCH_ONLY === undefined || s.name.startsWith(process.env.BENCH_ONLY));
-const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,10').split(',').map(Number);
+const PIPELINES = (process.env.BENCH_PIPELINES ?? (QUICK ? '1' : '1,10')).split(',').map(Number);
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
 async function startMinimalFastify(response: CapturedResponse): Promise<Child> {
@@ -62,12 +62,6 @@ async function startMinimalFastify(response: CapturedResponse): Promise<Child> {
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 ensureWrk();
 const headers = { 'x-api-key': BENCH_KEY };
 // Every server is a fresh process in every round: one process can land on a better or worse JIT
@@ -85,6 +79,9 @@ if (process.env.BENCH_BEFORE) {
   starters.push({ label: `before (${process.env.BENCH_BEFORE_LABEL ?? 'earlier commit'}, ${beforeLevel})`, start: () => startService({ root: process.env.BENCH_BEFORE, env: { LOG_LEVEL: beforeLevel, MDQS__history__enabled: 'false' } }) });
 }
 const rows: string[] = [];
+const headlines: Headline[] = [];
+// The issue's targets for the service at its shipped level (info), with and without pipelining.
+const TARGETS: Record<string, number> = { quote: 0.9, '1000 daily candles': 0.92 };
 for (const scenario of SCENARIOS) {
   // The bytes the baselines send: the service's own answer, captured once.
   const probe = await starters[2].start(undefined as never);
@@ -119,9 +116,18 @@ for (const scenario of SCENARIOS) {
       const row = `| ${scenario.name} | ${pipeline} | ${label} | ${Math.round(median(runs.map((r) => r.requestsPerSecond)))} | ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${median(runs.map((r) => r.serverCpuUs)).toFixed(1)} | ${median(cpuRatios).toFixed(2)} | ${Math.max(...runs.map((r) => r.generatorCores)).toFixed(2)} |`;
       rows.push(row);
       log(row);
+      if (label === 'service (info)' || label.startsWith('before')) {
+        const target = label === 'service (info)' ? TARGETS[scenario.name] : undefined;
+        headlines.push({
+          suite: 'cache hit', figure: `${scenario.name}, pipelining ${pipeline}: ${label} ÷ bare node:http, req/s (bare CPU ÷ its CPU), median of ${ROUNDS}`,
+          value: `${median(ratios).toFixed(2)} (${median(cpuRatios).toFixed(2)})`,
+          ...(target === undefined ? {} : { target: `≥ ${target.toFixed(2)}`, pass: median(ratios) >= target }),
+        });
+      }
     }
   }
 }
 log('\n| scenario | pipelining | server | req/s (median) | ÷ bare: median (range) of rounds | server CPU µs/req | bare CPU µs ÷ this (median) | wrk cores (max) |');
 log('|---|---|---|---|---|---|---|---|');
 for (const row of rows) log(row);
+reportHeadlines(headlines);

@@ -2,6 +2,7 @@
 // in-process with the sim adapter wrapped to count calls; requests go over real sockets (undici,
 // one connection per request). The sim answers after a fixed latency so concurrent requests
 // overlap the upstream call instead of arriving after it settled.
+//   node bench/suites/coalescing.ts     (also part of bench/suites/design-scenarios.ts)
 import { Agent, request } from 'undici';
 import { loadDefaultConfig } from '../../config/load.ts';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
@@ -10,6 +11,8 @@ import { KeyStore, parseKeysFile } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { countingAdapter, type CountingAdapter } from '../lib/counting-adapter.ts';
 import { BENCH_KEY, benchKeysFile } from '../lib/bench-keys.ts';
+import { reportHeadlines } from '../lib/report.ts';
+import { table } from '../lib/table.ts';
 
 export interface CoalescingRow {
   name: string;
@@ -131,4 +134,17 @@ export async function runCoalescing(options: CoalescingOptions): Promise<Coalesc
     await batches('100-symbol cold batch, maxBatch 50', [`/v1/quotes?symbols=${synthetic(1, 100)}`], 2, options),
     await batches('2 overlapping cold batches (1-100, 51-150)', [`/v1/quotes?symbols=${synthetic(1, 100)}`, `/v1/quotes?symbols=${synthetic(51, 150)}`], 3, options),
   ];
+}
+
+if (import.meta.main) {
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  log('coalescing and batching (in-process buildApp, sim latency 200 ms, counted at the adapter):');
+  const rows = await runCoalescing({ latencyMs: 200, log });
+  log(`\n${table(['scenario', 'upstream calls', 'expected', 'result'], rows.map((r) => [r.name, String(r.calls), String(r.expected), r.pass ? 'PASS' : 'FAIL']))}`);
+  // The identical-request rows pass only if every request arrived while the upstream call was in flight.
+  const overlap = (r: CoalescingRow) => /(\d+\/\d+) requests arrived before/.exec(r.detail)?.[1];
+  reportHeadlines(rows.map((r) => ({
+    suite: 'coalescing', figure: `${r.name}: upstream calls${overlap(r) === undefined ? '' : ' (requests that arrived before it settled)'}`,
+    value: `${r.calls}${overlap(r) === undefined ? '' : ` (${overlap(r)})`}`, target: `= ${r.expected}${overlap(r) === undefined ? '' : ', all'}`, pass: r.pass,
+  })));
 }

@@ -14,13 +14,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_KEY, pinned, startService } from '../lib/processes.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 import { cpuSeconds, ensureWrk } from '../lib/wrk.ts';
 
 const num = (name: string, fallback: number) => {
   const value = Number(process.env[name]);
   return Number.isFinite(value) && value > 0 ? value : fallback;
 };
-const SECONDS = num('BENCH_SECONDS', 20);
+const SECONDS = num('BENCH_SECONDS', QUICK ? 4 : 20);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
 const ROUNDS = num('BENCH_ROUNDS', 1);
 const UNIVERSE = num('BENCH_UNIVERSE', 5000);
@@ -103,6 +104,7 @@ async function measure(label: string, root: string | undefined): Promise<void> {
     const service = await startService({ root, env, nodeArgs });
     try {
       const r = await runWrk(service.url, service.pid);
+      reportHeadlines([{ suite: 'cold throughput', figure: `${label}${ROUNDS > 1 ? `, round ${round}` : ''}: random cold klines, ${UNIVERSE} symbols, wrk -c${CONNECTIONS} ${SECONDS} s (p50 / p99; CPU per request)`, value: `${r.rps.toFixed(1)} req/s (${r.p50} / ${r.p99}; ${r.cpuMsPerRequest.toFixed(1)} ms)`, pass: r.non2xx === 0 && r.errors === 0 }]);
       console.log(`| ${label} | ${round} | ${r.rps.toFixed(1)} | ${r.p50} | ${r.p99} | ${r.cpuMsPerRequest.toFixed(1)} ms | ${r.serverCores.toFixed(2)} | ${r.requests} | ${r.non2xx} | ${r.errors} |`);
       if (r.non2xx > 0) console.error(service.stderr().slice(-2000));
     } finally {

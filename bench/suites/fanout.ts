@@ -6,6 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 
 const SERVER = fileURLToPath(new URL('../servers/fanout-server.ts', import.meta.url));
 const KEY = 'fanout-bench-key';
@@ -15,8 +16,8 @@ function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? fallback : Number(process.argv[i + 1]);
 }
-const CONNECTIONS = arg('connections', 1000);
-const SECONDS = arg('seconds', 15);
+const CONNECTIONS = arg('connections', QUICK ? 100 : 1000);
+const SECONDS = arg('seconds', QUICK ? 3 : 15);
 
 interface Result { sent: number; ticks: number; cpuMs: number; ms: number }
 
@@ -88,4 +89,9 @@ console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, f
 console.log('server                    ticks   messages/s   server CPU ms / 1,000 msgs');
 for (const r of rows) console.log(`${r.name.padEnd(24)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}`);
 console.log(`ratio (service / bare): delivered ${(rows[0].perSecond / rows[1].perSecond).toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2)}×`);
+const delivered = rows[0].perSecond / rows[1].perSecond;
+reportHeadlines([
+  { suite: 'fan-out', figure: `messages delivered/s, service ÷ bare ws (${CONNECTIONS} connections × ${SYMBOLS.length} symbols)`, value: `${delivered.toFixed(2)} (${rows[0].perSecond.toFixed(0)} / ${rows[1].perSecond.toFixed(0)})`, target: '≥ 0.80', pass: delivered >= 0.8 },
+  { suite: 'fan-out', figure: 'server CPU per message, service ÷ bare', value: (rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2) },
+]);
 console.log(JSON.stringify({ connections: CONNECTIONS, symbols: SYMBOLS.length, frameBytes: app.frame.length, seconds: SECONDS, rows }));

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { BENCH_KEY, pinned, rssOf, startScriptSettings, startService } from '../lib/processes.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 import { cpuSeconds, ensureWrk } from '../lib/wrk.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 4 : 20));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 process.env.BENCH_PIN ??= '1';
 ensureWrk();
@@ -52,6 +53,7 @@ async function run(label: string, root: string | undefined): Promise<void> {
     const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
     const used = cpuSeconds(service.pid) - cpu;
+    reportHeadlines([{ suite: 'heavy burst', figure: `${label}: peak RSS − RSS before, ${CONNECTIONS} connections × ${SECONDS} s of cold 1000 × 60m (${(requests / SECONDS).toFixed(1)} req/s)`, value: `${((peak - before) / MIB).toFixed(1)} MiB`, pass: non2xx === 0 }]);
     console.log(`| ${label} | ${(requests / SECONDS).toFixed(1)} | ${non2xx} | ${((used / Math.max(1, requests)) * 1000).toFixed(1)} ms | ${(before / MIB).toFixed(1)} MiB | ${(peak / MIB).toFixed(1)} MiB | ${((peak - before) / MIB).toFixed(1)} MiB |`);
   } finally {
     await service.stop();

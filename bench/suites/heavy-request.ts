@@ -4,6 +4,7 @@
 // body size, and the 400 for a request over the plan's bars budget.
 //   node bench/suites/heavy-request.ts
 import { BENCH_KEY, startService } from '../lib/processes.ts';
+import { reportHeadlines } from '../lib/report.ts';
 
 const service = await startService({ env: { MDQS__history__enabled: 'false' } });
 const symbols = ['600519.SH', '000001.SZ', '601318.SH', '600036.SH'];
@@ -32,6 +33,10 @@ try {
   const took = performance.now() - t0;
   running = false;
   await probe;
+  reportHeadlines([
+    { suite: 'heavy request', figure: `slowest /healthz while the heaviest allowed request runs (${res.status}, ${Math.round(took)} ms, ${body.byteLength} B)`, value: `${Math.round(worst)} ms`, pass: res.status === 200 },
+    { suite: 'heavy request', figure: 'a request over the plan\'s bars budget', value: `${refused.status} ${refusal.error}`, target: '400 REQUEST_TOO_LARGE', pass: refused.status === 400 && refusal.error === 'REQUEST_TOO_LARGE' },
+  ]);
   console.log(JSON.stringify({
     over_budget: { status: refused.status, error: refusal.error, message: refusal.message },
     heaviest_allowed: { status: res.status, ms: Math.round(took), body_bytes: body.byteLength },

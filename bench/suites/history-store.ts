@@ -23,6 +23,7 @@ import { baseFetchFor } from '../../src/service/candle-plan.ts';
 import { createHistoryTier, type HistoryTier } from '../../src/store/index.ts';
 import { labelsIn } from '../../src/store/labels.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 import { table } from '../lib/table.ts';
 
 function arg(name: string, fallback: string): string {
@@ -31,7 +32,7 @@ function arg(name: string, fallback: string): string {
 }
 
 const backend = arg('backend', 'sqlite') as 'sqlite' | 'postgres';
-const REQUESTS = Number(arg('requests', '4000'));
+const REQUESTS = Number(arg('requests', QUICK ? '400' : '4000'));
 let seed = Number(arg('seed', '7'));
 const rand = () => {
   // mulberry32: reproducible windows for a given seed.
@@ -165,6 +166,11 @@ process.stdout.write(`${table(['figure', 'value'], [
   ['store bytes', String(stats.bytes)],
   ['bytes per stored bar', (stats.bytes / Math.max(1, stats.bars)).toFixed(1)],
 ])}\n\n`);
+const fetchedPerServed = vendorBars / Math.max(1, served.size);
+reportHeadlines([
+  { suite: 'history store', figure: `vendor bars fetched ÷ distinct bars served (${backend}, ${REQUESTS} requests)`, value: fetchedPerServed.toFixed(3), target: '≤ 1.05', pass: fetchedPerServed <= 1.05 },
+  { suite: 'history store', figure: 'vendor calls ÷ client requests', value: (vendorCalls / REQUESTS).toFixed(3) },
+]);
 process.stdout.write(`${table(['request', 'n', 'p50 ms', 'p95 ms', 'p99 ms'], [
   ['cold (store fills from the vendor)', String(latency.cold.length), f2(pct(latency.cold, 50)), f2(pct(latency.cold, 95)), f2(pct(latency.cold, 99))],
   ['warm (answered from the store)', String(latency.warm.length), f2(pct(latency.warm, 50)), f2(pct(latency.warm, 95)), f2(pct(latency.warm, 99))],

@@ -13,6 +13,7 @@
 // Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
 import { mib, runSoak } from '../lib/random-key-soak.ts';
 import { startScriptSettings } from '../lib/processes.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 
 const MIB = 1048576;
 const num = (name: string, fallback: number) => {
@@ -20,7 +21,7 @@ const num = (name: string, fallback: number) => {
   return raw === undefined || raw === '' ? fallback : Number(raw);
 };
 
-const seconds = num('SOAK_SECONDS', 180);
+const seconds = num('SOAK_SECONDS', QUICK ? 15 : 180);
 const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
 const root = process.env.SOAK_ROOT || undefined;
 // The start script of the checkout that runs (SOAK_ROOT's own, for a before/after pair).
@@ -68,4 +69,8 @@ const rows: Array<[string, string]> = [
   ['caches account (data + response)', `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
 ];
 for (const [k, v] of rows) log(`| ${k} | ${v} |`);
+reportHeadlines([
+  { suite: 'memory soak', figure: `peak RSS − baseline − bounds (2 × ${mib(cacheBytes)}, ${seconds} s, ${s.load.reqPerSec.toFixed(0)} req/s)`, value: mib(over), target: '≤ 150 MiB', pass: over <= 150 * MIB },
+  { suite: 'memory soak', figure: 'retained growth after GC (heap + external)', value: mib(retainedGrowth), target: `≤ ${mib(bounds + 20 * MIB)}`, pass: retainedGrowth <= bounds + 20 * MIB },
+]);
 if (process.env.SOAK_JSON) process.stdout.write(`${JSON.stringify({ ...s, nodeArgs, root, over, retainedGrowth })}\n`);

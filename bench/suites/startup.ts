@@ -11,6 +11,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptSettings, startService } from '../lib/processes.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
 import { cpuSeconds } from '../lib/wrk.ts';
 
 async function once(root?: string): Promise<{ ms: number; cpuMs: number }> {
@@ -27,7 +28,7 @@ async function once(root?: string): Promise<{ ms: number; cpuMs: number }> {
   return { ms, cpuMs };
 }
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-const starts = Number(process.env.BENCH_STARTS ?? 7);
+const starts = Number(process.env.BENCH_STARTS ?? (QUICK ? 2 : 7));
 const checkouts = [['now', undefined], ...(process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE]] : [])] as Array<[string, string | undefined]>;
 const runs = new Map<string, { ms: number; cpuMs: number }[]>(checkouts.map(([label]) => [label, []]));
 for (const [, root] of checkouts) await once(root);
@@ -35,5 +36,6 @@ for (let i = 0; i < starts; i++) for (const [label, root] of checkouts) runs.get
 for (const [label, times] of runs) {
   const wall = times.map((t) => t.ms);
   const cpu = times.map((t) => t.cpuMs);
+  reportHeadlines([{ suite: 'startup', figure: `${label === 'now' ? 'this checkout' : `before (${process.env.BENCH_BEFORE})`}: npm start's command to the first /healthz 200, median of ${starts} (CPU at ready ${median(cpu).toFixed(0)} ms)`, value: `${median(wall).toFixed(0)} ms`, target: '≤ 800 ms', pass: median(wall) <= 800 }]);
   console.log(`${label}: median ${median(wall).toFixed(0)} ms (${wall.map((r) => r.toFixed(0)).join(', ')}); CPU at ready median ${median(cpu).toFixed(0)} ms (${cpu.map((r) => r.toFixed(0)).join(', ')})`);
 }
