@@ -77,13 +77,13 @@ function label(root: string, variable: string): string {
  * Whether one bare server can stand for both answers: a bare server's cost depends on the status,
  * the header names and the sizes, not on the digits. Two captures differ in their timestamps,
  * request ids, ETags and the prices' digits even from one checkout; a few bytes either way (±16
- * of headers, ±0.5 % of body) cost nothing measurable.
+ * of headers, ±64 B or ±0.5 % of body) cost nothing measurable.
  */
 function sameShape(a: CapturedResponse, b: CapturedResponse): boolean {
   const names = (hit: CapturedResponse) => hit.headers.map(([name]) => name.toLowerCase()).join(',');
   const headerBytes = (hit: CapturedResponse) => hit.headers.reduce((sum, [name, value]) => sum + name.length + value.length, 0);
   return a.status === b.status && names(a) === names(b) && Math.abs(headerBytes(a) - headerBytes(b)) <= 16
-    && Math.abs(a.body.length - b.body.length) <= 0.005 * Math.max(a.body.length, b.body.length);
+    && Math.abs(a.body.length - b.body.length) <= Math.max(64, 0.005 * Math.max(a.body.length, b.body.length));
 }
 
 interface Side {
