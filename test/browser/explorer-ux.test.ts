@@ -3,7 +3,7 @@
 // symbol, the crosshair legend, the up/down colours, one XD marker per bar, a failed symbol, the key
 // box, range buttons, older history by scrolling left, CJK fonts and the layout on a desktop and a
 // phone. Screenshots land in test/browser/artifacts/ (docs/img/explorer.png is the README's).
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,6 +16,7 @@ import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from '
 declare const window: { __explorer: Hook & { probe: { xOf(i: number): number | null; yOf(p: number): number | null; visibleRange(): { from: number; to: number } | null } } };
 declare const document: any;
 declare function getComputedStyle(node: unknown): { color: string; fontFamily: string };
+declare function requestAnimationFrame(callback: (time: number) => void): number;
 declare const localStorage: { getItem(key: string): string | null };
 
 const DESKTOP = { width: 1400, height: 900 };
@@ -378,7 +379,18 @@ describe('the explorer, as a new user meets it', () => {
       await page.screenshot({ path: `${ARTIFACTS}key-rejected.png` });
     });
 
-    // /v1/me in the documented shape (mocked in the browser: the route is another agent's).
+    // The server's own /v1/me.
+    await withPage(DESKTOP, async ({ page }) => {
+      await enterKey(page, BROWSER_KEYS.demo);
+      await waitForChart(page, '600519.SH', '1d', 'forward');
+      await page.waitForFunction(() => document.getElementById('key-plan').textContent !== '', undefined, WAIT);
+      const real = (await apiGet('/v1/me')).body.data;
+      expect(real).toMatchObject({ key_id: 'demo', plan: 'demo', markets: ['CN', 'HK', 'US'], max_symbols: 100 });
+      expect(await page.textContent('#key-plan')).toMatch(/^Plan demo · CN, HK, US markets · up to 100 symbols a call · [\d,]+ of 100,000 calls left this minute$/);
+      expect(await page.getAttribute('#key-plan', 'title')).toContain(`Data: ${real.features.join(', ').replaceAll('_', ' ')}`);
+    });
+
+    // /v1/me in the documented shape, mocked in the browser to show a plan unlike the demo key's.
     const me = {
       key_id: 'demo', anonymous: false, plan: 'demo', markets: ['HK', 'US'], features: ['quotes', 'depth', 'klines_daily', 'klines_minute', 'ex_factors'],
       max_symbols: 100, max_bars: 500000,
@@ -575,9 +587,14 @@ describe('the explorer, as a new user meets it', () => {
       const cdp = await context.newCDPSession(page);
       await cdp.send('DOM.enable');
       await cdp.send('CSS.enable');
-      const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
-      const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#quote-name' });
-      const { fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId });
+      // Asked after layout, and again if a live update replaced the text meanwhile.
+      let fonts: { familyName: string; glyphCount: number }[] = [];
+      for (let attempt = 0; attempt < 10 && fonts.length === 0; attempt += 1) {
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
+        const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#quote-name' });
+        ({ fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId }));
+      }
       const cjk = fonts.filter((f) => /CJK|WenQuanYi|Source Han|PingFang|YaHei|Hiragino/i.test(f.familyName));
       expect(cjk.map((f) => f.glyphCount).reduce((a, b) => a + b, 0), JSON.stringify(fonts)).toBe(4);
       await page.locator('.quote').screenshot({ path: `${ARTIFACTS}cjk-quote.png` });
@@ -594,7 +611,8 @@ describe('the explorer layout', () => {
         await page.waitForFunction(() => window.__explorer.quote !== null && window.__explorer.depth !== null && window.__explorer.live === 'stream', undefined, WAIT);
         const overflow = await horizontalOverflow(page);
         expect(overflow.scrollWidth, JSON.stringify(overflow)).toBeLessThanOrEqual(overflow.clientWidth);
-        const controls = ['#api-key', '#key-save', '#key-forget', '#key-state', '#symbol', '#symbol-go', '#period', '#adjust', '#colours',
+        await page.waitForFunction(() => document.getElementById('key-plan').textContent !== '', undefined, WAIT);
+        const controls = ['#api-key', '#key-save', '#key-forget', '#key-state', '#key-plan', '#symbol', '#symbol-go', '#period', '#adjust', '#colours',
           '#ranges button[data-range="1M"]', '#ranges button[data-range="All"]', '#legend', '#price-chart', '#quote-last', '#live-state'];
         for (const selector of controls) {
           const box = await page.locator(selector).boundingBox();
@@ -615,8 +633,9 @@ describe('the explorer layout', () => {
         const name = `explorer-${viewport.width}x${viewport.height}.png`;
         await page.mouse.move(viewport.width - 2, viewport.height - 2);
         await page.screenshot({ path: `${ARTIFACTS}${name}`, fullPage: viewport === PHONE });
-        if (viewport === DESKTOP) {
-          // The README's screenshot.
+        if (viewport === DESKTOP && (process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(`${DOCS_IMG}explorer.png`))) {
+          // The README's screenshot: written when missing or asked for (UPDATE_SCREENSHOTS=1), so a
+          // test run does not leave a changed image in the tree each time ("calls left" moves).
           mkdirSync(DOCS_IMG, { recursive: true });
           copyFileSync(`${ARTIFACTS}${name}`, `${DOCS_IMG}explorer.png`);
         }
