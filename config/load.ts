@@ -34,6 +34,7 @@ const SHORT_ENV: Record<string, string[]> = {
   LOG_LEVEL: ['log', 'level'],
   KEYS_FILE: ['keys', 'file'],
   REDIS_URL: ['redis', 'url'],
+  DATABASE_URL: ['history', 'databaseUrl'],
   WORKERS: ['server', 'workers'],
 };
 

@@ -55,6 +55,8 @@ export const ConfigSchema = Type.Object({
       intradayMaxMs: Ms(0, 3_600_000),
       closedBarsMs: Ms(0, 30 * 86_400_000),
       referenceMs: Ms(0, 30 * 86_400_000),
+      /** Financial statements: a symbol's whole series per statement (issue 25). */
+      financialsMs: Ms(0, 30 * 86_400_000),
       negativeMs: Ms(0, 86_400_000),
     }),
     staleIfError: Type.Object({
@@ -120,6 +122,8 @@ export const ConfigSchema = Type.Object({
     backend: Type.Optional(Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')])),
     /** SQLite file; its directory is created. Default data/history.sqlite. */
     sqlitePath: Type.Optional(Type.String({ minLength: 1 })),
+    /** PostgreSQL URL for `backend: postgres`; from DATABASE_URL (a password has no place in a file). */
+    databaseUrl: Type.Optional(Type.String()),
     /** Days of bars kept per base period; 0 keeps forever. Defaults 1m: 60, 1d: 0. */
     retentionDays: Type.Optional(Type.Object({
       '1m': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),

@@ -83,3 +83,27 @@ export function isAppError(error: unknown): error is AppError {
 export function featureReason(feature: string): Reason {
   return `NO_${feature.toUpperCase()}_PERMISSION`;
 }
+
+/**
+ * The service refuses to start with this configuration (told apart by `kind`, never by message
+ * text): `routing` (sim after a real vendor, a capability gap under routing.strict, an adapter
+ * without a declared resource's method), `store` (the history store cannot be opened or is of a
+ * newer schema).
+ */
+export class BootError extends Error {
+  readonly kind: 'routing' | 'store';
+
+  constructor(kind: 'routing' | 'store', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BootError';
+    this.kind = kind;
+  }
+}
+
+/** The routing is refused at boot (a BootError of kind `routing`). */
+export class RoutingError extends BootError {
+  constructor(message: string) {
+    super('routing', message);
+    this.name = 'RoutingError';
+  }
+}

@@ -12,7 +12,7 @@ import { createAdapters, productionDeps } from './upstream/registry.ts';
 import { createMetrics, upstreamSink } from './metrics.ts';
 import { KeyStore } from './access/keys.ts';
 import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
-import { RoutingError, buildApp } from './app.ts';
+import { BootError, buildApp } from './app.ts';
 import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
@@ -68,7 +68,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   const redisOptions = { commandTimeoutMs: config.redis.commandTimeoutMs };
   const redis = config.redis.url ? createRedisClient(config.redis.url, redisOptions) : undefined;
   const app = await buildApp({
-    config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients, databaseUrl: process.env.DATABASE_URL,
+    config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients,
   });
   log = app.log;
 
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
 
 main().catch((error) => {
   // Refusals of the configuration at boot (routing, the history store) are messages, not crashes.
-  if (error instanceof RoutingError || /history store|schema/i.test((error as Error).message ?? '')) {
+  if (error instanceof BootError) {
     process.stderr.write(`cannot start: ${(error as Error).message}\n`);
   } else {
     process.stderr.write(`fatal: ${(error as Error).stack ?? String(error)}\n`);

@@ -97,7 +97,7 @@ async function warm(args: string[], env: Env): Promise<number> {
   if (from === undefined) throw new UsageError('--from is required');
   const to = date(flag(args, 'to'), 'to');
   const { config } = loadConfig(env);
-  const settings = historySettings(config, env);
+  const settings = historySettings(config);
   const pauseArg = flag(args, 'pause-ms');
   const pause = pauseArg === undefined ? settings.warmPauseMs : Number(pauseArg);
   if (!Number.isFinite(pause) || pause < 0) throw new UsageError('--pause-ms must be a non-negative number');
@@ -152,7 +152,7 @@ async function drop(args: string[], env: Env): Promise<number> {
   const p = period(flag(args, 'period'));
   const from = date(flag(args, 'from'), 'from');
   const to = date(flag(args, 'to'), 'to');
-  const settings = historySettings(loadConfig(env).config, env);
+  const settings = historySettings(loadConfig(env).config);
   const tier = await openTier(settings);
   try {
     const removed = await tier.drop({
@@ -171,7 +171,7 @@ async function drop(args: string[], env: Env): Promise<number> {
 }
 
 async function stats(args: string[], env: Env): Promise<number> {
-  const settings = historySettings(loadConfig(env).config, env);
+  const settings = historySettings(loadConfig(env).config);
   const tier = await openTier(settings);
   try {
     const s = await tier.stats();

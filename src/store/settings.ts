@@ -1,5 +1,5 @@
 // The `history` config block with its defaults filled in (config/default.yaml documents each key).
-// DATABASE_URL comes from the environment: a password has no place in a config file.
+// history.databaseUrl comes from DATABASE_URL through the config loader (config/load.ts).
 import type { Config } from '../../config/schema.ts';
 import { DEFAULT_SQLITE_PATH } from './index.ts';
 
@@ -14,13 +14,13 @@ export interface HistorySettings {
   warmPauseMs: number;
 }
 
-export function historySettings(config: Pick<Config, 'history'>, env: Record<string, string | undefined> = process.env): HistorySettings {
+export function historySettings(config: Pick<Config, 'history'>): HistorySettings {
   const h = config.history ?? {};
   return {
     enabled: h.enabled ?? true,
     backend: h.backend ?? 'sqlite',
     sqlitePath: h.sqlitePath ?? DEFAULT_SQLITE_PATH,
-    databaseUrl: env.DATABASE_URL === '' ? undefined : env.DATABASE_URL,
+    databaseUrl: h.databaseUrl === '' ? undefined : h.databaseUrl,
     retentionDays: { '1m': h.retentionDays?.['1m'] ?? 60, '1d': h.retentionDays?.['1d'] ?? 0 },
     revision: { dailyBars: h.revision?.dailyBars ?? 2, minuteBars: h.revision?.minuteBars ?? 30 },
     disabledAdapters: h.disabledAdapters ?? [],

@@ -1,0 +1,59 @@
+// The cache-hit fast path (http/fast-path.ts): a GET whose finished bytes are in the response
+// cache is answered at the front door, before Fastify routes it, with the same key check, rate
+// limit, headers and metrics as the normal path. It learns which URLs it may answer from the
+// response cache's "stored" events.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../../config/schema.ts';
+import { createFastPath, type FastRoute } from '../http/fast-path.ts';
+import type { FrontDoor } from '../http/front-door.ts';
+import { createHitLogger } from '../http/logging.ts';
+import { observeSeries, type CounterSeries, type HistogramSeries } from '../metrics.ts';
+
+export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; frontDoor: FrontDoor }) => {
+  const { config, now } = options;
+  const cache = app.caches.responseCache;
+  if (cache === undefined) return;
+  const { keys, limitSync, usage } = app.access;
+  const metrics = app.metrics;
+  const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
+  // Per recorded route: its metric series, bound once (src/metrics.ts SeriesCounter).
+  const bound = new WeakMap<FastRoute, { ok: CounterSeries; notModified: CounterSeries; duration: HistogramSeries }>();
+  const logHit = createHitLogger(app.log);
+  const fastPath = createFastPath({
+    keys,
+    cache,
+    gzipMinBytes: config.cache.gzipMinBytes,
+    now,
+    limit: (entry, address, at) => limitSync(entry, address, at),
+    isClosing: () => app.isClosing(),
+    // Behind a proxy the address needs the proxy rules: the normal path then decides.
+    address: (req) => (config.server.trustProxy ? undefined : req.socket.remoteAddress),
+    requestId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(incoming) ? incoming : `${requestCounter.prefix}-${++requestCounter.n}`;
+    },
+    onServed: (route, status, entry, startedAt, req, requestIdSent, wallMs) => {
+      usage.record(entry.id, status);
+      const ms = performance.now() - startedAt;
+      logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id, wallMs);
+      let series = bound.get(route);
+      if (series === undefined) {
+        series = {
+          ok: metrics.httpRequests.series(route.route, '200'),
+          notModified: metrics.httpRequests.series(route.route, '304'),
+          duration: metrics.httpRequestDuration.series(route.route),
+        };
+        bound.set(route, series);
+      }
+      (status === 200 ? series.ok : series.notModified).value += 1;
+      observeSeries(series.duration, ms / 1000);
+    },
+  });
+  app.caches.onStored((request, key) => {
+    if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
+    fastPath.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });
+  });
+  options.frontDoor.use((req, res) => fastPath.handle(req, res));
+  metrics.trackCacheBytes('fast_path_index', () => fastPath.index.bytes);
+}, { name: 'fast-path', dependencies: ['caches', 'access', 'lifecycle', 'metrics'] });
