@@ -9,7 +9,7 @@ import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { AdapterCapabilities } from '../../adapters/types.ts';
 import { KeyStore, parseKeysFile } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
-import { countingAdapter, type CountingAdapter } from '../lib/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../../test/helpers/fake-adapter.ts';
 import { BENCH_KEY, benchKeysFile } from '../lib/bench-keys.ts';
 import { reportHeadlines } from '../lib/report.ts';
 import { table } from '../lib/table.ts';
@@ -34,7 +34,7 @@ function benchKeys(): KeyStore {
 
 interface InProcess {
   url: string;
-  counter: CountingAdapter;
+  counter: FakeAdapter;
   /** performance.now() of every request the server received. */
   arrivals: number[];
   close(): Promise<void>;
@@ -45,8 +45,8 @@ async function startInProcess(latencyMs: number, capabilities: Partial<AdapterCa
   const config = loadDefaultConfig();
   const now = () => Date.now();
   const sim = createSimAdapter({ latency: { fixedMs: latencyMs }, syntheticUniverse: 5000 }, { now });
-  const counter = countingAdapter(sim, capabilities);
-  const app = await buildApp({ config, keys: benchKeys(), adapters: new Map([['sim', counter.adapter]]), now, logger: false });
+  const counter = fakeAdapter(sim, { caps: capabilities });
+  const app = await buildApp({ config, keys: benchKeys(), adapters: new Map([['sim', counter]]), now, logger: false });
   const arrivals: number[] = [];
   app.server.on('request', () => arrivals.push(performance.now()));
   // A backlog above 1000 so the kernel queues every simultaneous connect instead of dropping SYNs.
@@ -86,18 +86,21 @@ function describe(map: Map<string | number, number>): string {
   return [...map].map(([k, v]) => `${k}×${v}`).join(' ');
 }
 
-function nonZero(counter: CountingAdapter): string {
-  return Object.entries(counter.counts).filter(([, n]) => n > 0).map(([name, n]) => `${name}=${n}`).join(' ') || 'none';
+/** The methods called, in order of first call. */
+const called = (counter: FakeAdapter) => [...new Set(counter.log.map((c) => c.method))];
+
+function nonZero(counter: FakeAdapter): string {
+  return called(counter).map((method) => `${method}=${counter.count(method)}`).join(' ') || 'none';
 }
 
 /** Scenario 3: N identical cold requests at once. */
-async function identical(name: string, path: string, n: number, options: CoalescingOptions, expected: (c: CountingAdapter) => number): Promise<CoalescingRow> {
+async function identical(name: string, path: string, n: number, options: CoalescingOptions, expected: (c: FakeAdapter) => number): Promise<CoalescingRow> {
   const server = await startInProcess(options.latencyMs);
   try {
     const fired = await fire(server.url, Array.from({ length: n }, () => path));
-    const firstSettled = Math.min(...server.counter.settledAt);
+    const firstSettled = Math.min(...server.counter.log.map((c) => c.settledAt ?? Infinity));
     const overlapped = server.arrivals.filter((t) => t < firstSettled).length;
-    const calls = server.counter.total();
+    const calls = server.counter.count();
     const want = expected(server.counter);
     const detail = `${nonZero(server.counter)}; status ${describe(fired.statuses)}; X-Cache ${describe(fired.xCache)}; ${overlapped}/${n} requests arrived before the upstream call settled`;
     options.log(`  ${name}: ${detail}`);
@@ -116,8 +119,8 @@ async function batches(name: string, paths: string[], expected: number, options:
   const server = await startInProcess(options.latencyMs, { maxBatch: 50 });
   try {
     const fired = await fire(server.url, paths);
-    const calls = server.counter.counts.getQuotes;
-    const detail = `getQuotes batch sizes [${server.counter.quoteBatches.join(', ')}]; other calls: ${server.counter.total() - calls}; status ${describe(fired.statuses)}`;
+    const calls = server.counter.count('getQuotes');
+    const detail = `getQuotes batch sizes [${server.counter.callsOf('getQuotes').map((s) => s.length).join(', ')}]; other calls: ${server.counter.count() - calls}; status ${describe(fired.statuses)}`;
     options.log(`  ${name}: ${detail}`);
     return { name, calls, expected, detail, pass: calls === expected && fired.statuses.get(200) === paths.length };
   } finally {
@@ -130,7 +133,7 @@ export async function runCoalescing(options: CoalescingOptions): Promise<Coalesc
     await identical('1000 identical cold quote requests', '/v1/quotes?symbols=600519.SH', 1000, options, () => 1),
     // A forward-adjusted window needs the raw bars and the ex-factors: one call of each at most.
     await identical('1000 identical cold 1000-candle requests', '/v1/klines?symbol=600519.SH&count=1000', 1000, options,
-      (c) => Object.values(c.counts).filter((n) => n > 0).length),
+      (c) => called(c).length),
     await batches('100-symbol cold batch, maxBatch 50', [`/v1/quotes?symbols=${synthetic(1, 100)}`], 2, options),
     await batches('2 overlapping cold batches (1-100, 51-150)', [`/v1/quotes?symbols=${synthetic(1, 100)}`, `/v1/quotes?symbols=${synthetic(51, 150)}`], 3, options),
   ];

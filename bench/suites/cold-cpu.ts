@@ -4,7 +4,7 @@
 //   node bench/suites/cold-cpu.ts [label filter, e.g. daily]   (profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/suites/cold-cpu.ts daily)
 import { createAdapters } from '../../src/upstream/registry.ts';
 import { buildTestApp, KEYS } from '../../test/helpers/app.ts';
-import { countingAdapter } from '../../test/helpers/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../../test/helpers/fake-adapter.ts';
 
 const now = Date.UTC(2025, 5, 20, 8, 0, 0);
 const { app, adapters } = await buildTestApp({
@@ -12,9 +12,9 @@ const { app, adapters } = await buildTestApp({
   configure: (config) => {
     config.adapters.sim = { ...config.adapters.sim, syntheticUniverse: 5000 };
   },
-  adapters: new Map([['sim', countingAdapter(createAdapters({ markets: { CN: ['sim'], HK: ['sim'], US: ['sim'] }, overrides: {} }, { sim: { syntheticUniverse: 5000 } }, () => ({ now: () => now })).get('sim')!)]]),
+  adapters: new Map([['sim', fakeAdapter(createAdapters({ markets: { CN: ['sim'], HK: ['sim'], US: ['sim'] }, overrides: {} }, { sim: { syntheticUniverse: 5000 } }, () => ({ now: () => now })).get('sim')!)]]),
 });
-const sim = adapters.get('sim') as ReturnType<typeof countingAdapter>;
+const sim = adapters.get('sim') as FakeAdapter;
 let next = 1;
 const symbol = () => `SIM${String(next++).padStart(4, '0')}.US`;
 

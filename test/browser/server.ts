@@ -2,7 +2,7 @@
 // drive it (Debian's chromium through playwright-core).
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -13,7 +13,7 @@ export const BROWSER_KEYS = {
   noHk: 'no-hk-key',
 };
 
-const ALL_FEATURES = ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'] as const;
+const ALL_FEATURES = FEATURES;
 
 export function browserKeyStore(options: { demo?: boolean } = {}): KeyStore {
   return new KeyStore(parseKeysFile({

@@ -1,6 +1,6 @@
 // A Loader over scripted adapters and a chosen tier, with a hand-moved clock, and the resources
 // the loader tests run through the same code (quotes: batched; candles: one call per query).
-import type { CandleQuery } from '../../adapters/types.ts';
+import type { AdapterMethod, CandleQuery } from '../../adapters/types.ts';
 import { createMemoryTier, type MemoryTier } from '../../src/cache/memory-tier.ts';
 import type { Tier, TierWindows } from '../../src/cache/tier.ts';
 import { Loader, type DataEntry, type ResourceSpec } from '../../src/data/loader.ts';
@@ -8,7 +8,8 @@ import { createResources, DEFAULT_CACHE_POLICY, type CachePolicy, type Resources
 import { DAY_MS } from '../../src/markets/time.ts';
 import { AdapterRouter, type RoutingConfig } from '../../src/upstream/router.ts';
 import type { Resilience } from '../../src/upstream/resilience.ts';
-import { fakeCandles, fakeQuote, manualClock, MapTier, ref, scriptedAdapter, type Clock, type Method, type ScriptedAdapter } from './fakes.ts';
+import { fakeAdapter, fakeCandles, fakeQuote, type FakeAdapter } from '../helpers/fake-adapter.ts';
+import { manualClock, MapTier, ref, type Clock } from './fakes.ts';
 
 /** Wednesday 2025-06-18 10:15:30 Asia/Shanghai: CN and HK in session (quotes get the open TTL). */
 export const T0 = Date.UTC(2025, 5, 18, 2, 15, 30);
@@ -30,8 +31,8 @@ export interface Harness {
   loader: Loader;
   clock: Clock;
   resources: Resources;
-  adapters: Map<string, ScriptedAdapter>;
-  vendor: ScriptedAdapter;
+  adapters: Map<string, FakeAdapter>;
+  vendor: FakeAdapter;
   /** The first tier (real memory tier or a MapTier named 'fake'). */
   tier: Tier<DataEntry>;
   memory: MemoryTier<DataEntry> | undefined;
@@ -48,7 +49,7 @@ export interface Harness {
 export interface HarnessOptions {
   tier?: TierKind;
   /** Adapters; default one 'vendor' knowing `known`. */
-  adapters?: ScriptedAdapter[];
+  adapters?: FakeAdapter[];
   known?: string[];
   routing?: Partial<RoutingConfig>;
   lowerTiers?: string[];
@@ -58,7 +59,7 @@ export interface HarnessOptions {
 
 export function harness(options: HarnessOptions = {}): Harness {
   const clock = manualClock(T0);
-  const list = options.adapters ?? [scriptedAdapter('vendor', { known: options.known ?? [] })];
+  const list = options.adapters ?? [fakeAdapter('vendor', { known: options.known ?? [] })];
   const adapters = new Map(list.map((a) => [a.id, a]));
   const first = list[0].id;
   const routing: RoutingConfig = {
@@ -97,7 +98,7 @@ export interface ResourceCase<Q> {
   name: 'quotes' | 'candles';
   spec(resources: Resources): ResourceSpec<Q, unknown>;
   query(symbol: string): Q;
-  method: Method;
+  method: AdapterMethod;
   windows: TierWindows;
   /** The value the scripted adapter answers for `symbol` at `version`. */
   value(symbol: string, version: number): unknown;

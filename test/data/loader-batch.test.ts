@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.ts';
 import type { DataEntry } from '../../src/data/loader.ts';
 import { CANDLES_CASE, CASES, harness, NEGATIVE_WINDOWS, QUOTE_WINDOWS, T0 } from './harness.ts';
-import { fakeQuote, ref, scriptedAdapter, settle } from './fakes.ts';
+import { fakeAdapter, fakeQuote } from '../helpers/fake-adapter.ts';
+import { ref, settle } from './fakes.ts';
 
 const [A, B, C, D, E] = ['600519.SH', '000001.SZ', '601318.SH', '600036.SH', '000002.SZ'];
 const [U1, U2] = ['600001.SH', '688001.SH'];
@@ -12,7 +13,7 @@ const HK = '00700.HK';
 
 describe('loader: batch grouping (quotes)', () => {
   it('misses are grouped into chunks of maxBatch, one adapter call each', async () => {
-    const vendor = scriptedAdapter('vendor', { known: [A, B, C, D, E], caps: { maxBatch: 2 } });
+    const vendor = fakeAdapter('vendor', { known: [A, B, C, D, E], caps: { maxBatch: 2 } });
     const h = harness({ adapters: [vendor] });
     const result = await h.loader.load(h.resources.quotes, [A, B, C, D, E].map(ref));
     expect(vendor.callsOf('getQuotes')).toEqual([[A, B], [C, D], [E]]);
@@ -20,8 +21,8 @@ describe('loader: batch grouping (quotes)', () => {
   });
 
   it('the chunk size is the smallest maxBatch among the adapters able to serve', async () => {
-    const first = scriptedAdapter('first', { known: [A, B, C], caps: { maxBatch: 3 } });
-    const second = scriptedAdapter('second', { known: [A, B, C], caps: { maxBatch: 2 } });
+    const first = fakeAdapter('first', { known: [A, B, C], caps: { maxBatch: 3 } });
+    const second = fakeAdapter('second', { known: [A, B, C], caps: { maxBatch: 2 } });
     const h = harness({ adapters: [first, second], routing: { markets: { CN: ['first', 'second'], HK: ['first'], US: ['first'] } } });
     await h.loader.load(h.resources.quotes, [A, B, C].map(ref));
     expect(first.callsOf('getQuotes')).toEqual([[A, B], [C]]);
@@ -57,7 +58,7 @@ describe('loader: batch grouping (quotes)', () => {
   });
 
   it('candles are not batched: one call per query, whatever maxBatch says', async () => {
-    const vendor = scriptedAdapter('vendor', { known: [A, B, C], caps: { maxBatch: 50 } });
+    const vendor = fakeAdapter('vendor', { known: [A, B, C], caps: { maxBatch: 50 } });
     const h = harness({ adapters: [vendor] });
     await h.loader.load(h.resources.candles, [A, B, C].map(CANDLES_CASE.query));
     expect(vendor.callsOf('getCandles')).toEqual([[A], [B], [C]]);
@@ -66,7 +67,7 @@ describe('loader: batch grouping (quotes)', () => {
 
 describe('loader: partial failure', () => {
   it('a failing chunk marks only its keys failed; unknown keys in request order; nothing stored for failed keys', async () => {
-    const vendor = scriptedAdapter('vendor', { known: [A, B, C], caps: { maxBatch: 2 } });
+    const vendor = fakeAdapter('vendor', { known: [A, B, C], caps: { maxBatch: 2 } });
     const down = new AppError('UPSTREAM_ERROR', 'vendor chunk failed');
     vendor.failing.set(C, down);
     const h = harness({ adapters: [vendor], tier: 'map' });
@@ -95,7 +96,7 @@ describe('loader: partial failure', () => {
   });
 
   it('an unexpected exception fails its keys as UPSTREAM_ERROR (502) with the cause kept', async () => {
-    const vendor = scriptedAdapter('vendor', { known: [A, B], caps: { maxBatch: 1 } });
+    const vendor = fakeAdapter('vendor', { known: [A, B], caps: { maxBatch: 1 } });
     const bug = new TypeError('cannot read properties of undefined');
     vendor.failing.set(B, bug);
     const h = harness({ adapters: [vendor] });
@@ -109,7 +110,7 @@ describe('loader: partial failure', () => {
   });
 
   it.each(CASES)('$name: one query failing leaves the others answered', async (c) => {
-    const vendor = scriptedAdapter('vendor', { known: [A, B], caps: { maxBatch: 1 } });
+    const vendor = fakeAdapter('vendor', { known: [A, B], caps: { maxBatch: 1 } });
     const down = new AppError('UPSTREAM_UNAVAILABLE', 'vendor 429', { retryAfterSeconds: 3 });
     vendor.failing.set(B, down);
     const h = harness({ adapters: [vendor] });
@@ -171,7 +172,7 @@ describe('loader: lower tiers', () => {
 
 describe('loader: status across adapters', () => {
   it.each(CASES)('$name: data from a simulated adapter says simulated, fetched or cached', async (c) => {
-    const sim = scriptedAdapter('sim', { known: [A] });
+    const sim = fakeAdapter('sim', { known: [A] });
     const h = harness({ adapters: [sim], simulated: ['sim'] });
     const spec = c.spec(h.resources);
     const first = await h.loader.load(spec, [c.query(A)]);
@@ -181,8 +182,8 @@ describe('loader: status across adapters', () => {
   });
 
   it('adapters are listed per market in first-use order; the cache key names the chain', async () => {
-    const cn = scriptedAdapter('vendor', { known: [A] });
-    const hk = scriptedAdapter('other', { known: [HK] });
+    const cn = fakeAdapter('vendor', { known: [A] });
+    const hk = fakeAdapter('other', { known: [HK] });
     const h = harness({ adapters: [cn, hk], routing: { markets: { CN: ['vendor'], HK: ['other'], US: ['vendor'] } } });
     const result = await h.loader.load(h.resources.quotes, [A, HK].map(ref));
     expect(result.status.adapters).toEqual(['vendor', 'other']);
@@ -191,8 +192,8 @@ describe('loader: status across adapters', () => {
   });
 
   it('a fallback adapter answering is the one named in the status and the stored entry', async () => {
-    const first = scriptedAdapter('first', { known: [A] });
-    const second = scriptedAdapter('second', { known: [A] });
+    const first = fakeAdapter('first', { known: [A] });
+    const second = fakeAdapter('second', { known: [A] });
     first.failing.set(A, new AppError('UPSTREAM_ERROR', 'down'));
     const h = harness({ adapters: [first, second], routing: { markets: { CN: ['first', 'second'], HK: ['first'], US: ['first'] } } });
     const result = await h.loader.load(h.resources.quotes, [ref(A)]);

@@ -7,7 +7,8 @@ import { createResources } from '../../src/data/resources/index.ts';
 import { createMemoryTier } from '../../src/cache/memory-tier.ts';
 import { createResilience, type Resilience } from '../../src/upstream/resilience.ts';
 import { AdapterRouter } from '../../src/upstream/router.ts';
-import { ref, scriptedAdapter } from './fakes.ts';
+import { fakeAdapter } from '../helpers/fake-adapter.ts';
+import { ref } from './fakes.ts';
 import { POLICY, T0 } from './harness.ts';
 
 beforeEach(() => {
@@ -20,7 +21,7 @@ afterEach(() => {
 /** A hung vendor whose resilience deadline is `vendorMs`, under a loader whose default is `loaderMs`. */
 function setup(vendorMs: number, loaderMs: number) {
   const now = () => Date.now();
-  const vendor = scriptedAdapter('vendor', { known: ['600519.SH'] });
+  const vendor = fakeAdapter('vendor', { known: ['600519.SH'] });
   vendor.hold();
   const resilience = new Map<string, Resilience>([['vendor', createResilience('vendor', {
     deadlineMs: vendorMs, concurrency: 4, maxQueue: 16, breaker: { failureThreshold: 5, openMs: 30_000 },

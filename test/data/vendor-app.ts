@@ -1,75 +1,24 @@
 // Route tests of the data path: the real app (buildTestApp) over adapters composed here — `sim`
-// and "vendors" that serve sim's data under another id (so they count as real) and fail on demand.
+// and "vendors" that serve sim's data under another id (so they count as real) and fail on demand
+// (test/helpers/fake-adapter.ts).
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
-import type { Adapter, AdapterCapabilities, CallContext } from '../../adapters/types.ts';
+import type { Adapter, AdapterCapabilities } from '../../adapters/types.ts';
 import type { Config } from '../../config/schema.ts';
 import type { DataEntry } from '../../src/data/loader.ts';
 import type { Tier } from '../../src/cache/tier.ts';
 import type { Region } from '../../src/domain.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
-import type { Method } from './fakes.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 
 export { CN_MORNING, KEYS };
 
-export interface Vendor extends Adapter {
-  readonly calls: Array<{ method: Method; symbols: string[] }>;
-  /** A call touching one of these symbols throws the mapped error. */
-  readonly failing: Map<string, unknown>;
-  /** Every call throws this while set. */
-  failAll: unknown;
-  /** Symbols asked of `method`, in call order. */
-  symbolsOf(method: Method): string[];
-}
+/** A fake vendor: sim's data under another id (so it counts as real); `caps` narrows what it declares. */
+export type Vendor = FakeAdapter;
 
-/** Sim's data under another id; `caps` narrows what it declares. */
 export function vendor(id: string, now: () => number, caps: Partial<AdapterCapabilities> = {}): Vendor {
-  const sim = createSimAdapter({}, { now });
-  const calls: Vendor['calls'] = [];
-  const enter = (method: Method, symbols: string[]) => {
-    calls.push({ method, symbols });
-    if (self.failAll !== undefined) throw self.failAll;
-    for (const s of symbols) if (self.failing.has(s)) throw self.failing.get(s);
-  };
-  const self: Vendor = {
-    id,
-    label: id,
-    capabilities: { ...sim.capabilities, ...caps },
-    calls,
-    failing: new Map(),
-    failAll: undefined,
-    symbolsOf: (method) => calls.filter((c) => c.method === method).flatMap((c) => c.symbols),
-    async getQuotes(refs, ctx?: CallContext) {
-      enter('getQuotes', refs.map((r) => r.symbol));
-      return sim.getQuotes(refs, ctx);
-    },
-    async getDepth(refs, ctx) {
-      enter('getDepth', refs.map((r) => r.symbol));
-      return sim.getDepth(refs, ctx);
-    },
-    async getInstruments(refs, ctx) {
-      enter('getInstruments', refs.map((r) => r.symbol));
-      return sim.getInstruments(refs, ctx);
-    },
-    async getExFactors(refs, ctx) {
-      enter('getExFactors', refs.map((r) => r.symbol));
-      return sim.getExFactors(refs, ctx);
-    },
-    async getCandles(query, ctx) {
-      enter('getCandles', [query.symbol.symbol]);
-      return sim.getCandles(query, ctx);
-    },
-    async getIntraday(ref, ctx) {
-      enter('getIntraday', [ref.symbol]);
-      return sim.getIntraday(ref, ctx);
-    },
-    async listPool(pool, ctx) {
-      enter('listPool', [pool]);
-      return sim.listPool(pool, ctx);
-    },
-  };
-  return self;
+  return fakeAdapter(createSimAdapter({}, { now }), { id, caps });
 }
 
 export interface LogLine {

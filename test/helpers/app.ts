@@ -4,7 +4,7 @@ import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
 import { createAdapters } from '../../src/upstream/registry.ts';
 import type { Adapter } from '../../adapters/types.ts';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildApp, type AppOptions } from '../../src/app.ts';
 
 /** Wednesday 2025-06-18 10:15:30 Asia/Shanghai (02:15:30Z): CN in session, HK in session, US closed. */
@@ -22,7 +22,7 @@ export function testKeyStore(): KeyStore {
     plans: {
       demo: {
         markets: ['CN', 'HK', 'US'],
-        features: ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'],
+        features: [...FEATURES],
         rate_limit: { max: 100000, window_ms: 60000 },
         max_symbols: 100,
       },
@@ -34,7 +34,7 @@ export function testKeyStore(): KeyStore {
       },
       no_batch: {
         markets: ['CN', 'HK', 'US'],
-        features: ['quotes', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments'],
+        features: FEATURES.filter((f) => f !== 'batch'),
         rate_limit: { max: 1000, window_ms: 60000 },
         max_symbols: 50,
       },

@@ -6,7 +6,7 @@ import { createSimAdapter, type SimOptions } from '../../adapters/sim/index.ts';
 import { SIM_INSTRUMENTS } from '../../adapters/sim/instruments.ts';
 import type { Region } from '../../src/domain.ts';
 import { buildTestApp, CN_MORNING, KEYS } from './app.ts';
-import { countingAdapter, type CountingAdapter, type CountingOptions } from './counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter, type FakeOptions } from './fake-adapter.ts';
 
 export interface TestClock {
   t: number;
@@ -28,15 +28,15 @@ export function testClock(start = CN_MORNING): TestClock {
 export interface CountingAppOptions {
   clock?: TestClock;
   configure?: (config: Config) => void;
-  counting?: CountingOptions;
+  fake?: FakeOptions;
   sim?: SimOptions;
 }
 
 export async function buildCountingApp(options: CountingAppOptions = {}): Promise<{
-  app: FastifyInstance; adapter: CountingAdapter; clock: TestClock; config: Config;
+  app: FastifyInstance; adapter: FakeAdapter; clock: TestClock; config: Config;
 }> {
   const clock = options.clock ?? testClock();
-  const adapter = countingAdapter(createSimAdapter(options.sim ?? {}, { now: clock.now }), options.counting);
+  const adapter = fakeAdapter(createSimAdapter(options.sim ?? {}, { now: clock.now }), options.fake);
   const { app, config } = await buildTestApp({ now: clock.now, configure: options.configure, adapters: new Map([['sim', adapter]]) });
   return { app, adapter, clock, config };
 }

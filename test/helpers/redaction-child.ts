@@ -2,7 +2,7 @@
 // production logger of buildApp (its serializers and redact paths, writing to stdout) is the one
 // under test, runs the requests given in the REQUESTS env variable through app.inject, and prints
 // one `RESULTS <json>` line on stderr. stdout carries nothing but the app's pino log lines.
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildTestApp } from './app.ts';
 
 export interface ChildRequest {
@@ -25,7 +25,7 @@ const keys = new KeyStore(parseKeysFile({
   plans: {
     full: {
       markets: ['CN', 'HK', 'US'],
-      features: ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'],
+      features: [...FEATURES],
       rate_limit: { max: 100000, window_ms: 60000 },
       max_symbols: 100,
     },

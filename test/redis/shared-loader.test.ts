@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
-import { countingAdapter, type CountingAdapter } from '../helpers/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 import { connectedClient, describeRedis, sharedUrl } from './support.ts';
 
 const url = sharedUrl(15);
@@ -17,7 +17,7 @@ afterAll(async () => {
   for (const c of clients) c.disconnect();
 });
 
-async function instance(vendor: CountingAdapter): Promise<FastifyInstance> {
+async function instance(vendor: FakeAdapter): Promise<FastifyInstance> {
   const redis = await connectedClient(url, clients);
   const { app } = await buildTestApp({ now: () => CN_MORNING, redis, adapters: new Map([['sim', vendor]]) });
   apps.push(app);
@@ -25,14 +25,14 @@ async function instance(vendor: CountingAdapter): Promise<FastifyInstance> {
 }
 
 describeRedis('instances sharing Redis', () => {
-  let vendor: CountingAdapter;
+  let vendor: FakeAdapter;
   let a: FastifyInstance;
   let b: FastifyInstance;
   beforeAll(async () => {
     const flush = await connectedClient(url, clients);
     await flush.flushdb();
     // One vendor behind both instances, so its call count is the total upstream traffic.
-    vendor = countingAdapter(createSimAdapter({}, { now: () => CN_MORNING }), { delayMs: 150 });
+    vendor = fakeAdapter(createSimAdapter({}, { now: () => CN_MORNING }), { delayMs: 150 });
     a = await instance(vendor);
     b = await instance(vendor);
   });

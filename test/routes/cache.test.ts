@@ -245,7 +245,7 @@ describe('partial upstream failures', () => {
   it('a symbol that failed upstream is not pinned as missing by the response cache (closed bars live 24 h)', async () => {
     const { get, adapter, clock } = await setup();
     const url = `/v1/klines/batch?symbols=600519.SH,601318.SH&period=1d&adjust=none&start_time=${Date.UTC(2025, 4, 1)}&end_time=${Date.UTC(2025, 5, 1)}`;
-    adapter.failingSymbols.add('601318.SH');
+    adapter.failing.set('601318.SH', 'error');
     const during = await get(url);
     expect(during.statusCode).toBe(200);
     // Issue 8: failed upstream, not unknown: X-Failed-Symbols, never X-Missing-Symbols.
@@ -253,7 +253,7 @@ describe('partial upstream failures', () => {
     expect(during.headers['x-missing-symbols']).toBeUndefined();
     expect(Object.keys(during.json().data)).toEqual(['600519.SH']);
 
-    adapter.failingSymbols.clear();
+    adapter.failing.clear();
     clock.advance(1_000);
     const after = await get(url);
     expect(after.statusCode).toBe(200);

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
-import { countingAdapter, type CountingAdapter } from '../helpers/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 import { captureLines } from '../helpers/log-lines.ts';
 
 const opened: Socket[] = [];
@@ -16,8 +16,8 @@ afterEach(() => {
   for (const socket of opened.splice(0)) socket.destroy();
 });
 
-async function start(graceMs: number): Promise<{ app: FastifyInstance; vendor: CountingAdapter; port: number; lines: string[] }> {
-  const vendor = countingAdapter(createSimAdapter({}, { now: () => CN_MORNING }));
+async function start(graceMs: number): Promise<{ app: FastifyInstance; vendor: FakeAdapter; port: number; lines: string[] }> {
+  const vendor = fakeAdapter(createSimAdapter({}, { now: () => CN_MORNING }));
   const { stream, lines } = captureLines();
   const { app } = await buildTestApp({
     adapters: new Map([['sim', vendor]]),

@@ -60,7 +60,7 @@ describe('single-flight', () => {
 
 describe('batching', () => {
   it('a cold 100-symbol batch with maxBatch 50 makes two calls of 50', async () => {
-    const { adapter, get } = await setup({ counting: { maxBatch: 50 } });
+    const { adapter, get } = await setup({ fake: { caps: { maxBatch: 50 } } });
     const symbols = simSymbols('CN').slice(0, 100);
     const res = await get(`/v1/quotes?symbols=${symbols.join(',')}`);
     expect(res.statusCode).toBe(200);
@@ -71,7 +71,7 @@ describe('batching', () => {
   });
 
   it('overlapping concurrent batches (1–60 and 40–100) fetch each symbol exactly once', async () => {
-    const { adapter, get } = await setup({ counting: { maxBatch: 50 } });
+    const { adapter, get } = await setup({ fake: { caps: { maxBatch: 50 } } });
     const symbols = simSymbols('CN').slice(0, 100);
     const first = symbols.slice(0, 60);
     const second = symbols.slice(39, 100);

@@ -3,7 +3,7 @@
 // cached, and the response is never stored nor served as HIT; every symbol failed → 502/503/504.
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.ts';
-import type { Method } from '../data/fakes.ts';
+import type { AdapterMethod as Method } from '../../adapters/types.ts';
 import { appWith, CN_MORNING, symbolsOf, vendor, type TestApp, type Vendor } from '../data/vendor-app.ts';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 

@@ -92,7 +92,7 @@ describe('stale data through the app', () => {
     const { t, v } = await setup(undefined, () => clock);
     const first = await t.get('/v1/quotes?symbols=600519.SH');
     clock += 3_000;
-    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    v.mode = new AppError('UPSTREAM_ERROR', 'vendor down');
     const stale = await t.get('/v1/quotes?symbols=600519.SH');
     expect(stale.statusCode).toBe(200);
     expect(stale.headers['x-cache']).toBe('STALE');
@@ -109,7 +109,7 @@ describe('stale data through the app', () => {
     const { t, v } = await setup(undefined, () => clock);
     await t.get('/v1/quotes?symbols=600519.SH');
     clock += 62_000;
-    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    v.mode = new AppError('UPSTREAM_ERROR', 'vendor down');
     const res = await t.get('/v1/quotes?symbols=600519.SH');
     expect(res.statusCode).toBe(502);
     expect(res.json()).toMatchObject({ error: 'UPSTREAM_ERROR' });

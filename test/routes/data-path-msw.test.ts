@@ -1,4 +1,4 @@
-// The partial-failure policy with an HTTP vendor behind msw (the stand-in of test/helpers/http-vendor.ts
+// The partial-failure policy with an HTTP vendor behind msw (the stand-in of test/helpers/fake-adapter.ts
 // on the real upstream HTTP layer): a vendor outage is X-Failed-Symbols, never "missing", never
 // cached; an unknown code is X-Missing-Symbols and cached; unknown-code answers and vendor 429s never
 // open the circuit; the vendor's budget and circuit show in /readyz.
@@ -9,7 +9,7 @@ import { setupServer } from 'msw/node';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
-import { createStandInVendor, STAND_IN_URL, vendorQuote } from '../helpers/http-vendor.ts';
+import { createStandInVendor, STAND_IN_URL, vendorQuote } from '../helpers/fake-adapter.ts';
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));

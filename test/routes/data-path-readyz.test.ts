@@ -37,7 +37,7 @@ async function setup(cnChain: string[]) {
 
 /** Two failing quote calls (distinct symbols, so no cache answers) open vendorA's circuit. */
 async function openCircuit(t: TestApp, a: Vendor) {
-  a.failAll = new AppError('UPSTREAM_ERROR', 'vendorA down');
+  a.mode = new AppError('UPSTREAM_ERROR', 'vendorA down');
   const statuses = [];
   for (const symbol of ['600519.SH', '000001.SZ']) statuses.push((await t.get(`/v1/quotes?symbols=${symbol}`)).statusCode);
   expect(a.symbolsOf('getQuotes')).toEqual(['600519.SH', '000001.SZ']);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { RoutingError } from '../../src/app.ts';
 import { AppError } from '../../src/errors.ts';
-import { ALL_RESOURCES } from '../data/fakes.ts';
+import { ALL_RESOURCES } from '../helpers/fake-adapter.ts';
 import { appWith, CN_MORNING, vendor, type TestApp } from '../data/vendor-app.ts';
 
 const apps: TestApp[] = [];
@@ -82,7 +82,7 @@ describe('with allowSimFallback: true', () => {
 
   it('a vendor outage answered by sim carries X-Simulated: true, fresh and replayed from the cache', async () => {
     const { t, v } = await fallbackApp();
-    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    v.mode = new AppError('UPSTREAM_ERROR', 'vendor down');
     const res = await t.get('/v1/quotes?symbols=600519.SH');
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-upstream']).toBe('sim');
@@ -103,7 +103,7 @@ describe('with allowSimFallback: true', () => {
 
   it('the log warns once a minute per market when sim answers', async () => {
     const { t, v } = await fallbackApp();
-    v.failAll = new AppError('UPSTREAM_ERROR', 'vendor down');
+    v.mode = new AppError('UPSTREAM_ERROR', 'vendor down');
     const warnings = () => t.logs.filter((l) => l.msg === SIM_WARNING).map((l) => ({ level: l.level, adapter: l.adapter, market: l.market }));
     await t.get('/v1/quotes?symbols=600519.SH');
     await t.get('/v1/quotes?symbols=000001.SZ');

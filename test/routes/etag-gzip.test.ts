@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { gunzipSync } from 'node:zlib';
 import { buildCountingApp, getWithKey, simSymbols } from '../helpers/cache-app.ts';
-import type { CountingAdapter } from '../helpers/counting-adapter.ts';
+import type { FakeAdapter } from '../helpers/fake-adapter.ts';
 
 let app: FastifyInstance;
-let adapter: CountingAdapter;
+let adapter: FakeAdapter;
 beforeAll(async () => {
   ({ app, adapter } = await buildCountingApp());
 });

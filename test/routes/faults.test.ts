@@ -1,5 +1,5 @@
 // Upstream failures through the routes (DESIGN.md 4.6, 5): the sim's own fault injection and the
-// counting adapter's failure modes map to exact 502/503/504 bodies (never a 500); the circuit
+// fake adapter's failure modes map to exact 502/503/504 bodies (never a 500); the circuit
 // breaker opens after `failureThreshold` failures, fails fast without calling the adapter, shows in
 // /readyz and /metrics, closes after a successful probe; stale data answers during the outage.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('sim fault injection', () => {
   });
 });
 
-describe('counting adapter failure modes', () => {
+describe('fake adapter failure modes', () => {
   it.each([
     ['error', 502, 'UPSTREAM_ERROR'],
     ['malformed', 502, 'UPSTREAM_BAD_RESPONSE'],

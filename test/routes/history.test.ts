@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
-import { countingAdapter, type CountingAdapter } from '../helpers/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 
 // Saturday 2025-06-21 12:00 Shanghai: every bar of the windows below is closed.
 const NOW = Date.UTC(2025, 5, 21, 4, 0, 0);
@@ -18,8 +18,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const day = (iso: string) => Date.parse(`${iso}T00:00:00+08:00`);
 
-async function start(path: string, history: boolean): Promise<{ app: FastifyInstance; vendor: CountingAdapter }> {
-  const vendor = countingAdapter(createSimAdapter({}, { now: () => NOW }));
+async function start(path: string, history: boolean): Promise<{ app: FastifyInstance; vendor: FakeAdapter }> {
+  const vendor = fakeAdapter(createSimAdapter({}, { now: () => NOW }));
   const { app } = await buildTestApp({
     now: () => NOW,
     adapters: new Map([['sim', vendor]]),

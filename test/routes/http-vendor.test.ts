@@ -8,7 +8,7 @@ import { setupServer } from 'msw/node';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
-import { createStandInVendor, STAND_IN_URL, vendorQuote, type StandInVendor } from '../helpers/http-vendor.ts';
+import { createStandInVendor, STAND_IN_URL, vendorQuote, type StandInVendor } from '../helpers/fake-adapter.ts';
 
 const RID = 'vendor-test-1';
 const server = setupServer();

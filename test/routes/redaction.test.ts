@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import type { ChildKeys, ChildRequest } from '../helpers/redaction-child.ts';
 
@@ -144,7 +144,7 @@ describe('keys are not part of any cache key', () => {
       plans: {
         full: {
           markets: ['CN', 'HK', 'US'],
-          features: ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'],
+          features: [...FEATURES],
           rate_limit: { max: 100000, window_ms: 60000 },
           max_symbols: 100,
         },

@@ -4,7 +4,7 @@
 // DataFrame name lookup POSTs /v1/instruments in chunks of 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildTestApp } from '../helpers/app.ts';
 
 const KEY = 'tickflow-sdk-key';
@@ -20,7 +20,7 @@ function sdkKeys(): KeyStore {
     plans: {
       expert: {
         markets: ['CN', 'HK', 'US'],
-        features: ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'],
+        features: [...FEATURES],
         rate_limit: { max: 100000, window_ms: 60000 },
         max_symbols: 1000,
       },

@@ -6,10 +6,10 @@ import { createAdapters } from '../../src/upstream/registry.ts';
 import type { Adapter } from '../../adapters/types.ts';
 import { loadDefaultConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
-import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { streamHub, type StreamHub } from '../../src/stream/index.ts';
 import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
-import { countingAdapter, type CountingAdapter } from '../helpers/counting-adapter.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 
 export const STREAM_KEYS = {
   full: 'stream-full-key',
@@ -20,7 +20,7 @@ export const STREAM_KEYS = {
   slowMsgs: 'stream-rate-key',
 };
 
-const ALL = ['quotes', 'pools', 'depth', 'klines_daily', 'klines_minute', 'intraday', 'ex_factors', 'instruments', 'batch'];
+const ALL = [...FEATURES];
 
 /** Plans carry max_subscriptions / max_connections as keys.ts will; read defensively by the hub. */
 export function streamKeyStore(): KeyStore {
@@ -57,7 +57,7 @@ export interface StreamApp {
   hub: StreamHub;
   base: string;
   clock: { t: number };
-  adapter: CountingAdapter;
+  adapter: FakeAdapter;
   config: Config;
 }
 
@@ -67,7 +67,7 @@ export async function startStreamApp(options: { at?: number; configure?: (config
   const config = loadDefaultConfig();
   options.configure?.(config);
   const sim = createAdapters(config.routing, config.adapters, () => ({ now })).get('sim') as Adapter;
-  const adapter = countingAdapter(sim);
+  const adapter = fakeAdapter(sim);
   const { app } = await buildTestApp({
     now, keys: streamKeyStore(), adapters: new Map([['sim', adapter]]), configure: options.configure,
   });

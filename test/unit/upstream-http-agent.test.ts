@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstreamHttp, type UpstreamClient } from '../../src/upstream/http.ts';
-import { json } from '../helpers/http-vendor.ts';
+import { json } from '../helpers/fake-adapter.ts';
 
 let server: Server;
 let base = '';

@@ -5,7 +5,7 @@ import { AppError } from '../../src/errors.ts';
 import {
   createUpstreamHttp, parseRetryAfter, type UpstreamClient, type UpstreamHttpOptions, type UpstreamOutcomeEvent,
 } from '../../src/upstream/http.ts';
-import { json } from '../helpers/http-vendor.ts';
+import { json } from '../helpers/fake-adapter.ts';
 
 const URL_QUOTES = 'https://vendor.test/quotes?codes=600000.SH';
 const server = setupServer();

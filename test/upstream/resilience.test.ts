@@ -6,10 +6,10 @@ import { AppError } from '../../src/errors.ts';
 import type { BreakerState } from '../../src/upstream/breaker.ts';
 import type { UpstreamOutcomeEvent } from '../../src/upstream/http.ts';
 import { createResilience, type ResilienceSettings } from '../../src/upstream/resilience.ts';
-import { scriptedAdapter } from '../data/fakes.ts';
+import { fakeAdapter } from '../helpers/fake-adapter.ts';
 
 const T0 = Date.UTC(2025, 5, 18, 2, 15, 30);
-const adapter = scriptedAdapter('vendor');
+const adapter = fakeAdapter('vendor');
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });

@@ -7,14 +7,14 @@ import type { Region } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
 import { createResilience, type Resilience } from '../../src/upstream/resilience.ts';
 import { AdapterRouter, serves, type Need, type RoutingConfig } from '../../src/upstream/router.ts';
-import { ALL_RESOURCES, scriptedAdapter, type ScriptedAdapter } from '../data/fakes.ts';
+import { ALL_RESOURCES, fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 
 const CN_HK_US: Record<Region, string[]> = { CN: ['a', 'b'], HK: ['a', 'b'], US: ['a', 'b'] };
 
 function router(aCaps: Partial<AdapterCapabilities> = {}, routing: Partial<RoutingConfig> = {}, resilience = new Map<string, Resilience>()) {
-  const a = scriptedAdapter('a', { caps: aCaps });
-  const b = scriptedAdapter('b');
-  const adapters = new Map<string, ScriptedAdapter>([['a', a], ['b', b]]);
+  const a = fakeAdapter('a', { caps: aCaps });
+  const b = fakeAdapter('b');
+  const adapters = new Map<string, FakeAdapter>([['a', a], ['b', b]]);
   const r = new AdapterRouter(adapters, { markets: CN_HK_US, overrides: {}, ...routing }, resilience);
   return { r, a, b };
 }
@@ -54,7 +54,7 @@ describe('router: capabilities decide who is called', () => {
   });
 
   it('serves() reads every capability', () => {
-    const a = scriptedAdapter('a', { caps: { resourceMarkets: { exFactors: ['CN'] }, periods: { '1m': false, '1d': true }, rawPrices: false } });
+    const a = fakeAdapter('a', { caps: { resourceMarkets: { exFactors: ['CN'] }, periods: { '1m': false, '1d': true }, rawPrices: false } });
     expect(serves(a, 'exFactors', 'CN')).toBe(true);
     expect(serves(a, 'exFactors', 'US')).toBe(false);
     expect(serves(a, 'quotes', 'US')).toBe(true);
@@ -83,7 +83,7 @@ describe('router: capabilities decide who is called', () => {
   });
 
   it('routing naming an adapter that is not configured is refused', () => {
-    const a = scriptedAdapter('a');
+    const a = fakeAdapter('a');
     expect(() => new AdapterRouter(new Map([['a', a]]), { markets: { CN: ['a'], HK: ['a'], US: ['a'] }, overrides: { quotes: { US: ['ghost'] } } }, new Map()))
       .toThrow("routing names adapter 'ghost', which is not configured");
   });

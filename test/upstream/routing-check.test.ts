@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { Adapter, AdapterCapabilities } from '../../adapters/types.ts';
 import { checkRouting } from '../../src/upstream/routing-check.ts';
 import type { RoutingConfig } from '../../src/upstream/router.ts';
-import { ALL_RESOURCES, scriptedAdapter } from '../data/fakes.ts';
+import { ALL_RESOURCES, fakeAdapter } from '../helpers/fake-adapter.ts';
 
 function adapters(specs: Record<string, Partial<AdapterCapabilities>>): Map<string, Adapter> {
-  return new Map(Object.entries(specs).map(([id, caps]) => [id, scriptedAdapter(id, { caps })]));
+  return new Map(Object.entries(specs).map(([id, caps]) => [id, fakeAdapter(id, { caps })]));
 }
 
 const ALL = adapters({
