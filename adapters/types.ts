@@ -5,6 +5,7 @@
 import type {
   BasePeriod, Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../src/domain.ts';
+import type { Statement, StatementRecord } from '../src/financials/types.ts';
 
 // The resources, as their descriptors name them (src/data/resources/index.ts).
 import type { Resource } from '../src/data/resources/index.ts';
@@ -71,6 +72,11 @@ export interface Adapter {
   /** Every ex-factor event of each symbol, ascending; unknown symbols absent from the map. */
   getExFactors?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<ExFactor[]>>;
   getInstruments?(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Instrument>>;
+  /**
+   * Every published version of `statement` for each symbol (ascending period_end; restatements
+   * kept beside the originals), the whole series; symbols it has no statements for are absent.
+   */
+  getFinancials?<S extends Statement>(symbols: SymbolRef[], statement: S, ctx?: CallContext): Promise<BySymbol<StatementRecord<S>[]>>;
   /** Members of a pool; `undefined` when the adapter does not know the pool. */
   listPool?(pool: PoolId, ctx?: CallContext): Promise<PoolDetail | undefined>;
   /** Cheap reachability probe for /readyz; must not spend vendor quota where avoidable. */
@@ -79,7 +85,7 @@ export interface Adapter {
 }
 
 /** The adapter methods, one per resource (the descriptors' `method`). */
-export type AdapterMethod = 'getQuotes' | 'getDepth' | 'getCandles' | 'getIntraday' | 'getExFactors' | 'getInstruments' | 'listPool';
+export type AdapterMethod = 'getQuotes' | 'getDepth' | 'getCandles' | 'getIntraday' | 'getExFactors' | 'getInstruments' | 'getFinancials' | 'listPool';
 
 /** An adapter that has `M` (what a factory returns: exactly the methods of what it serves). */
 export type Serving<M extends AdapterMethod> = Adapter & Required<Pick<Adapter, M>>;

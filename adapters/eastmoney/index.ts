@@ -37,7 +37,10 @@ export const DEFAULT_F10_HOSTS = ['https://datacenter.eastmoney.com'];
 
 export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
   return {
-    resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
+    resources: {
+      quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
+      financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+    },
     markets: ['CN', 'HK', 'US'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
     // (§1.10): the router sends US ex-factors to the next adapter of the chain.
@@ -51,7 +54,7 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
 
 const EVERYTHING = { beg: '0', end: '20500101', lmt: 1_000_000 };
 
-export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool'>> {
+export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getFinancials'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('eastmoney adapter needs deps.http');
   const cooldown = options.hostCooldownMs ?? EASTMONEY_DEFAULTS.hostCooldownMs;

@@ -23,8 +23,9 @@
 // (CNY for A-shares, HKD for HK, USD for US); no restatements are simulated.
 
 import { deriveMetrics } from '../../src/financials/derive.ts';
+import { LRUCache } from 'lru-cache';
 import type {
-  BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, PeriodMonths, SharesRecord, StatementSet,
+  BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, PeriodMonths, SharesRecord, Statement, StatementRecord, StatementSet,
 } from '../../src/financials/types.ts';
 import { addDays, isTradingDay, prevTradingDay } from '../../src/markets/calendar.ts';
 import type { Region } from '../../src/domain.ts';
@@ -482,4 +483,32 @@ export function simShareRecords(input: SimFinancialsInput): SharesRecord[] {
     out.push(record(action.date, addDays(action.date, -rng.int(5, 15))));
   }
   return out;
+}
+
+/** How many symbols' statement sets the adapter keeps (one request asks for one statement; the
+ * next statement of the same symbols, usually moments later, reuses the set). */
+const SETS_KEPT = 2_048;
+
+/**
+ * The sim adapter's statements: one symbol's series of one statement at `today`, from its
+ * history's planned actions and realised events; undefined when it publishes none (ETFs, a stock
+ * with no report announced yet). The five statements of a symbol are built together once per day
+ * and kept (bounded), since the loader asks for them one statement at a time.
+ */
+export function createSimFinancials(): {
+  series<S extends Statement>(inst: SimInstrument, history: Pick<SimFinancialsInput, 'planned' | 'events'>, today: string, statement: S): StatementRecord<S>[] | undefined;
+} {
+  const sets = new LRUCache<string, { set: StatementSet | null }>({ max: SETS_KEPT });
+  return {
+    series(inst, history, today, statement) {
+      const key = `${inst.symbol}|${today}`;
+      let held = sets.get(key);
+      if (held === undefined) {
+        held = { set: simStatements({ inst, planned: history.planned, events: history.events, today }) ?? null };
+        sets.set(key, held);
+      }
+      const list = held.set?.[statement];
+      return list === undefined || list.length === 0 ? undefined : list.slice();
+    },
+  };
 }

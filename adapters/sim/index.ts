@@ -18,6 +18,8 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
 import { syntheticSymbols } from './synthetic.ts';
 import { actionParts } from './actions.ts';
+import { createSimFinancials } from './financials.ts';
+import { localDate } from '../../src/markets/calendar.ts';
 
 import type { SimOptions } from './options.ts';
 
@@ -26,6 +28,8 @@ export type { SimOptions };
 export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
   resources: Object.freeze({
     quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true,
+    // Every statement in every market (adapters/sim/financials.ts).
+    financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
   }),
   markets: Object.freeze(['CN', 'HK', 'US']) as AdapterCapabilities['markets'],
   periods: Object.freeze({ '1m': true, '1d': true }),
@@ -46,6 +50,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
   const market = createSimMarket({ syntheticUniverse: options.syntheticUniverse, memoMaxBytes });
   const injector = createFaultInjector(options.latency, options.faults);
   const synthetic = syntheticSymbols(Math.max(0, Math.floor(options.syntheticUniverse ?? 0)));
+  const financials = createSimFinancials();
 
   const check = (resource: Resource, symbol?: string) => rowCheck('sim', deps.onInvalidRows, resource, symbol);
   /** Candles through the boundary checks (with the injected malformed row, if this call drew one). */
@@ -196,6 +201,12 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
         rows.flush();
         return undefined;
       }, check('instruments'));
+    },
+
+    async getFinancials(symbols, statement, ctx) {
+      await gate(ctx);
+      // The statements published by the session date, from the history's plan and paid events.
+      return bySymbol(symbols, (inst, now) => financials.series(inst, market.recent(inst, now), localDate(inst.region, now), statement));
     },
 
     async listPool(pool: PoolId, ctx): Promise<PoolDetail | undefined> {

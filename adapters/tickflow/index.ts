@@ -17,6 +17,8 @@ import {
   buildKlinesRequest, buildQuotesRequest, buildUniverseRequest, type TickflowEndpoint,
 } from './requests.ts';
 
+import { buildFinancialsRequest, parseFinancials } from './financials.ts';
+import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
@@ -37,7 +39,11 @@ export const TICKFLOW_FREE_HOST = 'free-api.tickflow.org';
 export function tickflowCapabilities(maxBatch: number, tier: 'paid' | 'free' = 'paid'): AdapterCapabilities {
   const live = tier === 'paid';
   return {
-    resources: { quotes: live, depth: live, candles: true, intraday: live, exFactors: true, instruments: true, pools: true },
+    resources: {
+      quotes: live, depth: live, candles: true, intraday: live, exFactors: true, instruments: true, pools: true,
+      // Statements pass through in every market; the free tier serves none (financials.ts).
+      financialsIncome: live, financialsBalanceSheet: live, financialsCashFlow: live, financialsMetrics: live, financialsShares: live,
+    },
     markets: ['CN', 'HK', 'US'],
     periods: { '1m': live, '1d': true },
     maxBatch,
@@ -135,6 +141,12 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       if (symbols.length === 0) return new Map();
       const data = await call(buildInstrumentsRequest(ep, symbols.map((s) => s.symbol)), ctx);
       return data === NOT_FOUND || data === null ? new Map() : parseInstruments(data, byCanonical(symbols), r, check('instruments')());
+    },
+
+    async getFinancials(symbols, statement, ctx) {
+      if (symbols.length === 0) return new Map();
+      const data = await call(buildFinancialsRequest(ep, statement, symbols.map((s) => s.symbol)), ctx);
+      return data === NOT_FOUND || data === null ? new Map() : parseFinancials(statement, data, byCanonical(symbols), r, check(FINANCIALS_RESOURCES[statement]));
     },
 
     async listPool(pool, ctx) {

@@ -22,7 +22,10 @@ export type { YahooOptions };
 
 export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
   return {
-    resources: { quotes: true, depth: false, candles: true, intraday: true, exFactors: true, instruments: true, pools: false },
+    resources: {
+      quotes: true, depth: false, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
+      financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+    },
     markets: ['CN', 'HK', 'US'],
     periods: { '1m': true, '1d': true },
     maxBatch,
@@ -33,7 +36,7 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
 
 const DAY_S = 86_400;
 
-export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getDepth'>> {
+export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getDepth' | 'getFinancials'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('yahoo adapter needs deps.http');
   const wire: YahooWire = {

@@ -44,6 +44,7 @@ export function tickflowHandlers(log: CapturedRequest[] = [], base = TICKFLOW_TE
     http.post(`${base}/v1/quotes`, ({ request }) => quotes(request)),
     http.get(`${base}/v1/depth/batch`, bySymbol('depth-ok')),
     http.get(`${base}/v1/klines/ex-factors`, bySymbol('ex-factors-ok')),
+    http.get(`${base}/v1/financials/:statement`, async (info) => bySymbol(`financials-${String(info.params.statement)}-ok`)(info)),
     http.post(`${base}/v1/instruments`, bySymbol('instruments-ok')),
     http.get(`${base}/v1/klines/intraday`, async ({ request }) => {
       const url = await capture(log, request);

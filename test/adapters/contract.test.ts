@@ -10,7 +10,10 @@ import { AFTER_CLOSE, ref } from './sim-fixtures.ts';
 
 const MT = ref('600519.SH');
 const NOTHING: AdapterCapabilities = {
-  resources: { quotes: false, depth: false, candles: false, intraday: false, exFactors: false, instruments: false, pools: false },
+  resources: {
+    quotes: false, depth: false, candles: false, intraday: false, exFactors: false, instruments: false, pools: false,
+    financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+  },
   markets: ['CN'],
   periods: { '1m': false, '1d': false },
   maxBatch: 1,

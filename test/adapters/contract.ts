@@ -17,6 +17,10 @@ import type { Adapter, AdapterCapabilities, Resource } from '../../adapters/type
 import type { Candles, Depth, ExFactor, Instrument, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
 import { POOL_IDS } from '../../src/domain.ts';
 import { localDate, localMidnight, minuteBarLabelFor } from '../../src/markets/calendar.ts';
+import { RESOURCES } from '../../src/data/resources/index.ts';
+import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
+import { compareRecords } from '../../src/financials/select.ts';
+import { PERIOD_MONTHS, STATEMENT_FIELDS, type Statement, type StatementRecord } from '../../src/financials/types.ts';
 
 export interface ContractSymbols {
   /** Symbols the batch resources (quotes, depth, instruments, ex-factors) can answer. */
@@ -25,6 +29,8 @@ export interface ContractSymbols {
   candles?: SymbolRef[];
   /** Symbols for ex-factors; default `batch`. */
   exFactors?: SymbolRef[];
+  /** Symbols with statements, for every statement the adapter declares; default `batch`. */
+  financials?: SymbolRef[];
   /** A symbol the adapter does not know: omitted from batches, undefined from candles. */
   unknown?: SymbolRef;
   /** Pools to list when the adapter serves pools; default all. */
@@ -117,17 +123,21 @@ export function checkInstrument(i: Instrument, ref: SymbolRef): void {
 }
 
 function normalise(symbols: SymbolRef[] | ContractSymbols): Required<Omit<ContractSymbols, 'unknown'>> & Pick<ContractSymbols, 'unknown'> {
-  if (Array.isArray(symbols)) return { batch: symbols, candles: symbols, exFactors: symbols, pools: [...POOL_IDS] };
+  if (Array.isArray(symbols)) return { batch: symbols, candles: symbols, exFactors: symbols, financials: symbols, pools: [...POOL_IDS] };
   return {
     batch: symbols.batch,
     candles: symbols.candles ?? symbols.batch,
     exFactors: symbols.exFactors ?? symbols.batch,
+    financials: symbols.financials ?? symbols.batch,
     pools: symbols.pools ?? [...POOL_IDS],
     unknown: symbols.unknown,
   };
 }
 
-export const RESOURCES: readonly Resource[] = ['quotes', 'depth', 'candles', 'intraday', 'exFactors', 'instruments', 'pools'];
+export { RESOURCES };
+
+/** The statements' resources (src/data/resources/financials.ts), each checked alike. */
+const STATEMENT_RESOURCES = Object.entries(FINANCIALS_RESOURCES) as [Statement, Resource][];
 const REGIONS = ['CN', 'HK', 'US'];
 
 /**
@@ -154,6 +164,28 @@ export function checkCapabilities(caps: AdapterCapabilities): void {
     expect((markets ?? []).length, `resourceMarkets.${r} is not empty`).toBeGreaterThan(0);
     for (const m of markets ?? []) expect(caps.markets, `resourceMarkets.${r} within markets`).toContain(m);
   }
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** One symbol's series of one statement: ascending, dated, the statement's fields only, finite or null. */
+export function checkStatementSeries(statement: Statement, series: readonly StatementRecord<Statement>[]): void {
+  expect(series.length, `${statement}: a present symbol has records`).toBeGreaterThan(0);
+  const allowed = new Set<string>(['period_end', 'announce_date', 'currency', 'period_months', ...STATEMENT_FIELDS[statement]]);
+  series.forEach((record, i) => {
+    expect(record.period_end).toMatch(DATE);
+    if (record.announce_date !== null) {
+      expect(record.announce_date).toMatch(DATE);
+      expect(record.announce_date >= record.period_end || statement === 'shares', `${statement}: announced after the period`).toBe(true);
+    }
+    if (record.period_months !== undefined && record.period_months !== null) expect(PERIOD_MONTHS).toContain(record.period_months);
+    if (record.currency !== undefined && record.currency !== null) expect(record.currency).toMatch(/^[A-Z]{3}$/);
+    for (const [field, value] of Object.entries(record)) {
+      expect(allowed.has(field), `${statement}.${field} is a field of the record`).toBe(true);
+      if (STATEMENT_FIELDS[statement].includes(field as never) && value !== null) expect(Number.isFinite(value), `${statement}.${field} finite`).toBe(true);
+    }
+    if (i > 0) expect(compareRecords(series[i - 1], record) <= 0, `${statement}: ascending`).toBe(true);
+  });
 }
 
 export interface ContractCase {
@@ -248,6 +280,28 @@ export function contractCases(makeAdapter: () => Adapter | Promise<Adapter>, sym
       const factors = await a.getExFactors!(s.exFactors);
       expect(factors.size).toBeGreaterThan(0);
       for (const [key, events] of factors) checkExFactors(events, refOf(key, s.exFactors));
+    });
+
+    it('financial statements: every declared statement, its series ascending, the client\'s fields, valid dates and spans', async () => {
+      const a = await makeAdapter();
+      let served = 0;
+      for (const [statement, resource] of STATEMENT_RESOURCES) {
+        const flag = a.capabilities.resources[resource];
+        expect(flag === true || flag === false, `resources.${resource} is explicitly true or false`).toBe(true);
+        if (!flag) continue;
+        expect(typeof a.getFinancials, 'a declared statement has getFinancials').toBe('function');
+        const markets = a.capabilities.resourceMarkets?.[resource] ?? a.capabilities.markets;
+        const refs = s.financials.filter((r) => markets.includes(r.region));
+        const asked = s.unknown ? [...refs, s.unknown] : refs;
+        const found = await a.getFinancials!(asked, statement);
+        if (s.unknown) expect(found.has(s.unknown.symbol), `${statement}: unknown symbol absent`).toBe(false);
+        for (const [key, series] of found) {
+          refOf(key, refs);
+          checkStatementSeries(statement, series);
+          served++;
+        }
+      }
+      if (STATEMENT_RESOURCES.some(([, r]) => a.capabilities.resources[r])) expect(served, 'some statement answered').toBeGreaterThan(0);
     });
 
     it('instruments', async () => {

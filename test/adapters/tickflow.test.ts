@@ -300,6 +300,7 @@ describe('tickflow adapter: failures', () => {
 
 runAdapterContract('tickflow', () => adapter(), {
   batch: [MT, TENCENT, AAPL],
+  financials: [ref('02367.HK')],
   candles: [MT],
   unknown: UNKNOWN,
   pools: ['CN_Stock', 'HK_Stock'],

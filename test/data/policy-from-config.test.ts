@@ -15,6 +15,7 @@ function distinctCache(): Config['cache'] {
       intradayMaxMs: 1_005,
       closedBarsMs: 1_006,
       referenceMs: 1_007,
+      financialsMs: 1_015,
       negativeMs: 1_008,
     },
     staleIfError: { quotesMs: 1_009, candlesMs: 1_010, referenceMs: 1_011 },
@@ -38,6 +39,11 @@ describe('policyFromConfig', () => {
       exFactors: { ttlMs: 1_007, swrMs: 1_014, sieMs: 1_011 },
       instruments: { ttlMs: 1_007, swrMs: 1_014, sieMs: 1_011 },
       pools: { ttlMs: 1_007, swrMs: 1_014, sieMs: 1_011 },
+      financialsIncome: { ttlMs: 1_015, swrMs: 1_014, sieMs: 1_011 },
+      financialsBalanceSheet: { ttlMs: 1_015, swrMs: 1_014, sieMs: 1_011 },
+      financialsCashFlow: { ttlMs: 1_015, swrMs: 1_014, sieMs: 1_011 },
+      financialsMetrics: { ttlMs: 1_015, swrMs: 1_014, sieMs: 1_011 },
+      financialsShares: { ttlMs: 1_015, swrMs: 1_014, sieMs: 1_011 },
       negative: { ttlMs: 1_008, swrMs: 0, sieMs: 0 },
     });
   });
@@ -46,7 +52,7 @@ describe('policyFromConfig', () => {
     const cache = distinctCache();
     const used = new Set(numbersIn(policyFromConfig(cache)));
     const settings = numbersIn({ ttl: cache.ttl, staleIfError: cache.staleIfError, staleWhileRevalidate: cache.staleWhileRevalidate });
-    expect(settings).toHaveLength(14);
+    expect(settings).toHaveLength(15);
     expect(settings.filter((n) => !used.has(n))).toEqual([]);
   });
 

@@ -12,12 +12,16 @@ import { candles } from './candles.ts';
 import { depth } from './depth.ts';
 import type { PolicyView } from './descriptor.ts';
 import { exFactors } from './ex-factors.ts';
+import { financialsBalanceSheet, financialsCashFlow, financialsIncome, financialsMetrics, financialsShares } from './financials.ts';
 import { instruments } from './instruments.ts';
 import { intraday } from './intraday.ts';
 import { pools } from './pools.ts';
 import { quotes } from './quotes.ts';
 
-export const RESOURCE_DESCRIPTORS = [quotes, depth, candles, intraday, exFactors, instruments, pools] as const;
+export const RESOURCE_DESCRIPTORS = [
+  quotes, depth, candles, intraday, exFactors, instruments, pools,
+  financialsIncome, financialsBalanceSheet, financialsCashFlow, financialsMetrics, financialsShares,
+] as const;
 
 type Descriptor = (typeof RESOURCE_DESCRIPTORS)[number];
 type ByName<N extends Resource> = Extract<Descriptor, { name: N }>;
