@@ -36,7 +36,7 @@ import { DAY_MS } from './time.ts';
 const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
 
 // Bytes of one memo entry on a 64-bit V8 heap (Map slot with its share of the table's slack, plus
-// the value), measured by bench/soak-calendar-memo.ts and rounded up.
+// the value), measured by bench/diagnostics/calendar-memo-bytes.ts and rounded up.
 const ENTRY_BYTES = {
   dayString: 96,
   offsetDay: 176,
