@@ -496,15 +496,17 @@ const SETS_KEPT = 2_048;
  * and kept (bounded), since the loader asks for them one statement at a time.
  */
 export function createSimFinancials(): {
-  series<S extends Statement>(inst: SimInstrument, history: Pick<SimFinancialsInput, 'planned' | 'events'>, today: string, statement: S): StatementRecord<S>[] | undefined;
+  series<S extends Statement>(inst: SimInstrument, history: () => Pick<SimFinancialsInput, 'planned' | 'events'>, today: string, statement: S): StatementRecord<S>[] | undefined;
 } {
   const sets = new LRUCache<string, { set: StatementSet | null }>({ max: SETS_KEPT });
   return {
     series(inst, history, today, statement) {
+      if (inst.type !== 'stock') return undefined;
       const key = `${inst.symbol}|${today}`;
       let held = sets.get(key);
       if (held === undefined) {
-        held = { set: simStatements({ inst, planned: history.planned, events: history.events, today }) ?? null };
+        const { planned, events } = history();
+        held = { set: simStatements({ inst, planned, events, today }) ?? null };
         sets.set(key, held);
       }
       const list = held.set?.[statement];

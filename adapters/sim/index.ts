@@ -206,7 +206,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
     async getFinancials(symbols, statement, ctx) {
       await gate(ctx);
       // The statements published by the session date, from the history's plan and paid events.
-      return bySymbol(symbols, (inst, now) => financials.series(inst, market.recent(inst, now), localDate(inst.region, now), statement));
+      return bySymbol(symbols, (inst, now) => financials.series(inst, () => market.recent(inst, now), localDate(inst.region, now), statement));
     },
 
     async listPool(pool: PoolId, ctx): Promise<PoolDetail | undefined> {

@@ -84,7 +84,7 @@ describe('parseKeysFile', () => {
     expect(msg).toContain('unknown plan gold');
     expect(msg).toContain('duplicate key id a');
     expect(errorOf(() => parseKeysFile(file([], { p: { ...PLAN, markets: ['JP'] } })))).toContain('plans.p.markets[0]: got "JP"; expected one of: CN, HK, US');
-    expect(errorOf(() => parseKeysFile(file([], { p: { ...PLAN, features: ['realtime'] } })))).toContain('plans.p.features[0]: got "realtime"; expected one of: quotes, pools, depth, klines_daily, klines_minute, intraday, ex_factors, instruments, batch');
+    expect(errorOf(() => parseKeysFile(file([], { p: { ...PLAN, features: ['realtime'] } })))).toContain('plans.p.features[0]: got "realtime"; expected one of: quotes, pools, depth, klines_daily, klines_minute, intraday, ex_factors, instruments, financials, batch');
   });
 
   it('accepts an upper-case hash', () => {
