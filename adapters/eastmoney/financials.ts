@@ -135,3 +135,16 @@ export function parseHkIndicators(text: string, r: PayloadReader): StatementSet 
   for (const list of Object.values(out)) list.sort((a, b) => (a.period_end < b.period_end ? -1 : a.period_end > b.period_end ? 1 : 0));
   return out;
 }
+
+/**
+ * The adapter's statements (capabilities: HK only; A-share statements are not served, see
+ * mocks/fixtures/README.md): per HK symbol one RPT_HKF10_FN_MAININDICATOR page, `statement`'s
+ * records from it. A 9201 answer, or rows without that statement's figures, leave the symbol out.
+ */
+export function financialsSeries<S extends Statement>(text: string, statement: S, r: PayloadReader): StatementRecord<S>[] | undefined {
+  const list = parseHkIndicators(text, r)[statement] as StatementRecord<S>[];
+  const figures = list.filter((record) => Object.keys(record).some((k) => !HEAD_KEYS.has(k)));
+  return figures.length === 0 ? undefined : figures;
+}
+
+const HEAD_KEYS = new Set(['period_end', 'announce_date', 'currency', 'period_months']);

@@ -10,6 +10,9 @@ import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../commo
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows, parseHkDividendRows, parseRightsRows, type CorporateAction } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
+import { buildFinancialsRequest, EASTMONEY_REPORTS, financialsSeries } from './financials.ts';
+import type { StatementRecord } from '../../src/financials/types.ts';
+import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
 import {
   DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
   trendsPrevClose, type EastmoneyUnits,
@@ -39,12 +42,16 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
   return {
     resources: {
       quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
-      financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+      financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
     },
     markets: ['CN', 'HK', 'US'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
     // (§1.10): the router sends US ex-factors to the next adapter of the chain.
-    resourceMarkets: { exFactors: ['CN', 'HK'] },
+    // Statements: HK from the F10 main-indicator table (financials.ts); no A-share statements yet.
+    resourceMarkets: {
+      exFactors: ['CN', 'HK'],
+      financialsIncome: ['HK'], financialsBalanceSheet: ['HK'], financialsCashFlow: ['HK'], financialsMetrics: ['HK'], financialsShares: ['HK'],
+    },
     periods: { '1m': true, '1d': true },
     maxBatch,
     rawPrices: true,
@@ -54,7 +61,7 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
 
 const EVERYTHING = { beg: '0', end: '20500101', lmt: 1_000_000 };
 
-export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getFinancials'>> {
+export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('eastmoney adapter needs deps.http');
   const cooldown = options.hostCooldownMs ?? EASTMONEY_DEFAULTS.hostCooldownMs;
@@ -179,6 +186,21 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'eastmoney',
+
+    async getFinancials(symbols, statement, ctx) {
+      // capabilities.resourceMarkets: HK only; other symbols are left out, never an error.
+      const refs = symbols.filter((s) => s.region === 'HK');
+      const resource = FINANCIALS_RESOURCES[statement];
+      const texts = await mapLimit(refs, concurrency, (ref) => fetchText(f10Hosts, (h) => ({
+        ...buildFinancialsRequest(EASTMONEY_REPORTS.hkIndicators, ref, 200, h), resource,
+      }), ctx));
+      const out: BySymbol<StatementRecord<typeof statement>[]> = new Map();
+      refs.forEach((ref, i) => {
+        const series = financialsSeries(texts[i], statement, r);
+        if (series !== undefined) out.set(ref.symbol, series);
+      });
+      return out;
+    },
     capabilities: eastmoneyCapabilities(options.maxBatch ?? EASTMONEY_DEFAULTS.maxBatch),
 
     async getQuotes(symbols, ctx) {

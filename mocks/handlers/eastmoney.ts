@@ -72,6 +72,9 @@ export function eastmoneyHandlers(log: CapturedRequest[] = [], hosts: typeof EAS
     ...(hosts.f10 ?? []).map((h) =>
       http.get(`${h}/securities/api/data/v1/get`, async ({ request }) => {
         const url = await capture(log, request);
+        if (url.searchParams.get('reportName') === 'RPT_HKF10_FN_MAININDICATOR') {
+          return HttpResponse.json(em(url.searchParams.get('filter') === '(SECUCODE="02367.HK")' ? 'financials-hk-indicators-02367' : 'financials-no-data-9201'));
+        }
         const code = /SECURITY_CODE="(\d+)"/.exec(url.searchParams.get('filter') ?? '')?.[1] ?? '';
         return HttpResponse.json(em(HK_DIVIDENDS[code] ?? 'dividends-empty'));
       })),

@@ -80,3 +80,24 @@ describe('eastmoney financials', () => {
     expect(spanMonths('2025-01-01', '2025-02-28')).toBeNull();
   });
 });
+
+describe('eastmoney adapter: statements through the HK main-indicator table', () => {
+  it('declares the five statements for HK only', async () => {
+    const { eastmoneyCapabilities } = await import('../../adapters/eastmoney/index.ts');
+    const caps = eastmoneyCapabilities(50);
+    for (const r of ['financialsIncome', 'financialsBalanceSheet', 'financialsCashFlow', 'financialsMetrics', 'financialsShares'] as const) {
+      expect(caps.resources[r]).toBe(true);
+      expect(caps.resourceMarkets?.[r]).toEqual(['HK']);
+    }
+  });
+
+  it('financialsSeries: the captured 02367.HK answer gives each statement\'s records; 9201 gives none', async () => {
+    const { financialsSeries } = await import('../../adapters/eastmoney/financials.ts');
+    const text = fixture('financials-hk-indicators-02367.json');
+    expect(financialsSeries(text, 'cash_flow', r)?.map((x) => x.period_end)).toEqual([
+      '2020-12-31', '2021-12-31', '2022-06-30', '2022-12-31', '2023-06-30', '2023-12-31', '2024-06-30', '2024-12-31', '2025-06-30',
+    ]);
+    expect(financialsSeries(text, 'shares', r)?.at(-1)?.period_months).toBeNull();
+    expect(financialsSeries(fixture('financials-no-data-9201.json'), 'income', r)).toBeUndefined();
+  });
+});

@@ -198,7 +198,7 @@ describe('eastmoney adapter: requests and normalised results', () => {
   // call that still asks is answered without it instead of throwing (a breaker failure).
   it('ex-factors: declared for CN and HK; US symbols are left out without a request or an error', async () => {
     const a = adapter();
-    expect(a.capabilities.resourceMarkets).toEqual({ exFactors: ['CN', 'HK'] });
+    expect(a.capabilities.resourceMarkets?.exFactors).toEqual(['CN', 'HK']);
     expect((await a.getExFactors([AAPL])).size).toBe(0);
     expect(log).toHaveLength(0);
   });
@@ -306,5 +306,6 @@ runAdapterContract('eastmoney', () => adapter(), {
   batch: [MT, TENCENT, AAPL],
   candles: [MT],
   exFactors: [PINGAN, MT],
+  financials: [ref('02367.HK'), TENCENT],
   unknown: UNKNOWN,
 });
