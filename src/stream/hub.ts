@@ -8,6 +8,7 @@
 // that was current at the edge arrives even when the cache still held the one before it.
 import type { FastifyBaseLogger } from 'fastify';
 import type WebSocket from 'ws';
+import { addressBucket } from '../access/auth-failures.ts';
 import type { KeyEntry } from '../access/keys.ts';
 import type { Region, Session, SymbolRef } from '../domain.ts';
 import { AppError, featureReason, isAppError } from '../errors.ts';
@@ -21,6 +22,15 @@ import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, type Channel, type Cl
 export type { Client } from './outbox.ts';
 
 const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
+
+function isAnonymous(entry: KeyEntry): boolean {
+  return (entry as KeyEntry & { anonymous?: boolean }).anonymous === true;
+}
+
+/** Whose caps a connection counts against: its key's id, or for the free tier its client's address. */
+function ownerOf(entry: KeyEntry, ip: string | undefined): string {
+  return isAnonymous(entry) ? `anon:${addressBucket(ip ?? '')}` : entry.id;
+}
 /** setTimeout's longest delay; a key expiring later is re-checked then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The quotes-only route: its connections need the quotes feature. */
@@ -129,24 +139,27 @@ export class StreamHub {
     this.#pinger = undefined;
   }
 
-  /** Whether the key may open one more connection. */
-  admits(entry: KeyEntry): boolean {
-    return (this.#keys.get(entry.id)?.connections ?? 0) < maxConnections(entry.plan);
+  /**
+   * Whether the key may open one more connection. `ip`: the client's address, by which the free
+   * tier's caps count (it has no key: each address is its own "key", an IPv6 /64 as one).
+   */
+  admits(entry: KeyEntry, ip?: string): boolean {
+    return (this.#keys.get(ownerOf(entry, ip))?.connections ?? 0) < maxConnections(entry.plan);
   }
 
   hasConnections(keyId: string): boolean {
     return (this.#keys.get(keyId)?.connections ?? 0) > 0;
   }
 
-  attach(entry: KeyEntry, socket: WebSocket, route: string): Client {
+  attach(entry: KeyEntry, socket: WebSocket, route: string, ip?: string): Client {
     const client: Client = {
-      id: this.#nextId++, entry, socket, route,
+      id: this.#nextId++, entry, owner: ownerOf(entry, ip), socket, route,
       subs: { quotes: new Set(), depth: new Set() },
       pending: { quotes: new Map(), depth: new Map() },
       slowSince: undefined, awaitingPong: false, closed: false,
     };
     this.#clients.add(client);
-    this.#keyState(entry.id).connections += 1;
+    this.#keyState(client.owner).connections += 1;
     this.#metrics.connections.inc({ route });
     this.#scheduleExpiry(client);
     socket.on('pong', () => { client.awaitingPong = false; });
@@ -165,9 +178,9 @@ export class StreamHub {
     this.#clients.delete(client);
     this.#outbox.forget(client);
     for (const channel of CHANNELS) this.#drop(client, channel, [...client.subs[channel]]);
-    const state = this.#keyState(client.entry.id);
+    const state = this.#keyState(client.owner);
     state.connections -= 1;
-    if (state.connections <= 0 && state.subscriptions <= 0) this.#keys.delete(client.entry.id);
+    if (state.connections <= 0 && state.subscriptions <= 0) this.#keys.delete(client.owner);
     this.#metrics.connections.dec({ route: client.route });
     if (this.#clients.size === 0 && this.#pinger !== undefined) {
       clearInterval(this.#pinger);
@@ -201,8 +214,8 @@ export class StreamHub {
       if (next !== client.entry) this.#rekey(client, next);
       this.#scheduleExpiry(client);
       if (!this.#permits(client)) continue;
-      const list = byKey.get(next.id);
-      if (list === undefined) byKey.set(next.id, [client]);
+      const list = byKey.get(client.owner);
+      if (list === undefined) byKey.set(client.owner, [client]);
       else list.push(client);
     }
     for (const [id, clients] of byKey) this.#enforceCaps(id, clients);
@@ -215,7 +228,7 @@ export class StreamHub {
   async subscribe(client: Client, channel: Channel, refs: SymbolRef[]): Promise<void> {
     const have = client.subs[channel];
     const fresh = refs.filter((r) => !have.has(r.symbol));
-    const state = this.#keyState(client.entry.id);
+    const state = this.#keyState(client.owner);
     const cap = maxSubscriptions(client.entry.plan);
     if (state.subscriptions + fresh.length > cap) {
       this.sendError(client, new AppError('TOO_MANY_SYMBOLS', `at most ${cap} subscriptions per key on this plan; this key has ${state.subscriptions} and asked for ${fresh.length} more`, {
@@ -354,9 +367,10 @@ export class StreamHub {
 
   /** The key's record changed (its plan, or its id): move the per-key counts if the id did. */
   #rekey(client: Client, next: KeyEntry): void {
-    const before = client.entry.id;
+    const before = client.owner;
     client.entry = next;
-    if (before === next.id) return;
+    if (isAnonymous(next) || before === next.id) return;
+    client.owner = next.id;
     const held = client.subs.quotes.size + client.subs.depth.size;
     const old = this.#keyState(before);
     old.connections -= 1;
@@ -444,7 +458,7 @@ export class StreamHub {
   }
 
   #drop(client: Client, channel: Channel, symbols: string[]): void {
-    const state = this.#keys.get(client.entry.id);
+    const state = this.#keys.get(client.owner);
     for (const symbol of symbols) {
       if (!client.subs[channel].delete(symbol)) continue;
       client.pending[channel].delete(symbol);

@@ -90,9 +90,16 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
   const limiter = keyLimiter(app, ctx);
   // A keys reload (SIGHUP, or published by another instance) applies to open connections at once.
   // The free tier's entry has no key: it follows the keys file's `anonymous` plan.
-  const stopFollowingKeys = ctx.keys.onReload(() => hub.applyKeys((entry) => ((entry as KeyEntry & { anonymous?: boolean }).anonymous === true
-    ? (ctx.keys as unknown as { anonymous?: KeyEntry }).anonymous
-    : ctx.keys.current(entry))));
+  const stopFollowingKeys = ctx.keys.onReload(() => {
+    try {
+      hub.applyKeys((entry) => ((entry as KeyEntry & { anonymous?: boolean }).anonymous === true
+        ? (ctx.keys as unknown as { anonymous?: KeyEntry }).anonymous
+        : ctx.keys.current(entry)));
+    } catch (error) {
+      // The keys were reloaded; only applying them to open connections failed.
+      app.log.error({ err: error }, 'stream: applying reloaded keys to open connections failed');
+    }
+  });
   app.addHook('onClose', async () => stopFollowingKeys());
 
   await app.register(websocket, {
@@ -126,7 +133,7 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
         if (legacy || !(plan.features.has('quotes') || plan.features.has('depth'))) {
           authorize(entry, { features: ['quotes'] });
         }
-        if (!hub.admits(entry)) {
+        if (!hub.admits(entry, request.ip)) {
           throw new AppError('TOO_MANY_CONNECTIONS', 'this key already has the most stream connections its plan allows; close one first', {
             retryAfterSeconds: 3,
             details: { max_connections: maxConnections(plan) },
@@ -144,11 +151,11 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       },
       wsHandler: (socket: WebSocket, request: FastifyRequest) => {
         const entry = keyOf(request);
-        if (!hub.admits(entry)) {
+        if (!hub.admits(entry, request.ip)) {
           socket.close(1008, 'too many connections for this key');
           return;
         }
-        const client = hub.attach(entry, socket, url);
+        const client = hub.attach(entry, socket, url, request.ip);
         // Messages are handled in order per connection: a subscribe's snapshot precedes later acks.
         let queue: Promise<void> = Promise.resolve();
         socket.on('message', (data: WebSocket.RawData) => {

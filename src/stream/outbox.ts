@@ -17,6 +17,8 @@ export interface Client {
   readonly id: number;
   /** The key's current record: replaced when a keys reload changes its plan (hub.applyKeys). */
   entry: KeyEntry;
+  /** Whose caps it counts against: the key's id, or `anon:<address>` for the free tier. */
+  owner: string;
   readonly socket: WebSocket;
   readonly route: string;
   readonly subs: Record<Channel, Set<string>>;
