@@ -365,9 +365,45 @@ function adapterNameProblems(raw: unknown, sources: Sources): string[] {
   });
 }
 
+/**
+ * redis.url, redis.cluster and redis.sentinel are three topologies: at most one may be set (an
+ * empty url counts as unset), wherever each came from; and every node's port is a port.
+ */
+function redisTopologyProblems(raw: unknown, sources: Sources): string[] {
+  const redis = valueAt(raw, ['redis']);
+  if (!isPlainObject(redis)) return [];
+  const set: string[] = [];
+  const where = (key: string) => {
+    const source = sourceOf(sources, ['redis', key]);
+    return source === undefined ? `redis.${key}` : `redis.${key} (${source})`;
+  };
+  if (typeof redis.url === 'string' && redis.url !== '') set.push(where('url'));
+  if (redis.cluster !== undefined) set.push(where('cluster'));
+  if (redis.sentinel !== undefined) set.push(where('sentinel'));
+  const out: string[] = [];
+  if (set.length > 1) {
+    out.push(`redis: ${set.join(' and ')} are both set; set one of redis.url (one node), redis.cluster (a Redis Cluster's nodes) or redis.sentinel (a master's name and its sentinels); an empty url counts as unset`);
+  }
+  const nodes: Array<[string[], unknown]> = [
+    ...(Array.isArray(redis.cluster) ? redis.cluster.map((n, i): [string[], unknown] => [['redis', 'cluster', String(i)], n]) : []),
+    ...(isPlainObject(redis.sentinel) && Array.isArray(redis.sentinel.nodes)
+      ? redis.sentinel.nodes.map((n, i): [string[], unknown] => [['redis', 'sentinel', 'nodes', String(i)], n]) : []),
+  ];
+  for (const [path, node] of nodes) {
+    const port = typeof node === 'string' ? Number(/:(\d+)$/.exec(node)?.[1]) : Number.NaN;
+    if (typeof node === 'string' && /:\d+$/.test(node) && !(port >= 1 && port <= 65_535)) {
+      const source = sourceOf(sources, path);
+      out.push(`${showPath(path)}: got ${showValue(node)}${source ? ` (${source})` : ''}; expected a port from 1 to 65_535`);
+    }
+  }
+  return out;
+}
+
 export function validateConfig(raw: unknown, sources: Sources = new Map()): Config {
   // Each adapters.<id> block is checked against its adapter's options schema like any other setting.
-  const problems = [...schemaProblems(withAdapterBlocks(ConfigSchema, raw), raw, sources), ...adapterNameProblems(raw, sources)];
+  const problems = [
+    ...schemaProblems(withAdapterBlocks(ConfigSchema, raw), raw, sources), ...adapterNameProblems(raw, sources), ...redisTopologyProblems(raw, sources),
+  ];
   if (problems.length > 0) throw new ConfigError(problems);
   return raw as Config;
 }

@@ -5,6 +5,9 @@ import { Type, type Static } from 'typebox';
 const Ms = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max });
 const Chain = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 8 });
 
+/** "host:port" (a name or IPv4) or "[IPv6]:port". */
+const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$' });
+
 const TtlPair = Type.Object({ open: Ms(0, 86_400_000), closed: Ms(0, 604_800_000) });
 
 export const ConfigSchema = Type.Object({
@@ -15,7 +18,7 @@ export const ConfigSchema = Type.Object({
     requestTimeoutMs: Ms(1000, 600_000),
     shutdownGraceMs: Ms(0, 120_000),
     trustProxy: Type.Boolean(),
-    /** Worker processes on one port (node:cluster); > 1 needs redis.url. Default 1. */
+    /** Worker processes on one port (node:cluster); > 1 needs Redis (redis.url, redis.cluster or redis.sentinel). Default 1. */
     workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */
     pidFile: Type.Optional(Type.String()),
@@ -83,9 +86,20 @@ export const ConfigSchema = Type.Object({
     }),
   }),
   redis: Type.Object({
-    /** Empty: single instance, no Redis. */
+    /** One Redis node; empty: unset (with no cluster or sentinel either: single instance, no Redis). */
     url: Type.String(),
-    /** Instances sharing this Redis: while it is down each one admits rate limit ÷ instances. Default 1. */
+    /** The startup nodes of a Redis Cluster ("host:port"); instead of url or sentinel. */
+    cluster: Type.Optional(Type.Array(HostPort, { minItems: 1, maxItems: 64 })),
+    /** Sentinel: the master's name and the sentinels ("host:port"); instead of url or cluster. */
+    sentinel: Type.Optional(Type.Object({
+      name: Type.String({ minLength: 1 }),
+      nodes: Type.Array(HostPort, { minItems: 1, maxItems: 16 }),
+    })),
+    /**
+     * Instances sharing this Redis: while it is down each one admits rate limit ÷ instances, and
+     * each process keeps max ÷ (instances × server.workers) of every vendor's outbound budget
+     * (with Redis the budget holds for the whole fleet). Default 1.
+     */
     instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
     /** A Redis command not answered within this many ms counts as a failure (frozen Redis). Default 250. */
     commandTimeoutMs: Type.Optional(Ms(10, 10_000)),

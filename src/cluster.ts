@@ -1,6 +1,6 @@
 // Several worker processes on one port (issue 10.6): `server.workers: N` (env WORKERS).
 //
-//   workersProblem(workers, redisUrl): string | undefined   the boot refusal message, if any
+//   workersProblem(workers, redis): string | undefined   the boot refusal message, if any
 //   runClustered(workers, startWorker): Promise<void>
 //
 // N = 1: startWorker() in this process, nothing else. N > 1: this process becomes the primary; it
@@ -9,7 +9,7 @@
 // SIGHUP on to every worker (each reloads its keys) and on SIGTERM/SIGINT passes the signal on and
 // exits once every worker has drained and exited (code 1 if any worker failed to).
 // Workers share rate limits, caches, fill locks and key reloads only through Redis, so N > 1
-// without Redis is refused at boot.
+// without Redis is refused at boot; any topology will do (redis.url, redis.cluster, redis.sentinel).
 //
 // A worker's death resets its connections at once (issue 28.6): those it had accepted die with
 // it (the kernel resets them), and the one the primary was handing it (resetHandoffsOnExit) is
@@ -17,10 +17,13 @@
 // timeout.
 import type { ChildProcess } from 'node:child_process';
 import cluster, { type Worker } from 'node:cluster';
+import { redisConfigured, type RedisTopologySettings } from './redis.ts';
 
-export function workersProblem(workers: number, redisUrl: string): string | undefined {
-  if (workers > 1 && redisUrl === '') {
-    return `server.workers is ${workers}, but several workers share rate limits, caches and key revocations only through Redis: set REDIS_URL (redis.url), or run one worker (WORKERS=1)`;
+/** `redis`: the redis settings (or, as before, redis.url alone). */
+export function workersProblem(workers: number, redis: string | RedisTopologySettings): string | undefined {
+  const configured = typeof redis === 'string' ? redis !== '' : redisConfigured(redis);
+  if (workers > 1 && !configured) {
+    return `server.workers is ${workers}, but several workers share rate limits, caches, vendor budgets and key revocations only through Redis: set REDIS_URL (redis.url), redis.cluster or redis.sentinel, or run one worker (WORKERS=1)`;
   }
   return undefined;
 }

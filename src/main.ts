@@ -14,7 +14,7 @@ import { KeyStore } from './access/keys.ts';
 import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
 import { BootError, buildApp } from './app.ts';
 import { runClustered, workersProblem } from './cluster.ts';
-import { createRedisClient, createSubscriber } from './redis.ts';
+import { attachRedisLog, createRedisClient, createSubscriber, redisConfigured } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
 import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './cli/heap-growing.ts';
@@ -60,17 +60,18 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   const metrics = createMetrics({ processMetrics: true });
   // Dropped vendor rows: counted always, logged once the app (and its logger) exists.
   let log: { warn(fields: object, message: string): void } | undefined;
+  const redisOptions = { commandTimeoutMs: config.redis.commandTimeoutMs };
+  const redis = redisConfigured(config.redis) ? createRedisClient(config.redis, redisOptions) : undefined;
   const deps = productionDeps(now, upstreamSink(metrics), (event) => {
     metrics.invalidRows.inc({ adapter: event.adapter, resource: event.resource, reason: event.reason });
     log?.warn(event, 'invalid vendor rows dropped');
-  });
+  }, { redis, registry: metrics.registry, processes: (config.redis.instances ?? 1) * (config.server.workers ?? 1) });
   const adapters = createAdapters(config.routing, config.adapters, deps);
-  const redisOptions = { commandTimeoutMs: config.redis.commandTimeoutMs };
-  const redis = config.redis.url ? createRedisClient(config.redis.url, redisOptions) : undefined;
   const app = await buildApp({
     config, keys, adapters, now, redis, metrics, upstreamClients: deps.clients,
   });
   log = app.log;
+  if (redis) attachRedisLog(redis, app.log);
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
   const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);
@@ -87,7 +88,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   if (bind.reason !== undefined) app.log.warn({ host: bind.host }, `listening on ${bind.host}: ${bind.reason}`);
 
   // Instances sharing Redis reload their keys when any one of them (or revoke-key) publishes.
-  const subscriber = config.redis.url ? createSubscriber(config.redis.url, redisOptions) : undefined;
+  const subscriber = redisConfigured(config.redis) ? createSubscriber(config.redis, redisOptions) : undefined;
   const unsubscribe = subscriber ? subscribeKeyReloads({ subscriber, keys, log: app.log }) : undefined;
 
   process.on('SIGHUP', () => {
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
   const heapGrowing = heapGrowingPercent(process.env);
   if (heapGrowing.problem !== undefined) fail(`cannot start: ${heapGrowing.problem}`);
   const workers = loaded.config.server.workers ?? 1;
-  const problem = workersProblem(workers, loaded.config.redis.url);
+  const problem = workersProblem(workers, loaded.config.redis);
   if (problem !== undefined) fail(problem);
   if (workers > 1 && cluster.isPrimary) {
     const log: Logger = {

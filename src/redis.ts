@@ -1,11 +1,26 @@
 // The shared Redis client (scale-out), its pub/sub twin and a health tracker.
 //
-//   createRedisClient(url, options?): Redis          fail-fast client (see below)
-//   createSubscriber(url, options?): Redis           a second connection for SUBSCRIBE
-//   trackRedisHealth(redis, options?): RedisHealth   up/down + since, probed in the background
+//   redisTopology(settings): RedisTopology | undefined   redis.url | redis.cluster | redis.sentinel (one)
+//   createRedisClient(target, options?): Redis       fail-fast client (see below); target: a URL or the
+//                                                    redis settings (one node, a Cluster or Sentinel)
+//   createSubscriber(target, options?): Redis        a second connection for SUBSCRIBE
+//   attachRedisLog(redis, log)                       where an unusable Redis is logged (at error)
+//   trackRedisHealth(redis, options?): RedisHealth   up/down/unusable + since, probed in the background
 //   redisHealth(redis): RedisHealth | undefined      the tracker attached to a client
-//   registerRedisMetric(registry, health)            gauge mdqs_redis_up (1 up, 0 down)
-//   redisReadiness(health)                           a /readyz check: redis 'ok' | 'down since …'
+//   registerRedisMetric(registry, health)            gauges mdqs_redis_up, mdqs_redis_unusable
+//   redisReadiness(health)                           a /readyz check: 'ok' | 'down since …' | 'unusable …'
+//   redisKey(prefix, id): string                     a versioned, hash-tagged key name (below)
+//
+// Topologies (ioredis): one node (redis.url), a Redis Cluster (redis.cluster: its startup nodes;
+// slots are discovered and MOVED/ASK followed by ioredis) or Sentinel (redis.sentinel: the master's
+// name and the sentinels; ioredis asks them for the master and follows a failover). A Cluster is
+// handed out typed as Redis: it has the same command surface, and its duplicate() here takes a
+// single node's options like Redis's does (a subscriber: createSubscriber or redis.duplicate).
+//
+// Key names (redisKey): `mdqs:<KEY_FORMAT>:<space>:{<id>}`. The format version lets instances of
+// two releases share one Redis during a rolling upgrade (a release that changes what a key holds
+// bumps KEY_FORMAT, and the two never read each other's values); the hash tag `{id}` puts every key
+// of one id in one Cluster slot, so a script over several keys of one id never gets CROSSSLOT.
 //
 // Fail fast (issue 14.1): no offline queue (a command while disconnected fails at once instead of
 // waiting for a reconnect and replaying into the wrong rate-limit window), one attempt per command,
@@ -14,14 +29,83 @@
 // Reconnection runs in the background forever with a capped back-off, so a Redis that comes back is
 // used again without a restart. Callers also consult the health tracker first: while Redis is
 // known down they skip it without paying even the command timeout.
+//
+// Unusable as configured (issue 27): a Redis that answers but cannot serve this topology (a node of
+// a Redis Cluster given as redis.url: MOVED replies; CROSSSLOT; a cluster with a slot without a
+// master: CLUSTERDOWN; a read-only replica: READONLY; sentinels that know no master of that name)
+// is `unusable`: the tracker says down (every caller degrades as for Redis down: own tiers,
+// per-instance shares of the limits), /readyz names the problem (never "ok"), and it is logged at
+// error once per problem. The probe re-checks the topology (INFO cluster and role of a single node,
+// CLUSTER INFO of a cluster), so a fixed Redis is used again without a restart.
 import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
+import type { Cluster, ClusterNode, Redis, RedisOptions } from 'ioredis';
 
 // ioredis (~45 ms to load) only when a Redis is configured: most starts never need it.
 const load = createRequire(import.meta.url);
-const RedisClient = (): typeof import('ioredis').Redis => (load('ioredis') as typeof import('ioredis')).Redis;
+const ioredis = (): typeof import('ioredis') => load('ioredis') as typeof import('ioredis');
 import { Gauge, type Registry } from 'prom-client';
 import type { ReadinessCheck } from './routes/ops.ts';
+
+/** The key format version (see the top of this file): bump it when what a key holds changes. */
+export const KEY_FORMAT = 'v2';
+
+/**
+ * The key of `id` in a key space: `prefix` names the space ('mdqs:rl:', 'mdqs:fill:lock:'); a
+ * prefix under 'mdqs:' gets the format version after it. The id is the hash tag, so every key
+ * built from one id lands in one Cluster slot: `redisKey('mdqs:rl:', 'key:k1')` is
+ * 'mdqs:v2:rl:{key:k1}'.
+ */
+export function redisKey(prefix: string, id: string): string {
+  return `${versionedName(prefix)}{${id}}`;
+}
+
+/** A name under 'mdqs:' with the format version after it (keys: redisKey; channels as they are). */
+export function versionedName(name: string): string {
+  return name.startsWith('mdqs:') && !name.startsWith(`mdqs:${KEY_FORMAT}:`) ? `mdqs:${KEY_FORMAT}:${name.slice('mdqs:'.length)}` : name;
+}
+
+/** The redis.* settings that choose the topology (config/schema.ts). */
+export interface RedisTopologySettings {
+  url: string;
+  cluster?: string[];
+  sentinel?: { name: string; nodes: string[] };
+}
+
+export type RedisTopology =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: ClusterNode[] }
+  | { kind: 'sentinel'; name: string; nodes: Array<{ host: string; port: number }> };
+
+/** "host:port" or "[v6]:port" → { host, port } (config/load.ts has checked the shape). */
+export function parseHostPort(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  const host = text.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(text.slice(at + 1)) };
+}
+
+/** The configured topology, or undefined without Redis (an empty url counts as unset). */
+export function redisTopology(settings: RedisTopologySettings): RedisTopology | undefined {
+  if (settings.cluster !== undefined && settings.cluster.length > 0) return { kind: 'cluster', nodes: settings.cluster.map(parseHostPort) };
+  if (settings.sentinel !== undefined) return { kind: 'sentinel', name: settings.sentinel.name, nodes: settings.sentinel.nodes.map(parseHostPort) };
+  if (settings.url !== '') return { kind: 'single', url: settings.url };
+  return undefined;
+}
+
+/** Whether any Redis is configured. */
+export function redisConfigured(settings: RedisTopologySettings): boolean {
+  return redisTopology(settings) !== undefined;
+}
+
+const nodeList = (nodes: ClusterNode[]) => nodes.map((n) => (typeof n === 'object' ? `${n.host}:${n.port}` : String(n))).join(', ');
+
+/** For messages: which Redis, by setting (a URL's password masked). */
+export function describeTopology(topology: RedisTopology): string {
+  switch (topology.kind) {
+    case 'single': return `redis.url ${topology.url.replace(/^([a-z]+:\/\/[^/:@]*:)[^/@]+@/i, '$1***@')}`;
+    case 'cluster': return `redis.cluster [${nodeList(topology.nodes)}]`;
+    case 'sentinel': return `redis.sentinel ${topology.name} via [${nodeList(topology.nodes)}]`;
+  }
+}
 
 export interface RedisClientOptions {
   /** A command not answered within this many ms fails (default 250). */
@@ -32,29 +116,99 @@ export interface RedisClientOptions {
   maxReconnectDelayMs?: number;
 }
 
-function baseOptions(options: RedisClientOptions) {
+const backoff = (options: RedisClientOptions) => {
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
+  // Never give up: null would stop reconnecting for good.
+  return (times: number) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 5));
+};
+
+function baseOptions(options: RedisClientOptions) {
   return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: options.connectTimeoutMs ?? 500,
     commandTimeout: options.commandTimeoutMs ?? 250,
-    // Never give up: null would stop reconnecting for good.
-    retryStrategy: (times: number) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 5)),
+    retryStrategy: backoff(options),
   };
 }
 
 const commandTimeouts = new WeakMap<Redis, number>();
+const topologies = new WeakMap<Redis, RedisTopology>();
+const logs = new WeakMap<Redis, RedisLog>();
 
-export function createRedisClient(url: string, options: RedisClientOptions = {}): Redis {
+type Target = string | RedisTopologySettings | RedisTopology;
+
+function topologyOf(target: Target): RedisTopology {
+  if (typeof target === 'string') return { kind: 'single', url: target };
+  if ('kind' in target) return target;
+  const topology = redisTopology(target);
+  if (topology === undefined) throw new Error('no Redis configured (redis.url, redis.cluster and redis.sentinel are all unset)');
+  return topology;
+}
+
+/** A READONLY reply (a replica, or a master demoted by a failover): reconnect, so Sentinel is asked again. */
+const reconnectOnReadonly = (error: Error) => (error.message.startsWith('READONLY') ? 2 : false);
+
+function open(topology: RedisTopology, nodeOptions: RedisOptions, clusterQueue: boolean, options: RedisClientOptions): Redis {
+  const { Redis: RedisClient, Cluster: ClusterClient } = ioredis();
+  switch (topology.kind) {
+    case 'single':
+      return new RedisClient(topology.url, nodeOptions);
+    case 'sentinel':
+      return new RedisClient({
+        ...nodeOptions,
+        sentinels: topology.nodes,
+        name: topology.name,
+        sentinelRetryStrategy: backoff(options),
+        sentinelCommandTimeout: nodeOptions.connectTimeout,
+        failoverDetector: true,
+        reconnectOnError: reconnectOnReadonly,
+      });
+    case 'cluster': {
+      // Node connections keep ioredis's own offline queue (they connect lazily, on the first
+      // command routed to them); the cluster-level queue is off, so nothing waits for a cluster
+      // that is not ready.
+      const { enableOfflineQueue: _queue, retryStrategy: _retry, ...perNode } = nodeOptions;
+      const cluster = new ClusterClient(topology.nodes, {
+        enableOfflineQueue: clusterQueue,
+        clusterRetryStrategy: backoff(options),
+        slotsRefreshTimeout: Math.max(1000, nodeOptions.connectTimeout ?? 500),
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        redisOptions: { ...perNode, reconnectOnError: reconnectOnReadonly },
+      });
+      return asRedis(cluster, topology, options);
+    }
+  }
+}
+
+/**
+ * A Cluster typed as Redis: the same commands; duplicate() takes a node's options (as
+ * Redis.duplicate does) and gives a Cluster with them, its own offline queue as asked.
+ */
+function asRedis(cluster: Cluster, topology: RedisTopology, options: RedisClientOptions): Redis {
+  const clusterDuplicate = cluster.duplicate.bind(cluster);
+  Object.defineProperty(cluster, 'duplicate', {
+    value: (override?: RedisOptions | ClusterNode[], clusterOverride?: object) => {
+      if (Array.isArray(override)) return clusterDuplicate(override, clusterOverride);
+      const copy = open(topology, { ...baseOptions(options), ...(override ?? {}) }, override?.enableOfflineQueue ?? false, options);
+      return copy;
+    },
+  });
+  return cluster as unknown as Redis;
+}
+
+export function createRedisClient(target: Target, options: RedisClientOptions = {}): Redis {
   const commandTimeoutMs = options.commandTimeoutMs ?? 250;
+  const topology = topologyOf(target);
   // The client's own timeout is a backstop at twice ours: our calls go through softly(), which
   // does not count a reply that arrived during an event-loop stall as a timeout.
-  const redis = new (RedisClient())(url, { ...baseOptions(options), commandTimeout: 2 * commandTimeoutMs });
+  const redis = open(topology, { ...baseOptions(options), commandTimeout: 2 * commandTimeoutMs }, false, options);
   // Errors surface through command rejections and the health tracker; an unhandled 'error'
   // event would crash the process.
   redis.on('error', () => undefined);
   commandTimeouts.set(redis, commandTimeoutMs);
+  topologies.set(redis, topology);
   return redis;
 }
 
@@ -63,22 +217,46 @@ export function commandTimeoutOf(redis: Redis): number | undefined {
   return commandTimeouts.get(redis);
 }
 
+/** The topology a client was created for (createRedisClient), if any. */
+export function topologyOfClient(redis: Redis): RedisTopology | undefined {
+  return topologies.get(redis);
+}
+
 /** A subscriber needs its own connection (a subscribed connection runs no other command). */
-export function createSubscriber(url: string, options: RedisClientOptions = {}): Redis {
+export function createSubscriber(target: Target, options: RedisClientOptions = {}): Redis {
   // SUBSCRIBE may queue until connected (nothing waits on it), and no command timeout: a
-  // subscribed connection only receives. Subscriptions are renewed on every reconnect.
-  const redis = new (RedisClient())(url, { ...baseOptions(options), enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
+  // subscribed connection only receives. Subscriptions are renewed on every reconnect (on a
+  // Cluster, on another node when the one it used goes: PUBLISH reaches every node).
+  const redis = open(topologyOf(target), { ...baseOptions(options), enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true }, true, options);
   redis.on('error', () => undefined);
   return redis;
 }
 
+export interface RedisLog {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Where an unusable Redis is logged (the app's logger; main.ts). A problem found before a logger
+ * was attached is logged when one is.
+ */
+export function attachRedisLog(redis: Redis, log: RedisLog): void {
+  logs.set(redis, log);
+  (trackers.get(redis) as Tracker | undefined)?.flushLog();
+}
+
 export interface RedisHealth {
-  /** Whether Redis answered the last probe or command. */
+  /** Whether Redis answered the last probe or command and is usable as configured. */
   readonly up: boolean;
   /** Clock time of the last up/down change (or of tracking start). */
   readonly since: number;
+  /** Set while Redis answers but cannot be used as configured (MOVED, CLUSTERDOWN, …). */
+  readonly problem: { text: string; since: number } | undefined;
   /** A command failed or timed out: treat Redis as down until a probe answers. */
   markDown(): void;
+  /** A command failed with `error`: unusable (a reply naming a topology problem) or down. */
+  failed(error: unknown): void;
   /** Called on every change. */
   onChange(listener: (up: boolean) => void): void;
   /** Probe now (also runs every `probeIntervalMs`). */
@@ -88,14 +266,60 @@ export interface RedisHealth {
   stop(): void;
 }
 
+interface Tracker extends RedisHealth {
+  flushLog(): void;
+}
+
 export interface RedisHealthOptions {
   now?: () => number;
   /** How often a PING checks the connection, ms (default 500). */
   probeIntervalMs?: number;
+  /** A problem seen in a command's reply is held this long before commands try again, ms (default 30 000). */
+  problemHoldMs?: number;
 }
 
-const trackers = new WeakMap<Redis, RedisHealth>();
+/**
+ * The problem a command's error names, if it is one of a Redis that answers but cannot be used as
+ * configured; undefined for "down" (timeouts, refused connections, closed sockets).
+ */
+export function unusableReason(error: unknown, topology: RedisTopology | undefined): string | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const where = topology === undefined ? 'Redis' : describeTopology(topology);
+  if (/(^|: )(MOVED|ASK) \d+ /.test(message)) {
+    return topology?.kind === 'cluster'
+      ? `MOVED replies beyond the redirections followed: the cluster's slots keep moving (${where})`
+      : clusterNodeProblem(where);
+  }
+  if (/(^|: )CROSSSLOT/.test(message)) return `CROSSSLOT replies: a command over several keys spans hash slots (${where})`;
+  if (/(^|: )CLUSTERDOWN/.test(message)) return `CLUSTERDOWN: the Redis Cluster is down, a hash slot has no master (${where})`;
+  if (/(^|: )READONLY/.test(message)) return replicaProblem(where);
+  if (/(^|: )MASTERDOWN/.test(message)) return `MASTERDOWN: the replica at ${where} lost its master`;
+  return undefined;
+}
+
+const clusterNodeProblem = (where: string) =>
+  `MOVED replies: ${where} is a node of a Redis Cluster (cluster_enabled:1), so keys held by other nodes are refused; list the cluster's nodes in redis.cluster instead`;
+const replicaProblem = (where: string) => `READONLY: ${where} is a read-only replica, writes are refused`;
+
+const trackers = new WeakMap<Redis, Tracker>();
 const users = new WeakMap<Redis, number>();
+
+/** What the probe finds wrong with a Redis that answers, for the topology; undefined: usable. */
+async function topologyCheck(redis: Redis, topology: RedisTopology | undefined): Promise<string | undefined> {
+  if (topology?.kind === 'cluster') {
+    const info = String(await (redis as unknown as Cluster).cluster('INFO'));
+    const state = /cluster_state:(\w+)/.exec(info)?.[1];
+    return state === undefined || state === 'ok'
+      ? undefined
+      : `CLUSTERDOWN: cluster_state:${state}, a hash slot has no master (${describeTopology(topology)})`;
+  }
+  const where = topology === undefined ? 'Redis' : describeTopology(topology);
+  const cluster = await redis.info('cluster');
+  if (/cluster_enabled:1/.test(cluster)) return clusterNodeProblem(where);
+  const replication = await redis.info('replication');
+  if (/role:slave/.test(replication)) return replicaProblem(where);
+  return undefined;
+}
 
 /** The health tracker of a client: one per client, shared; call stop() once per call of this. */
 export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {}): RedisHealth {
@@ -106,24 +330,68 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
   }
   users.set(redis, 1);
   const now = options.now ?? Date.now;
-  let up = redis.status === 'ready';
+  const holdMs = options.problemHoldMs ?? 30_000;
+  const topology = topologies.get(redis);
+  let connected = redis.status === 'ready';
+  let problem: { text: string; since: number; until: number; fromReply: boolean; logged: boolean } | undefined;
+  let up = connected;
   let since = now();
   const listeners: Array<(up: boolean) => void> = [];
-  const set = (next: boolean) => {
+  const update = () => {
+    const next = connected && problem === undefined;
     if (next === up) return;
     up = next;
     since = now();
     for (const listener of listeners) listener(up);
   };
+  const flushLog = () => {
+    const log = logs.get(redis);
+    if (problem === undefined || problem.logged || log === undefined) return;
+    problem.logged = true;
+    log.error({ redis: topology === undefined ? undefined : describeTopology(topology), problem: problem.text },
+      `Redis answers but cannot be used as configured: ${problem.text}; degrading as for Redis down (own caches, per-instance shares of the limits and vendor budgets)`);
+  };
+  const raise = (text: string, fromReply: boolean) => {
+    const t = now();
+    if (problem === undefined || problem.text !== text) problem = { text, since: t, until: t + holdMs, fromReply, logged: false };
+    else {
+      problem.until = Math.max(problem.until, t + holdMs);
+      // Seen by the probe too: it, not the hold, decides when the problem is over.
+      problem.fromReply = problem.fromReply && fromReply;
+    }
+    update();
+    flushLog();
+  };
+  const clear = () => {
+    if (problem === undefined) return;
+    if (problem.fromReply && now() < problem.until) return;
+    const was = problem;
+    problem = undefined;
+    if (was.logged) logs.get(redis)?.warn({ redis: topology === undefined ? undefined : describeTopology(topology), problem: was.text }, 'Redis is usable again');
+    update();
+  };
+  const setConnected = (next: boolean) => {
+    connected = next;
+    update();
+  };
   let probing: Promise<boolean> | undefined;
-  const health: RedisHealth = {
+  const health: Tracker = {
     get up() {
       return up;
     },
     get since() {
-      return since;
+      return problem?.since ?? since;
     },
-    markDown: () => set(false),
+    get problem() {
+      return problem === undefined ? undefined : { text: problem.text, since: problem.since };
+    },
+    markDown: () => setConnected(false),
+    failed(error) {
+      const reason = unusableReason(error, topology);
+      if (reason !== undefined) raise(reason, true);
+      else setConnected(false);
+    },
+    flushLog,
     onChange: (listener) => {
       listeners.push(listener);
     },
@@ -133,12 +401,18 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       const run = async () => {
         try {
           const ok = redis.status === 'ready' && (await redis.ping()) === 'PONG';
-          set(ok);
-          return ok;
-        } catch {
-          set(false);
-          return false;
+          if (ok) {
+            const found = await topologyCheck(redis, topology);
+            if (found !== undefined) raise(found, false);
+            else clear();
+          }
+          setConnected(ok);
+        } catch (error) {
+          const reason = unusableReason(error, topology);
+          if (reason !== undefined) raise(reason, true);
+          else setConnected(false);
         }
+        return up;
       };
       probing = run().finally(() => {
         probing = undefined;
@@ -167,12 +441,20 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       clearInterval(timer);
       redis.off('ready', onReady);
       redis.off('close', onClose);
+      redis.off('sentinelError', onSentinelError);
     },
   };
   const onReady = () => void health.probe();
-  const onClose = () => set(false);
+  const onClose = () => setConnected(false);
+  // Sentinels that answer but know no master of this name: ioredis retries forever, quietly.
+  const onSentinelError = (error: Error) => {
+    if (topology?.kind === 'sentinel' && /invalid reply: null/.test(error.message)) {
+      raise(`no master: the sentinels know no master named "${topology.name}" (${describeTopology(topology)})`, true);
+    }
+  };
   redis.on('ready', onReady);
   redis.on('close', onClose);
+  redis.on('sentinelError', onSentinelError);
   const timer = setInterval(() => void health.probe(), options.probeIntervalMs ?? 500);
   timer.unref();
   trackers.set(redis, health);
@@ -184,30 +466,49 @@ export function redisHealth(redis: Redis): RedisHealth | undefined {
   return trackers.get(redis);
 }
 
-/** mdqs_redis_up: 1 while the shared Redis answers, 0 while instances run on their own. */
+/** mdqs_redis_up: 1 while the shared Redis answers and is usable; mdqs_redis_unusable: 1 while it answers but is not. */
 export function registerRedisMetric(registry: Registry, health: RedisHealth): void {
   if (registry.getSingleMetric('mdqs_redis_up') !== undefined) return;
   new Gauge({
     name: 'mdqs_redis_up',
-    help: 'Whether the shared Redis answers (1) or the instance runs on its own tiers and per-instance limits (0).',
+    help: 'Whether the shared Redis answers and is usable as configured (1) or the instance runs on its own tiers and per-instance limits (0).',
     registers: [registry],
     collect() {
       this.set(health.up ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'mdqs_redis_unusable',
+    help: 'Whether the shared Redis answers but cannot be used as configured (1: a cluster node given as redis.url, CLUSTERDOWN, READONLY, no master; /readyz names it).',
+    registers: [registry],
+    collect() {
+      this.set(health.problem === undefined ? 0 : 1);
+    },
+  });
 }
 
 /**
- * A /readyz check (routes/ops.ts ReadinessCheck shape): detail 'ok', or 'down since <ISO time>'.
- * Never sends a command, so it never waits. A Redis that is down does not make the instance
- * unready: it keeps serving from its own tiers with per-instance limits.
+ * A /readyz check (routes/ops.ts ReadinessCheck shape): detail 'ok', 'down since <ISO time>' or
+ * 'unusable since <ISO time>: <problem>'. Never sends a command, so it never waits. A Redis that is
+ * down or unusable does not make the instance unready: it keeps serving from its own tiers with
+ * per-instance limits (the readiness policy: a shared fault degrades).
  */
 export function redisReadiness(health: RedisHealth): ReadinessCheck {
   return {
     name: 'redis',
-    run: async () => (health.up
-      ? { ready: true, detail: 'ok' }
-      : { ready: true, detail: `down since ${new Date(health.since).toISOString()}`, degraded: { problem: 'down: limits per instance, no shared cache', since: health.since } }),
+    run: async () => {
+      const problem = health.problem;
+      if (problem !== undefined) {
+        return {
+          ready: true,
+          detail: `unusable since ${new Date(problem.since).toISOString()}: ${problem.text}`,
+          degraded: { problem: `unusable as configured: ${problem.text}; limits per instance, no shared cache`, since: problem.since },
+        };
+      }
+      return health.up
+        ? { ready: true, detail: 'ok' }
+        : { ready: true, detail: `down since ${new Date(health.since).toISOString()}`, degraded: { problem: 'down: limits per instance, no shared cache', since: health.since } };
+    },
   };
 }
 
@@ -225,8 +526,8 @@ export async function softly<T>(health: RedisHealth | undefined, timeoutMs: numb
         timer = setTimeout(() => setImmediate(() => reject(new Error('redis timeout'))), timeoutMs);
       }),
     ]);
-  } catch {
-    health?.markDown();
+  } catch (error) {
+    health?.failed(error);
     return undefined;
   } finally {
     clearTimeout(timer);

@@ -12,13 +12,14 @@
 // remaining = max − admitted in the window; resetMs = when the oldest admission leaves the window
 // (one slot frees); retryAfterMs (refused only) = the same instant.
 //
-// The log lives as a Redis LIST of admission times (ms, ascending) under `<prefix><bucket>`, with
+// The log lives as a Redis LIST of admission times (ms, ascending) under redisKey(prefix, bucket)
+// (e.g. `mdqs:v2:rl:{key:k1}`: versioned and hash-tagged, redis.ts; one key per script), with
 // PEXPIRE = window so an idle bucket disappears; a list of integers is stored compactly
 // (listpack), about 10 bytes per admission. Time comes from Redis (TIME) so instances with skewed
 // clocks share one timeline.
 
 import type { Redis } from 'ioredis';
-import { softly, type RedisHealth } from '../redis.ts';
+import { redisKey, softly, type RedisHealth } from '../redis.ts';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -183,7 +184,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const run = (bucket: string, max: number, windowMs: number, peek: boolean) =>
     softly(health, timeoutMs, () => (redis as Redis & {
       mdqsRateLimit(key: string, max: number, window: number, peek: string): Promise<ScriptReply>;
-    }).mdqsRateLimit(`${prefix}${bucket}`, max, windowMs, peek ? '1' : '0'));
+    }).mdqsRateLimit(redisKey(prefix, bucket), max, windowMs, peek ? '1' : '0'));
   return {
     async consume(bucket, max, windowMs) {
       const reply = await run(bucket, max, windowMs, false);

@@ -11,6 +11,9 @@ import type { Redis } from 'ioredis';
 import { createRedisClient } from '../redis.ts';
 import type { KeyStore } from './keys.ts';
 
+// Not versioned (unlike keys, redis.ts redisKey): the message is only "reload", and during a rolling
+// upgrade the instances of both releases must hear a revocation. Classic pub/sub: on a Redis
+// Cluster a PUBLISH on any node reaches subscribers on every node.
 const KEY_RELOAD_CHANNEL = 'mdqs:keys:reload';
 
 interface Log {

@@ -7,10 +7,12 @@
 //   fillThroughTier(lock, tier, key, deadlineAt, fetch): Promise<{ value, fetched, hit? }>
 //     the loader's one call: fetch under the lock, store in the Redis tier, waiters read it there
 //
-// run: SET <prefix>lock:<key> <token> NX PX leaseMs.
+// run: SET <lock key> <token> NX PX leaseMs; the lock key is redisKey(prefix + 'lock:', key), e.g.
+//   `mdqs:v2:fill:lock:{<key>}` (versioned and hash-tagged, redis.ts: each script takes one key), and
+//   the channel `mdqs:v2:fill:filled` (classic pub/sub: a PUBLISH reaches every node of a Cluster).
 //   Won → readFilled() once more (another holder may have just finished), else fill(); while it
 //         works the holder renews its lease every leaseMs/3 (PEXPIRE, only while the lock is still
-//         its own); then PUBLISH <prefix>filled <key> and release the lock (only if still ours).
+//         its own); then PUBLISH <channel> <key> and release the lock (only if still ours).
 //         `fill` must have written the shared tier (awaited) before it resolves: waiters read it
 //         from there.
 //   Lost → wait for that publish (or `pollMs`, whichever first), then readFilled(); a value: done.
@@ -24,7 +26,7 @@
 // never a wrong answer.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { commandTimeoutOf, softly, type RedisHealth } from '../redis.ts';
+import { commandTimeoutOf, redisKey, softly, versionedName, type RedisHealth } from '../redis.ts';
 import type { Tier, TierHit, TierSetOptions } from './tier.ts';
 
 export interface FillLockOptions {
@@ -55,7 +57,8 @@ export function createFillLock(options: FillLockOptions): FillLock {
   const { redis, subscriber, prefix, leaseMs, now, health } = options;
   const pollMs = options.pollMs ?? 100;
   const timeoutMs = options.timeoutMs ?? commandTimeoutOf(redis) ?? 250;
-  const channel = `${prefix}filled`;
+  // Versioned like the keys: a release's waiters wake for that release's fills only.
+  const channel = versionedName(`${prefix}filled`);
   const waiters = new Map<string, Set<() => void>>();
 
   const onMessage = (from: string, key: string) => {
@@ -84,7 +87,7 @@ export function createFillLock(options: FillLockOptions): FillLock {
     set.add(wake);
   });
 
-  const lockKey = (key: string) => `${prefix}lock:${key}`;
+  const lockKey = (key: string) => redisKey(`${prefix}lock:`, key);
 
   /** Renew the lease every third of it while the holder works; stops once the lock is no longer ours. */
   const heartbeat = (key: string, token: string): (() => void) => {

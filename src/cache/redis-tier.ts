@@ -5,7 +5,8 @@
 //   jsonCodec<V>(): Codec<V>                 data entries (JSON once per Redis hit; the hit then
 //                                            fills the memory tier, so later hits cost nothing)
 //
-// One key per entry, one GET or one SET: the value is a 37-byte header followed by the codec's
+// One key per entry, redisKey(prefix, key) (e.g. `mdqs:v2:data:{<key>}`: versioned and hash-tagged,
+// redis.ts), one GET or one SET: the value is a 37-byte header followed by the codec's
 // bytes. Header: version (u8 = 2), CRC-32 (u32 LE, zlib.crc32 of every byte after it), storedAt,
 // ttl, swr, sie (f64 LE each, ms). Redis expires the key at ttl + max(swr, sie) after storedAt
 // (PX), so Redis never holds an entry past its last window, and the state (fresh / stale /
@@ -23,7 +24,7 @@
 // `maxmemory-policy allkeys-lru` (README, "Running several instances").
 import { crc32 } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { softly, type RedisHealth } from '../redis.ts';
+import { redisKey, softly, type RedisHealth } from '../redis.ts';
 import { countCorrupt } from './corruption.ts';
 import { tierState, type Tier, type TierHit, type TierSetOptions } from './tier.ts';
 
@@ -74,10 +75,10 @@ export function createRedisTier<V>(options: RedisTierOptions<V>): Tier<V> {
   return {
     name: options.name ?? 'redis',
     async get(key): Promise<TierHit<V> | undefined> {
-      const raw = await softly(health, timeoutMs, () => redis.getBuffer(`${prefix}${key}`));
+      const raw = await softly(health, timeoutMs, () => redis.getBuffer(redisKey(prefix, key)));
       if (raw === undefined || raw === null || raw.length < 1 || raw.readUInt8(0) !== VERSION) return undefined;
       if (!entryIntact(raw)) {
-        countCorrupt('redis', options.log, { key: `${prefix}${key}`, bytes: raw.length });
+        countCorrupt('redis', options.log, { key: redisKey(prefix, key), bytes: raw.length });
         return undefined;
       }
       const storedAt = raw.readDoubleLE(SUMMED_FROM);
@@ -107,10 +108,10 @@ export function createRedisTier<V>(options: RedisTierOptions<V>): Tier<V> {
       } catch {
         return;
       }
-      await softly(health, timeoutMs, () => redis.set(`${prefix}${key}`, encodeEntry(payload, storedAt, ttlMs, swrMs, sieMs), 'PX', lifeMs));
+      await softly(health, timeoutMs, () => redis.set(redisKey(prefix, key), encodeEntry(payload, storedAt, ttlMs, swrMs, sieMs), 'PX', lifeMs));
     },
     async delete(key) {
-      await softly(health, timeoutMs, () => redis.del(`${prefix}${key}`));
+      await softly(health, timeoutMs, () => redis.del(redisKey(prefix, key)));
     },
   };
 }

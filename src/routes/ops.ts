@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics.ts';
 import { registerMetrics } from '../http/metrics-exposure.ts';
 import type { Region } from '../domain.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
+import { budgetOf } from '../upstream/registry.ts';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
@@ -41,6 +42,19 @@ export interface OpsContext {
 }
 
 const MARKETS: Region[] = ['CN', 'HK', 'US'];
+
+/** The vendor's outbound budget (issue 27): fleet-wide or this process's share, and what it did. */
+function budgetBody(adapter: Parameters<typeof budgetOf>[0]): { budget?: Record<string, unknown> } {
+  const budget = budgetOf(adapter);
+  if (budget === undefined) return {};
+  return {
+    budget: {
+      scope: budget.scope, max: budget.max, window_ms: budget.windowMs, remaining: budget.remaining,
+      ...(budget.pausedUntil === undefined ? {} : { paused_until: new Date(budget.pausedUntil).toISOString() }),
+      taken: budget.taken, waits: budget.waits, refused: budget.refused,
+    },
+  };
+}
 /** A probe (adapter.ready(), a readiness check) that has not answered by then counts as failed: /readyz never hangs. */
 export const READY_PROBE_MS = 2_000;
 
@@ -94,6 +108,7 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
         in_flight: health?.inFlight ?? 0,
         queued: health?.queued ?? 0,
         budget_remaining: health?.budgetRemaining ?? null,
+        ...budgetBody(adapter),
         ...(timedOut ? { error: `ready probe did not answer within ${READY_PROBE_MS} ms` } : {}),
       };
     }));

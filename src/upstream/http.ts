@@ -3,19 +3,25 @@
 //   createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
 //   client.request(req)            see UpstreamHttp
 //   client.budgetRemaining()       requests the outbound budget still allows in its window
+//   client.budgetState()           scope (fleet | local), max, remaining, paused, taken/waits/refused
 //   client.close(): Promise<void>  closes the keep-alive sockets (on shutdown)
+//   setCallDeadline(signal, at)    the resilience layer says when its deadline signal fires (epoch ms)
 //
 // The deadline and the circuit breaker are the adapter's resilience layer's (resilience.ts): the
 // deadline arrives as req.signal; this layer owns what only HTTP knows:
-//   1. outbound budget: spent → UPSTREAM_UNAVAILABLE (retryAfterSeconds until a slot frees), no I/O;
+//   1. outbound budget (budget.ts; fleet-wide through Redis when `shared` is given, else this
+//      process's share): spent → wait for a slot if one frees within the caller's deadline with
+//      room left for the vendor's recent latency (the wait never reaches the deadline, so it is
+//      never a timeout or a breaker mark); otherwise UPSTREAM_UNAVAILABLE at once, with
+//      retryAfterSeconds until a slot frees, no I/O (the loader then serves stale data if it has any);
 //   2. the signal (the caller's deadline) bounds connect, headers, body and any backoff; the
 //      Agent's own timeouts (timeoutMs) are only a backstop for a caller without a signal;
 //   3. at most `retry.maxRetries` (0|1) retry, on network errors and 502/503/504 only, after a
 //      jittered backoff of baseDelayMs × [0.5, 1.5), only if the backoff fits in what is left of
 //      the deadline and the budget has a slot;
 //   4. a vendor 429 is never retried: → UPSTREAM_UNAVAILABLE with the vendor's Retry-After (or 1 s),
-//      and the whole budget pauses for that long (capped at RETRY_AFTER_CAP_S), so the following
-//      calls fail fast instead of hammering a vendor that asked us to wait;
+//      and the whole budget pauses for that long (capped at RETRY_AFTER_CAP_S), in every process
+//      sharing Redis, so the following calls fail fast instead of hammering a vendor that asked us to wait;
 //   5. other non-2xx not in acceptStatus → UPSTREAM_ERROR { details: { adapter, status } } (5xx
 //      retryable); the vendor's text is never put in a message.
 //
@@ -27,7 +33,9 @@ import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import type { Resource, UpstreamHttp, UpstreamRequest, UpstreamResponse } from '../../adapters/types.ts';
 import { AppError } from '../errors.ts';
-import { createBudget } from './budget.ts';
+import type { Redis } from 'ioredis';
+import { createFleetBudget, type BudgetState } from './budget.ts';
+import type { RedisHealth } from '../redis.ts';
 
 // undici (~130 ms to load) only when a vendor adapter is created: the embedded sim never needs it.
 const load = createRequire(import.meta.url);
@@ -47,6 +55,20 @@ export interface UpstreamMetricsSink {
   upstream(event: UpstreamOutcomeEvent): void;
 }
 
+/** Budget events per vendor (mdqs_upstream_budget_*: registry.ts budgetMetrics). */
+export interface BudgetMetricsSink {
+  taken(adapter: string, scope: 'fleet' | 'local'): void;
+  waited(adapter: string, seconds: number): void;
+  refused(adapter: string, reason: 'deadline' | 'paused'): void;
+}
+
+const callDeadlines = new WeakMap<AbortSignal, number>();
+
+/** The resilience layer tells when its deadline signal fires (epoch ms by the same clock). */
+export function setCallDeadline(signal: AbortSignal, at: number): void {
+  callDeadlines.set(signal, at);
+}
+
 export interface UpstreamHttpOptions {
   adapterId: string;
   /** Deadline per call when the caller passes no signal, ms; also the Agent's socket timeouts. */
@@ -59,14 +81,31 @@ export interface UpstreamHttpOptions {
   keepAliveTimeoutMs?: number;
   retry: { maxRetries: 0 | 1; baseDelayMs: number };
   budget: { max: number; windowMs: number };
+  /**
+   * Redis shared by every process: the budget holds for all of them together. `processes`
+   * (redis.instances × server.workers): without Redis or while it is down, each keeps max ÷ processes.
+   */
+  shared?: { redis?: Redis; health?: RedisHealth; timeoutMs?: number; processes: number };
+  budgetMetrics?: BudgetMetricsSink;
   now?: () => number;
   fetch?: typeof fetch;
   metrics?: UpstreamMetricsSink;
   random?: () => number;
 }
 
+/** The budget as /readyz shows it: its state and this process's counts since start. */
+export interface BudgetDetail extends BudgetState {
+  /** Requests this process sent under the budget. */
+  taken: number;
+  /** Requests that waited for room. */
+  waits: number;
+  /** Requests refused: no room within their deadline, or the vendor's pause. */
+  refused: number;
+}
+
 export interface UpstreamClient extends UpstreamHttp {
   budgetRemaining(): number;
+  budgetState(): BudgetDetail;
   close(): Promise<void>;
 }
 
@@ -88,7 +127,13 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const maxDeadlineMs = Math.max(options.timeoutMs, options.maxDeadlineMs ?? options.timeoutMs);
-  const budget = createBudget(options.budget, now);
+  const budget = createFleetBudget({
+    ...options.budget, adapterId: adapter, now,
+    redis: options.shared?.redis, health: options.shared?.health, timeoutMs: options.shared?.timeoutMs, processes: options.shared?.processes,
+  });
+  const counts = { taken: 0, waits: 0, refused: 0 };
+  // The vendor's recent latency (EWMA of answered attempts): a budget wait must leave room for it.
+  let latencyMs = 0;
   const agent: Agent = new (load('undici') as typeof import('undici')).Agent({
     connections: options.connections,
     // Backstops only: the per-call deadline signal is what normally ends a slow call.
@@ -102,27 +147,64 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     options.metrics?.upstream({ adapter, resource, outcome, ms });
   };
 
+  /**
+   * One slot of the budget, waiting for room while a slot frees before `deadlineAt` with the
+   * vendor's recent latency still to spare; else UPSTREAM_UNAVAILABLE with Retry-After, at once.
+   */
+  async function acquire(req: UpstreamRequest, signal: AbortSignal, deadlineAt: number): Promise<void> {
+    let waitedFrom: number | undefined;
+    for (;;) {
+      const decision = await budget.take();
+      if (decision.ok) {
+        counts.taken += 1;
+        options.budgetMetrics?.taken(adapter, decision.scope);
+        if (waitedFrom !== undefined) options.budgetMetrics?.waited(adapter, (now() - waitedFrom) / 1000);
+        return;
+      }
+      const reserveMs = Math.max(50, latencyMs);
+      if (now() + decision.waitMs + reserveMs > deadlineAt) {
+        counts.refused += 1;
+        options.budgetMetrics?.refused(adapter, decision.paused ? 'paused' : 'deadline');
+        if (waitedFrom !== undefined) options.budgetMetrics?.waited(adapter, (now() - waitedFrom) / 1000);
+        report(req.resource, 'budget_exhausted', 0);
+        throw budgetError(decision.waitMs, decision.paused);
+      }
+      if (waitedFrom === undefined) {
+        waitedFrom = now();
+        counts.waits += 1;
+      }
+      // A little jitter: waiters woken together do not all hit the budget in the same instant.
+      await sleep(decision.waitMs + Math.floor(random() * 20), signal);
+    }
+  }
+
   async function call(req: UpstreamRequest): Promise<UpstreamResponse> {
     const started = now();
     if (req.signal?.aborted) throw callerAbort(req.signal);
-    if (!budget.tryTake()) {
-      report(req.resource, 'budget_exhausted', 0);
-      throw budgetError();
-    }
     const deadlineMs = Math.min(req.deadlineMs ?? options.timeoutMs, maxDeadlineMs);
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
+    const callerDeadline = req.signal === undefined ? undefined : callDeadlines.get(req.signal);
+    const deadlineAt = Math.min(started + deadlineMs, callerDeadline ?? Number.POSITIVE_INFINITY);
+    try {
+      await acquire(req, signal, deadlineAt);
+    } catch (error) {
+      if (error instanceof AppError && error.reason === 'UPSTREAM_UNAVAILABLE') throw error;
+      throw abortError(req, deadline);
+    }
 
     for (let retries = 0; ; retries++) {
       const attemptStarted = now();
       const result = await attempt(req, signal, deadline);
-      report(req.resource, result.outcome, now() - attemptStarted);
+      const tookMs = now() - attemptStarted;
+      report(req.resource, result.outcome, tookMs);
+      if (result.outcome === 'ok') latencyMs = latencyMs === 0 ? tookMs : 0.8 * latencyMs + 0.2 * tookMs;
       if (!result.error) return result.response as UpstreamResponse;
 
       if (!result.retryable || retries >= options.retry.maxRetries) throw result.error;
       const backoffMs = Math.round(options.retry.baseDelayMs * (0.5 + random()));
       const leftMs = deadlineMs - (now() - started);
-      if (leftMs <= backoffMs || !budget.tryTake()) throw result.error;
+      if (leftMs <= backoffMs || !(await takeNow())) throw result.error;
       try {
         await sleep(backoffMs, signal);
       } catch {
@@ -150,7 +232,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     if (status === 429) {
       discard(res);
       const retryAfterSeconds = parseRetryAfter(res.headers.get('retry-after'), now());
-      budget.pauseFor(Math.min(retryAfterSeconds, RETRY_AFTER_CAP_S) * 1000);
+      await budget.pauseFor(Math.min(retryAfterSeconds, RETRY_AFTER_CAP_S) * 1000);
       return {
         outcome: 'rate_limited', retryable: false,
         error: new AppError('UPSTREAM_UNAVAILABLE', 'The upstream data source is rate-limiting this service', {
@@ -210,16 +292,26 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     return signal.reason instanceof AppError ? signal.reason : timeoutError(signal.reason);
   }
 
-  function budgetError(): AppError {
-    return new AppError('UPSTREAM_UNAVAILABLE', 'The upstream request budget is spent for now', {
-      details: { adapter, budget: 'exhausted' },
-      retryAfterSeconds: budget.retryAfterSeconds(),
+  /** A retry's slot: now or never (no wait inside a retry's backoff). */
+  async function takeNow(): Promise<boolean> {
+    const decision = await budget.take();
+    if (!decision.ok) return false;
+    counts.taken += 1;
+    options.budgetMetrics?.taken(adapter, decision.scope);
+    return true;
+  }
+
+  function budgetError(waitMs: number, paused: boolean): AppError {
+    return new AppError('UPSTREAM_UNAVAILABLE', paused ? 'The upstream data source asked this service to wait' : 'The upstream request budget is spent for now', {
+      details: { adapter, budget: paused ? 'paused' : 'exhausted' },
+      retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
     });
   }
 
   return {
     request: call,
-    budgetRemaining: () => budget.remaining(),
+    budgetRemaining: () => budget.state().remaining,
+    budgetState: () => ({ ...budget.state(), ...counts }),
     close: () => agent.close(),
   };
 }

@@ -14,7 +14,12 @@ import {
 } from '../../config/adapters.ts';
 import type { Static } from 'typebox';
 import type { ResilienceSettings } from './resilience.ts';
-import { createUpstreamHttp, type UpstreamClient, type UpstreamHttpOptions, type UpstreamMetricsSink } from './http.ts';
+import {
+  createUpstreamHttp, type BudgetDetail, type BudgetMetricsSink, type UpstreamClient, type UpstreamHttpOptions, type UpstreamMetricsSink,
+} from './http.ts';
+import type { Redis } from 'ioredis';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { commandTimeoutOf, trackRedisHealth } from '../redis.ts';
 
 type OptionsOf<T extends AdapterTypeName> = Static<(typeof ADAPTER_TYPES)[T]['options']>;
 
@@ -27,7 +32,8 @@ const FACTORIES: { [T in AdapterTypeName]: AdapterFactory<OptionsOf<T>> } = {
 };
 
 function vendorHttpOptions(
-  id: string, defaults: HttpDefaults, settings: VendorHttpSettings, extra: { now: () => number; metrics?: UpstreamMetricsSink },
+  id: string, defaults: HttpDefaults, settings: VendorHttpSettings,
+  extra: { now: () => number; metrics?: UpstreamMetricsSink; shared?: UpstreamHttpOptions['shared']; budgetMetrics?: BudgetMetricsSink },
 ): UpstreamHttpOptions {
   return {
     adapterId: id,
@@ -37,6 +43,8 @@ function vendorHttpOptions(
     budget: { max: settings.budget?.max ?? defaults.budget.max, windowMs: settings.budget?.windowMs ?? defaults.budget.windowMs },
     now: extra.now,
     metrics: extra.metrics,
+    shared: extra.shared,
+    budgetMetrics: extra.budgetMetrics,
   };
 }
 
@@ -75,9 +83,19 @@ export function createAdapters(
   for (const id of ids) {
     const options = adapterOptions[id] ?? {};
     const create = FACTORIES[adapterTypeOf(id, options)!] as AdapterFactory<Record<string, unknown>>;
-    adapters.set(id, create(options, deps(id, options)));
+    const adapterDeps = deps(id, options);
+    const adapter = create(options, adapterDeps);
+    if (adapterDeps.http !== undefined && 'budgetState' in adapterDeps.http) clientsOfAdapters.set(adapter, adapterDeps.http as UpstreamClient);
+    adapters.set(id, adapter);
   }
   return adapters;
+}
+
+const clientsOfAdapters = new WeakMap<Adapter, UpstreamClient>();
+
+/** The outbound budget of an adapter built here with an HTTP layer (/readyz's adapters body), if any. */
+export function budgetOf(adapter: Adapter): BudgetDetail | undefined {
+  return clientsOfAdapters.get(adapter)?.budgetState();
 }
 
 /**
@@ -112,13 +130,66 @@ export interface ProductionDeps {
   readonly clients: Map<string, UpstreamClient>;
 }
 
-/** Deps for production: the clock, plus an HTTP layer per HTTP vendor (with that vendor's defaults). */
-export function productionDeps(now: () => number, metrics?: UpstreamMetricsSink, onInvalidRows?: (event: InvalidRowsEvent) => void): ProductionDeps {
+export interface ProductionDepsOptions {
+  /** The shared Redis (any topology): vendor budgets hold for every process together. */
+  redis?: Redis;
+  /** Processes sharing the vendors (redis.instances × server.workers): each one's share without Redis. Default 1. */
+  processes?: number;
+  /** Where mdqs_upstream_budget_* go (the app's metrics registry). */
+  registry?: Registry;
+}
+
+/** mdqs_upstream_budget_*: per vendor, what the outbound budget let through, made wait and refused. */
+export function budgetMetrics(registry: Registry, states: () => Map<string, BudgetDetail>): BudgetMetricsSink {
+  const existing = registry.getSingleMetric('mdqs_upstream_budget_taken_total') as Counter<string> | undefined;
+  const taken = existing ?? new Counter({
+    name: 'mdqs_upstream_budget_taken_total', labelNames: ['adapter', 'scope'], registers: [registry],
+    help: 'Vendor requests the outbound budget let go, by scope: fleet (counted in Redis for every process) or local (this process\'s share, without Redis or while it is down).',
+  });
+  const waits = (registry.getSingleMetric('mdqs_upstream_budget_wait_seconds') as Histogram<string> | undefined) ?? new Histogram({
+    name: 'mdqs_upstream_budget_wait_seconds', labelNames: ['adapter'], registers: [registry],
+    help: 'How long requests that found the vendor budget spent waited for room (then sent, or refused).',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
+  const refused = (registry.getSingleMetric('mdqs_upstream_budget_refused_total') as Counter<string> | undefined) ?? new Counter({
+    name: 'mdqs_upstream_budget_refused_total', labelNames: ['adapter', 'reason'], registers: [registry],
+    help: 'Vendor requests the outbound budget refused: reason deadline (no room within the request\'s deadline) or paused (the vendor\'s 429 Retry-After).',
+  });
+  if (existing === undefined) {
+    new Gauge({
+      name: 'mdqs_upstream_budget_remaining', labelNames: ['adapter', 'scope'], registers: [registry],
+      help: 'Requests the vendor\'s outbound budget still allows in its window (fleet: as last seen in Redis; local: this process\'s share).',
+      collect() {
+        this.reset();
+        for (const [adapter, state] of states()) this.set({ adapter, scope: state.scope }, state.remaining);
+      },
+    });
+  }
+  return {
+    taken: (adapter, scope) => taken.inc({ adapter, scope }),
+    waited: (adapter, seconds) => waits.observe({ adapter }, seconds),
+    refused: (adapter, reason) => refused.inc({ adapter, reason }),
+  };
+}
+
+/**
+ * Deps for production: the clock, plus an HTTP layer per HTTP vendor (with that vendor's defaults),
+ * whose outbound budget is fleet-wide through `shared.redis` when given.
+ */
+export function productionDeps(
+  now: () => number, metrics?: UpstreamMetricsSink, onInvalidRows?: (event: InvalidRowsEvent) => void, shared: ProductionDepsOptions = {},
+): ProductionDeps {
   const clients = new Map<string, UpstreamClient>();
+  const { redis } = shared;
+  const health = redis === undefined ? undefined : trackRedisHealth(redis, { now });
+  const sharedBudget = { redis, health, timeoutMs: redis === undefined ? undefined : commandTimeoutOf(redis), processes: Math.max(1, shared.processes ?? 1) };
+  const sink = shared.registry === undefined
+    ? undefined
+    : budgetMetrics(shared.registry, () => new Map([...clients].map(([id, client]) => [id, client.budgetState()])));
   const deps = (id: string, options: Record<string, unknown>): AdapterDeps => {
     const defaults = httpDefaultsOf(id, options);
     if (defaults === undefined) return { now, onInvalidRows };
-    const http = createUpstreamHttp(vendorHttpOptions(id, defaults, (options.http ?? {}) as VendorHttpSettings, { now, metrics }));
+    const http = createUpstreamHttp(vendorHttpOptions(id, defaults, (options.http ?? {}) as VendorHttpSettings, { now, metrics, shared: sharedBudget, budgetMetrics: sink }));
     clients.set(id, http);
     return { now, http, onInvalidRows };
   };

@@ -12,7 +12,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { createBreaker, type BreakerState, type CircuitBreaker } from './breaker.ts';
-import type { UpstreamMetricsSink, UpstreamOutcome } from './http.ts';
+import { setCallDeadline, type UpstreamMetricsSink, type UpstreamOutcome } from './http.ts';
 
 export interface ResilienceSettings {
   /** Deadline of one logical call, ms, from the moment the data is needed. */
@@ -138,6 +138,8 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
         return Promise.reject(timeoutError(adapter, resource));
       }
       const controller = new AbortController();
+      // The HTTP layer waits for budget room only while it fits before this deadline (http.ts).
+      setCallDeadline(controller.signal, deadlineAt);
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {

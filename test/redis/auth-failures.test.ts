@@ -63,9 +63,9 @@ describeRedis('failed authentications per address', () => {
         statuses.push((await app.inject({ url: URL, remoteAddress: GUESSER, headers: { 'x-api-key': `wrong-${i}` } })).statusCode);
       }
       expect(statuses).toEqual([...Array(30).fill(401), 429]);
-      expect(await admin.llen(`mdqs:af:ip:${GUESSER}`)).toBe(30);
+      expect(await admin.llen(`mdqs:v2:af:{ip:${GUESSER}}`)).toBe(30);
       // A valid key first seen on instance a from this address (before the block) is known on b too.
-      await admin.del(`mdqs:af:ip:${GUESSER}`);
+      await admin.del(`mdqs:v2:af:{ip:${GUESSER}}`);
       expect((await a.app.inject({ url: URL, remoteAddress: GUESSER, headers: { 'x-api-key': 'good-key' } })).statusCode).toBe(200);
       for (let i = 0; i < 30; i += 1) await a.app.inject({ url: URL, remoteAddress: GUESSER, headers: { 'x-api-key': `wrong-${i}` } });
       await new Promise((r) => setTimeout(r, 50));

@@ -13,7 +13,11 @@ describe('server.workers', () => {
   it('refuses several workers without Redis, naming the fix', () => {
     expect(workersProblem(1, '')).toBeUndefined();
     expect(workersProblem(4, 'redis://127.0.0.1:6379')).toBeUndefined();
-    expect(workersProblem(2, '')).toBe('server.workers is 2, but several workers share rate limits, caches and key revocations only through Redis: set REDIS_URL (redis.url), or run one worker (WORKERS=1)');
+    expect(workersProblem(2, '')).toBe('server.workers is 2, but several workers share rate limits, caches, vendor budgets and key revocations only through Redis: set REDIS_URL (redis.url), redis.cluster or redis.sentinel, or run one worker (WORKERS=1)');
+    // Any topology will do; an empty url with nothing else is no Redis.
+    expect(workersProblem(2, { url: '', cluster: ['127.0.0.1:7000'] })).toBeUndefined();
+    expect(workersProblem(2, { url: '', sentinel: { name: 'mymaster', nodes: ['127.0.0.1:26379'] } })).toBeUndefined();
+    expect(workersProblem(2, { url: '' })).toMatch(/^server\.workers is 2, but/);
   });
 
   it('runClustered(2) serves one port from two worker processes', async () => {

@@ -56,10 +56,10 @@ async function corruptCount(server: ServerProcess): Promise<number> {
 
 /** The Redis keys of one instrument request (its finished response and its data entry). */
 async function entriesFor(symbol: string): Promise<string[]> {
-  const keys = [...await admin.keys('mdqs:resp:*'), ...await admin.keys('mdqs:data:*')];
+  const keys = [...await admin.keys('mdqs:v2:resp:*'), ...await admin.keys('mdqs:v2:data:*')];
   const mine = keys.filter((k) => k.includes(symbol));
-  expect(mine.some((k) => k.startsWith('mdqs:resp:'))).toBe(true);
-  expect(mine.some((k) => k.startsWith('mdqs:data:'))).toBe(true);
+  expect(mine.some((k) => k.startsWith('mdqs:v2:resp:{'))).toBe(true);
+  expect(mine.some((k) => k.startsWith('mdqs:v2:data:{'))).toBe(true);
   return mine;
 }
 

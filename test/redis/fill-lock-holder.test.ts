@@ -58,7 +58,7 @@ describeRedis('a fill-lock holder SIGKILLed mid-fill', () => {
     const path = '/v1/quotes?symbols=600519.SH';
     // The holder: the first instance to miss takes the lock and calls the (slow) vendor.
     const holder = fetch(`${servers[0].base}${path}`, { headers: { 'x-api-key': KEY } }).catch((error: unknown) => error);
-    await waitUntil(async () => (await admin.keys('mdqs:fill:lock:*')).length > 0, 'the holder\'s lock', 5000);
+    await waitUntil(async () => (await admin.keys('mdqs:v2:fill:lock:*')).length > 0, 'the holder\'s lock', 5000);
     // Two waiters on the other instances: they find the lock held.
     const waiters = [timed(servers[1], path), timed(servers[2], path)];
     await new Promise((r) => setTimeout(r, 300));

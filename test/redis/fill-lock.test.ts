@@ -48,12 +48,12 @@ describeRedis('fill lock', () => {
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).lock.run('k', { deadlineAt }, fill, readFilled)));
     expect(fills).toBe(1);
     expect(new Set(results)).toEqual(new Set(['filled']));
-    expect(await a.redis.exists('fl:lock:k')).toBe(0);
+    expect(await a.redis.exists('fl:lock:{k}')).toBe(0);
   });
 
   it('a holder that died: its lock expires and a waiter fills, before its deadline', async () => {
     const a = await lockOn(URL_DB, { leaseMs: 300 });
-    await a.redis.set('fl:lock:dead', 'someone-else', 'PX', 300);
+    await a.redis.set('fl:lock:{dead}', 'someone-else', 'PX', 300);
     let fills = 0;
     const value = await a.lock.run('dead', { deadlineAt: Date.now() + 5000 }, async () => {
       fills += 1;
@@ -79,13 +79,13 @@ describeRedis('fill lock', () => {
     const waiter = b.lock.run('long', { deadlineAt }, fill, async () => shared.get('long'));
     expect(await Promise.all([holder, waiter])).toEqual(['done', 'done']);
     expect(fills).toBe(1);
-    expect(await a.redis.exists('fl:lock:long')).toBe(0);
+    expect(await a.redis.exists('fl:lock:{long}')).toBe(0);
   });
 
   it('a holder that stops renewing (died): a waiter takes over within about one lease', async () => {
     const a = await lockOn(URL_DB, { leaseMs: 1000 });
     // What a SIGKILLed holder leaves: its lock with the lease of its last renewal, never renewed again.
-    await a.redis.set('fl:lock:gone', 'dead-holder', 'PX', 1000);
+    await a.redis.set('fl:lock:{gone}', 'dead-holder', 'PX', 1000);
     const started = Date.now();
     const value = await a.lock.run('gone', { deadlineAt: started + 5000 }, async () => 'mine', async () => undefined);
     const waited = Date.now() - started;
@@ -96,14 +96,14 @@ describeRedis('fill lock', () => {
 
   it('a waiter never waits past its deadline: then it fills itself', async () => {
     const a = await lockOn(URL_DB);
-    await a.redis.set('fl:lock:slow', 'holder', 'PX', 10_000);
+    await a.redis.set('fl:lock:{slow}', 'holder', 'PX', 10_000);
     const started = Date.now();
     const value = await a.lock.run('slow', { deadlineAt: started + 250 }, async () => 'own', async () => undefined);
     const waited = Date.now() - started;
     expect(value).toBe('own');
     expect(waited).toBeGreaterThanOrEqual(240);
     expect(waited).toBeLessThan(1000);
-    await a.redis.del('fl:lock:slow');
+    await a.redis.del('fl:lock:{slow}');
   });
 
   it('a failed fill releases the lock, and the waiters fill in turn (no value was stored)', async () => {

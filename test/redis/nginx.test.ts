@@ -104,7 +104,7 @@ describeNginx('two instances behind nginx', () => {
     expect(served[0]).toBeGreaterThan(0);
     expect(served[1]).toBeGreaterThan(0);
     expect(served[0] + served[1]).toBe(3 * LIMIT);
-    expect(await admin.llen('mdqs:rl:key:e2e')).toBe(LIMIT);
+    expect(await admin.llen('mdqs:v2:rl:{key:e2e}')).toBe(LIMIT);
   });
 
   it('single-flight holds through the balancer: 40 concurrent cold requests make one upstream call in all', async () => {

@@ -132,7 +132,7 @@ describeRedis('app instances sharing Redis', () => {
       // Another key has its own bucket; public routes are never limited.
       expect((await b.app.inject({ url, headers: { 'x-api-key': 'key-two' } })).statusCode).toBe(200);
       for (let i = 0; i < 5; i += 1) expect((await a.app.inject({ url: '/healthz' })).statusCode).toBe(200);
-      expect(await admin.keys('mdqs:rl:*')).toEqual(expect.arrayContaining(['mdqs:rl:key:k1', 'mdqs:rl:key:k2']));
+      expect(await admin.keys('mdqs:v2:rl:*')).toEqual(expect.arrayContaining(['mdqs:v2:rl:{key:k1}', 'mdqs:v2:rl:{key:k2}']));
     } finally {
       await a.app.close();
       await b.app.close();

@@ -21,12 +21,12 @@ describeRedis('Redis tier', () => {
     let now = 5_000_000;
     const tier = createRedisTier<{ a: number[] }>({ redis, prefix: 't:', codec: jsonCodec(), now: () => now, timeoutMs: 1000 });
     await tier.set('k', { a: [1, 2] }, { ttlMs: 1000, swrMs: 2000, sieMs: 5000, size: 10 });
-    const raw = (await redis.getBuffer('t:k'))!;
+    const raw = (await redis.getBuffer('t:{k}'))!;
     // Version 2, the CRC-32 of everything after it, the four windows, then the payload.
     expect(raw.readUInt8(0)).toBe(2);
     expect(raw.readUInt32LE(1)).toBe(crc32(raw.subarray(5)));
     expect(raw.subarray(37).toString()).toBe('{"a":[1,2]}');
-    const pttl = await redis.pttl('t:k');
+    const pttl = await redis.pttl('t:{k}');
     expect(pttl).toBeGreaterThan(5500);
     expect(pttl).toBeLessThanOrEqual(6000);
     const states = [];
@@ -47,12 +47,12 @@ describeRedis('Redis tier', () => {
     const now = 9_000_000;
     const tier = createRedisTier<string>({ redis, prefix: 't:', codec: jsonCodec(), now: () => now, timeoutMs: 1000 });
     await tier.set('old', 'v', { ttlMs: 10_000, swrMs: 0, sieMs: 0, size: 1, storedAt: now - 8000 });
-    const pttl = await redis.pttl('t:old');
+    const pttl = await redis.pttl('t:{old}');
     expect(pttl).toBeGreaterThan(1500);
     expect(pttl).toBeLessThanOrEqual(2000);
     expect((await tier.get('old'))?.age).toBe(8000);
     await tier.set('dead', 'v', { ttlMs: 1000, swrMs: 0, sieMs: 0, size: 1, storedAt: now - 5000 });
-    expect(await redis.exists('t:dead')).toBe(0);
+    expect(await redis.exists('t:{dead}')).toBe(0);
   });
 
   it('response codec: body, gzip, ETag and meta round-trip as bytes; no gzip stays absent', () => {
@@ -69,8 +69,8 @@ describeRedis('Redis tier', () => {
   it('a corrupt or foreign value is a miss, not an error', async () => {
     const redis = await connectedClient(URL_DB, clients);
     const tier = createRedisTier<StoredResponse>({ redis, prefix: 't:', codec: responseCodec, now: () => 1, timeoutMs: 1000 });
-    await redis.set('t:short', 'xx');
-    await redis.set('t:bad', encodeEntry(Buffer.from([1, 2, 3]), 0, 1000, 0, 0));
+    await redis.set('t:{short}', 'xx');
+    await redis.set('t:{bad}', encodeEntry(Buffer.from([1, 2, 3]), 0, 1000, 0, 0));
     expect(await tier.get('short')).toBeUndefined();
     expect(await tier.get('bad')).toBeUndefined();
   });
@@ -95,15 +95,15 @@ describeRedis('Redis tier', () => {
     expect((await tier.get('ok'))?.value).toEqual({ listed: '1980-01-02' });
     const before = corruptCount('redis');
     for (const [name, value] of Object.entries(variants)) {
-      await redis.set(`c:${name}`, value);
+      await redis.set(`c:{${name}}`, value);
       expect(await tier.get(name), name).toBeUndefined();
     }
     expect(corruptCount('redis') - before).toBe(4);
     // Logged once (then at most once per 10 s), naming the key.
-    expect(warnings[0]).toMatchObject({ layer: 'redis', key: 'c:bit' });
+    expect(warnings[0]).toMatchObject({ layer: 'redis', key: 'c:{bit}' });
     // An entry of the previous version (no checksum) is a plain miss, not corruption.
     const v1 = Buffer.concat([Buffer.from([1]), Buffer.alloc(32), Buffer.from('{}')]);
-    await redis.set('c:v1', v1);
+    await redis.set('c:{v1}', v1);
     expect(await tier.get('v1')).toBeUndefined();
     expect(corruptCount('redis') - before).toBe(4);
   });

@@ -18,7 +18,7 @@ describe('rate limits shared through Redis', () => {
       return client;
     };
     const admin = make();
-    for (const key of await admin.keys('mdqs:rl:*')) await admin.del(key);
+    for (const key of await admin.keys('mdqs:v2:rl:*')) await admin.del(key);
     const a = await buildTestApp({ redis: make() });
     const b = await buildTestApp({ redis: make() });
     try {
@@ -35,8 +35,8 @@ describe('rate limits shared through Redis', () => {
       // The tiny plan allows 3 per minute: the 4th request, on either instance, is refused.
       expect(statuses).toEqual([200, 200, 200, 429]);
       expect(remaining).toEqual(['2', '1', '0', '0']);
-      const keys = await admin.keys('mdqs:rl:*');
-      expect(keys).toEqual(['mdqs:rl:key:tiny']);
+      const keys = await admin.keys('mdqs:v2:rl:*');
+      expect(keys).toEqual(['mdqs:v2:rl:{key:tiny}']);
       // The key itself never reaches Redis: only its id.
       expect(keys.join()).not.toContain(KEYS.tiny);
       const ready = await a.app.inject({ url: '/readyz' });
