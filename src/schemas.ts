@@ -3,6 +3,7 @@
 // /v1/openapi.json; bodies are sent pre-serialised, so they are never re-validated on the way out).
 import { Type, type TSchema } from 'typebox';
 import { ADJUST_TYPES, MINUTE_PERIODS, PERIODS } from './domain.ts';
+import { FORMATS } from './http/formats/negotiate.ts';
 
 const lit = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -138,6 +139,11 @@ const ADJUST_DESCRIPTION = 'Default forward. none: raw prices. forward / backwar
   + 'built from each event\'s ex-rights reference price (cash subtracted, bonus and rights shares divide).';
 const Adjust = Type.Union(ADJUST_TYPES.map((v) => Type.Literal(v)), { description: ADJUST_DESCRIPTION });
 
+// The answer's format (issue 26; README "Formats and paging"): wins over the Accept header.
+const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Literal(v)), {
+  description: 'Default json (or what Accept asks for: application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet). csv, arrow and parquet answer one typed table; batch answers in long form with a symbol column.',
+}));
+
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ minLength: 1, description: 'e.g. 600519.SH' }),
   period: Type.Optional(lit(PERIODS)),
@@ -145,6 +151,7 @@ export const KlinesQuery = Type.Object({
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
   adjust: Type.Optional(Adjust),
+  format: FormatParam,
 });
 
 export const KlinesBatchQuery = Type.Object({
@@ -154,32 +161,40 @@ export const KlinesBatchQuery = Type.Object({
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
   adjust: Type.Optional(Adjust),
+  format: FormatParam,
 });
 
 export const IntradayQuery = Type.Object({
   symbol: Type.String({ minLength: 1 }),
   period: Type.Optional(lit(MINUTE_PERIODS)),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Default: all of the session' })),
+  format: FormatParam,
 });
 
 export const IntradayBatchQuery = Type.Object({
   symbols: SymbolList,
   period: Type.Optional(lit(MINUTE_PERIODS)),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+  format: FormatParam,
 });
 
 export const ExFactorsQuery = Type.Object({
   symbols: SymbolList,
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
+  format: FormatParam,
 });
 
 export const SymbolQuery = Type.Object({ symbol: Type.String({ minLength: 1 }) });
 export const SymbolsQuery = Type.Object({ symbols: SymbolList });
+export const InstrumentsQuery = Type.Object({ symbols: SymbolList, format: FormatParam });
+/** The query of a table route's POST (the body carries the rest). */
+export const FormatQuery = Type.Object({ format: FormatParam });
 
 export const QuotesQuery = Type.Object({
   symbols: Type.Optional(Type.String({ description: 'Comma-separated symbols (exactly one of symbols, universes)' })),
   universes: Type.Optional(Type.String({ description: 'Comma-separated pool ids: CN_Stock, CN_ETF, HK_Stock, US_Stock (TickFlow aliases CN_Equity_A, HK_Equity, US_Equity)' })),
+  format: FormatParam,
 });
 
 const StringList = Type.Array(Type.String(), { description: 'A list of strings' });

@@ -11,13 +11,19 @@
 // limiter, synchronously), the same headers (X-Request-Id, X-Upstream, X-Simulated,
 // X-Missing-Symbols, X-Cache: HIT, X-Cache-Tier, Age, ETag, Vary, X-RateLimit-*), 304 on
 // If-None-Match, the gzip variant, and the request metrics.
+//
+// Table routes negotiate their format (issue 26): the index holds one entry per URL and format
+// (`url NUL format`), and a hit negotiates the request's format exactly as the normal path does
+// (the URL's `format` parameter, else Accept) before looking it up, so a CSV request is never
+// answered with JSON bytes cached for the same URL, nor the reverse.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { AccessNeeds } from '../access/guard.ts';
 import type { KeyEntry, KeyStore } from '../access/keys.ts';
 import type { LimitDecision } from '../access/rate-limit.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
-import { acceptsGzip, etagMatches, type CachedResponse } from './response-cache.ts';
+import { acceptsGzip, etagMatches, gzips, type CachedResponse } from './response-cache.ts';
+import { MEDIA_TYPE, formatFromAccept, formatOfKey, formatParam, type Format } from './formats/negotiate.ts';
 
 /** What the normal path learned about a cacheable URL (recorded when its answer was stored). */
 export interface FastRoute {
@@ -100,9 +106,12 @@ function toBlock(pairs: string[]): string | undefined {
 function fixedHeaders(entry: CachedResponse): Fixed {
   let fixed = FIXED.get(entry);
   if (fixed !== undefined && (fixed.gzip !== undefined || entry.gzip === undefined)) return fixed;
-  const common = ['content-type', 'application/json; charset=utf-8', 'x-upstream', entry.headers.upstream, 'x-cache', 'HIT', 'x-cache-tier', 'memory', 'vary', 'accept-encoding'];
+  const common = ['content-type', MEDIA_TYPE[entry.format], 'x-upstream', entry.headers.upstream, 'x-cache', 'HIT', 'x-cache-tier', 'memory', 'vary', entry.vary];
   if (entry.headers.simulated) common.push('x-simulated', 'true');
   if (entry.headers.missing !== undefined) common.push('x-missing-symbols', entry.headers.missing);
+  if (entry.headers.nextEndTime !== undefined) common.push('x-next-end-time', entry.headers.nextEndTime);
+  if (entry.headers.link !== undefined) common.push('link', entry.headers.link);
+  if (entry.headers.truncated !== undefined) common.push('x-truncated-symbols', entry.headers.truncated);
   const gzipEtag = `${entry.etag.slice(0, -1)}-gz"`;
   const plain = [...common, 'etag', entry.etag, 'content-length', String(entry.body.length)];
   const gzip = entry.gzip === undefined ? undefined : [...common, 'etag', gzipEtag, 'content-encoding', 'gzip', 'content-length', String(entry.gzip.length)];
@@ -181,6 +190,31 @@ function indexEntryBytes(route: FastRoute, url: string): number {
 }
 const INDEX_ENTRY_OVERHEAD = 400;
 
+/** The index key of a URL answered in `format` (undefined: a route that does not negotiate). */
+function indexKey(url: string, format: Format | undefined): string {
+  return format === undefined ? url : `${url}\u0000${format}`;
+}
+
+/**
+ * The format the normal path would negotiate for this request (formats/negotiate.ts), or
+ * undefined when it would answer 400 (an unknown or repeated `format`): then the normal way.
+ */
+function requestFormat(url: string, accept: string | undefined): Format | undefined {
+  const query = url.indexOf('?');
+  if (query >= 0 && url.includes('format', query)) {
+    const values = new URLSearchParams(url.slice(query + 1)).getAll('format');
+    if (values.length > 1) return undefined;
+    if (values.length === 1) {
+      try {
+        return formatParam(values[0]);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return formatFromAccept(accept);
+}
+
 export function createFastPath(options: FastPathOptions): FastPath {
   // Bounded by bytes: an entry only helps while its answer is cached, and an answer is at least a
   // few hundred bytes, so an eighth of the response cache's bound covers every cached answer.
@@ -194,7 +228,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // Only the markets matter to the plan check: keep those, not up to 100 symbols per URL.
       const regions = new Set(route.needs.regions ?? []);
       for (const ref of route.needs.symbols ?? []) regions.add(ref.region);
-      index.set(url, { ...route, needs: { features: route.needs.features, regions: [...regions], explicitCount: route.needs.explicitCount } });
+      index.set(indexKey(url, formatOfKey(route.key)), { ...route, needs: { features: route.needs.features, regions: [...regions], explicitCount: route.needs.explicitCount } });
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
@@ -205,7 +239,13 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (req.headers.host === undefined || req.headers.upgrade !== undefined) return false;
       const url = req.url;
       if (url === undefined) return false;
-      const route = index.get(url);
+      let route = index.get(url);
+      if (route === undefined) {
+        // A table route: its entries are per negotiated format.
+        const format = requestFormat(url, req.headers.accept);
+        if (format === undefined) return false;
+        route = index.get(indexKey(url, format));
+      }
       if (route === undefined || options.isClosing()) return false;
       const presented = req.headers['x-api-key'];
       // No key (the free tier, limited per client address) goes the normal way, never with a key's limits.
@@ -217,7 +257,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const hit = options.cache.get(route.key, now);
       if (hit === undefined || hit.state !== 'fresh') return false;
       const cached = hit.value;
-      const gzip = cached.body.length > options.gzipMinBytes && acceptsGzip(req.headers['accept-encoding']);
+      const gzip = cached.body.length > options.gzipMinBytes && gzips(cached.format) && acceptsGzip(req.headers['accept-encoding']);
       // The gzip variant is built by the normal path the first time a client asks for it.
       if (gzip && cached.gzip === undefined) return false;
       // Last: a refused request goes the normal way, which refuses it with the 429 body.
@@ -236,8 +276,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const varying = `x-request-id: ${requestId}\r\nage: ${age}\r\nx-ratelimit-limit: ${decision.limit}\r\nx-ratelimit-remaining: ${decision.remaining}\r\nx-ratelimit-reset: ${reset}\r\n`;
       served += 1;
       if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, cached.etag))) {
-        if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: accept-encoding\r\nx-cache: HIT\r\n`, varying, undefined, wall)) {
-          res.writeHead(304, [...varyingPairs(requestId, age, decision, reset), 'etag', etag, 'vary', 'accept-encoding', 'x-cache', 'HIT']);
+        if (!sendPrebuilt(res, 304, `etag: ${etag}\r\nvary: ${cached.vary}\r\nx-cache: HIT\r\n`, varying, undefined, wall)) {
+          res.writeHead(304, [...varyingPairs(requestId, age, decision, reset), 'etag', etag, 'vary', cached.vary, 'x-cache', 'HIT']);
           res.end();
         }
         options.onServed(route, 304, entry, startedAt, req, requestId, wall);

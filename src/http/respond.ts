@@ -1,8 +1,14 @@
 // The one way a /v1 data response is sent: finished bytes plus the headers that say what
 // happened (X-Upstream, X-Simulated, X-Missing-Symbols, X-Failed-Symbols, X-Cache, X-Cache-Tier,
 // Age), all read from the result's DataStatus. The response cache plugs in here.
+//
+// Table routes (spec.table) answer in the negotiated format (formats/negotiate.ts: `format` or
+// Accept) and vary on Accept; candle answers cut short say so (X-Next-End-Time and Link on the
+// single-symbol routes, X-Truncated-Symbols on the batch routes), in every format.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { cacheOutcome, type DataStatus } from '../data/status.ts';
+import { MEDIA_TYPE, negotiateFormat, type Format } from './formats/negotiate.ts';
+import type { TableKind } from './formats/tables.ts';
 
 export interface Produced {
   /** The whole JSON body, `{data: …}`. */
@@ -13,6 +19,10 @@ export interface Produced {
   failed?: readonly string[];
   /** What happened on the way: cache states, tiers, adapters, simulated data. */
   status: DataStatus;
+  /** The answer was cut by `count`: the next, older page (single-symbol candle routes). */
+  next?: { endTime: number; url: string };
+  /** Symbols whose answer was cut by `count` (batch candle routes), request order. */
+  truncated?: readonly string[];
 }
 
 export interface ResponseSpec {
@@ -20,10 +30,13 @@ export interface ResponseSpec {
   key: string;
   /** Resource for TTL policy and metrics. */
   resource: string;
+  /** The answer's table shape: the route negotiates json, csv, arrow or parquet. Absent: JSON only. */
+  table?: TableKind;
 }
 
 export interface Responder {
-  respond(request: FastifyRequest, reply: FastifyReply, spec: ResponseSpec, produce: () => Promise<Produced>): Promise<FastifyReply>;
+  /** `produce` is told the negotiated format (a next page's Link keeps it); the body is format-free. */
+  respond(request: FastifyRequest, reply: FastifyReply, spec: ResponseSpec, produce: (format: Format) => Promise<Produced>): Promise<FastifyReply>;
 }
 
 function missingHeader(missing: readonly string[] | undefined): string | undefined {
@@ -38,6 +51,11 @@ export interface OutcomeHeaders {
   failed: string | undefined;
   /** Tier the data came from when it did not come from a vendor now (memory, redis, store). */
   tier: string | undefined;
+  /** X-Next-End-Time (epoch ms, as text) and the Link header of the next page. */
+  nextEndTime?: string;
+  link?: string;
+  /** X-Truncated-Symbols. */
+  truncated?: string;
 }
 
 export function outcomeHeaders(produced: Produced): OutcomeHeaders {
@@ -48,6 +66,8 @@ export function outcomeHeaders(produced: Produced): OutcomeHeaders {
     missing: missingHeader(produced.missing),
     failed: missingHeader(produced.failed),
     tier: status.miss ? undefined : status.tiers.join(',') || undefined,
+    ...(produced.next === undefined ? {} : { nextEndTime: String(produced.next.endTime), link: `<${produced.next.url}>; rel="next"` }),
+    ...(produced.truncated !== undefined && produced.truncated.length > 0 ? { truncated: produced.truncated.join(',') } : {}),
   };
 }
 
@@ -56,19 +76,47 @@ export function applyOutcomeHeaders(reply: FastifyReply, headers: OutcomeHeaders
   if (headers.simulated) reply.header('x-simulated', 'true');
   if (headers.missing !== undefined) reply.header('x-missing-symbols', headers.missing);
   if (headers.failed !== undefined) reply.header('x-failed-symbols', headers.failed);
+  if (headers.nextEndTime !== undefined) reply.header('x-next-end-time', headers.nextEndTime);
+  if (headers.link !== undefined) reply.header('link', headers.link);
+  if (headers.truncated !== undefined) reply.header('x-truncated-symbols', headers.truncated);
+}
+
+/** The format a request gets: negotiated on table routes (a 400 for an unknown `format`), else JSON. */
+export function formatFor(request: FastifyRequest, spec: ResponseSpec): Format {
+  if (spec.table === undefined) return 'json';
+  return negotiateFormat((request.query as Record<string, unknown> | undefined)?.format, request.headers.accept);
+}
+
+/** Vary of a route's answers: table routes choose the representation by Accept too. */
+export function varyOf(spec: { table?: TableKind } | undefined): string {
+  return spec?.table === undefined ? 'accept-encoding' : 'accept, accept-encoding';
+}
+
+/** The body of `produced` in `format`: JSON as one string, the others by the lazily loaded encoders. */
+export async function encodeBody(produced: Produced, format: Format, table: TableKind | undefined): Promise<Buffer> {
+  if (format === 'json' || table === undefined) return Buffer.from(JSON.stringify(produced.body));
+  const { encodeTable } = await import('./formats/encode.ts');
+  return encodeTable(format, table, produced.body);
+}
+
+export function contentTypeOf(format: Format): string {
+  return MEDIA_TYPE[format];
 }
 
 /** Without a response cache: serialise once and send. */
 export const directResponder: Responder = {
-  async respond(_request, reply, _spec, produce) {
-    const produced = await produce();
+  async respond(request, reply, spec, produce) {
+    const format = formatFor(request, spec);
+    const produced = await produce(format);
+    const body = await encodeBody(produced, format, spec.table);
     const headers = outcomeHeaders(produced);
     applyOutcomeHeaders(reply, headers);
     if (headers.tier !== undefined) reply.header('x-cache-tier', headers.tier);
+    if (spec.table !== undefined) reply.header('vary', varyOf(spec));
     return reply
-      .header('content-type', 'application/json; charset=utf-8')
+      .header('content-type', contentTypeOf(format))
       .header('x-cache', cacheOutcome(produced.status))
       .header('age', String(Math.floor(produced.status.maxAgeMs / 1000)))
-      .send(JSON.stringify(produced.body));
+      .send(body);
   },
 };

@@ -4,6 +4,11 @@
 // the route. An entry lives as long as the earliest-expiring data in it (the result's DataStatus);
 // a response built from stale data, or with any symbol that failed upstream, is never stored.
 // Concurrent identical misses build it once.
+//
+// Table routes (issue 26) cache each negotiated format's bytes beside the JSON ones: the format is
+// part of the key here, in the Redis tier and in the fast path's index (keyWithFormat), each format
+// has its own ETag, and every answer of such a route says `Vary: Accept, Accept-Encoding`. JSON, CSV
+// and Arrow get the gzip variant; Parquet is compressed inside (ZSTD pages), so it never does.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -13,7 +18,11 @@ import type { StoredResponse } from '../cache/redis-tier.ts';
 import type { Tier } from '../cache/tier.ts';
 import { cacheOutcome, type CacheOutcome } from '../data/status.ts';
 import type { Metrics } from '../metrics.ts';
-import { applyOutcomeHeaders, outcomeHeaders, type OutcomeHeaders, type Produced, type Responder, type ResponseSpec } from './respond.ts';
+import { keyWithFormat, type Format } from './formats/negotiate.ts';
+import {
+  applyOutcomeHeaders, contentTypeOf, encodeBody, formatFor, outcomeHeaders, varyOf,
+  type OutcomeHeaders, type Produced, type Responder, type ResponseSpec,
+} from './respond.ts';
 
 export interface CachedResponse {
   body: Buffer;
@@ -26,6 +35,10 @@ export interface CachedResponse {
   /** How long it lives in the cache (0: not stored). */
   ttlMs: number;
   xCache: CacheOutcome;
+  /** The representation these bytes are (Content-Type). */
+  format: Format;
+  /** The Vary header of the route's answers. */
+  vary: string;
 }
 
 export interface ResponseCacheOptions {
@@ -48,6 +61,11 @@ function toStored(entry: CachedResponse): StoredResponse {
   };
   if (entry.headers.simulated) meta.simulated = '1';
   if (entry.headers.missing !== undefined) meta.missing = entry.headers.missing;
+  if (entry.format !== 'json') meta.format = entry.format;
+  if (entry.vary !== 'accept-encoding') meta.vary = entry.vary;
+  if (entry.headers.nextEndTime !== undefined) meta.next_end_time = entry.headers.nextEndTime;
+  if (entry.headers.link !== undefined) meta.link = entry.headers.link;
+  if (entry.headers.truncated !== undefined) meta.truncated = entry.headers.truncated;
   return { body: entry.body, ...(entry.gzip !== undefined ? { gzip: entry.gzip } : {}), etag: entry.etag, meta };
 }
 
@@ -62,11 +80,16 @@ function fromStored(stored: StoredResponse, storedAt: number, ttlMs: number): Ca
       missing: stored.meta.missing,
       failed: undefined,
       tier: undefined,
+      ...(stored.meta.next_end_time === undefined ? {} : { nextEndTime: stored.meta.next_end_time }),
+      ...(stored.meta.link === undefined ? {} : { link: stored.meta.link }),
+      ...(stored.meta.truncated === undefined ? {} : { truncated: stored.meta.truncated }),
     },
     dataAgeMs: Number(stored.meta.data_age_ms ?? 0),
     storedAt,
     ttlMs,
     xCache: (stored.meta.x_cache ?? 'MISS') as CacheOutcome,
+    format: (stored.meta.format ?? 'json') as Format,
+    vary: stored.meta.vary ?? 'accept-encoding',
   };
 }
 
@@ -82,11 +105,14 @@ function unpooled(buffer: Buffer): Buffer {
   return copy;
 }
 
-function build(produced: Produced, gzipMinBytes: number, now: number): CachedResponse {
+async function build(produced: Produced, spec: ResponseSpec, format: Format, now: number): Promise<CachedResponse> {
   // Exact-size, unpooled copies: a small pooled Buffer would pin its whole 64 KiB pool slab in
-  // the cache and the byte bound would undercount it.
-  const body = unpooled(Buffer.from(JSON.stringify(produced.body)));
-  const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+  // the cache and the byte bound would undercount it. (The columnar encoders' output is exact-size
+  // already, so unpooled() keeps it as it is.)
+  const body = unpooled(await encodeBody(produced, format, spec.table));
+  const hash = createHash('sha1').update(body).digest('base64url');
+  // Each format has its own validator (the bytes differ; the prefix says which it is).
+  const etag = format === 'json' ? `"${hash}"` : `"${format}-${hash}"`;
   return {
     body,
     // Built on the first request that accepts it (most API clients never ask): see withGzip.
@@ -97,7 +123,14 @@ function build(produced: Produced, gzipMinBytes: number, now: number): CachedRes
     storedAt: now,
     ttlMs: 0,
     xCache: cacheOutcome(produced.status),
+    format,
+    vary: varyOf(spec),
   };
+}
+
+/** Formats that get a gzip variant (Parquet compresses its own pages). */
+export function gzips(format: Format): boolean {
+  return format !== 'parquet';
 }
 
 export function acceptsGzip(raw: string | string[] | undefined): boolean {
@@ -121,7 +154,7 @@ export function etagMatches(header: string, etag: string): boolean {
  * 92 KB body: never paid for clients that do not ask). A stored entry is charged again for it.
  */
 function withGzip(entry: CachedResponse, options: ResponseCacheOptions, key: string): void {
-  if (entry.gzip !== undefined || entry.body.length <= options.gzipMinBytes) return;
+  if (entry.gzip !== undefined || entry.body.length <= options.gzipMinBytes || !gzips(entry.format)) return;
   entry.gzip = unpooled(gzipSync(entry.body, { level: 6 }));
   if (entry.ttlMs > 0) options.cache.set(key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt);
 }
@@ -131,7 +164,7 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
   reply
     .header('x-cache', xCache)
     .header('age', String(ageSeconds))
-    .header('vary', 'accept-encoding');
+    .header('vary', entry.vary);
   if (tier !== undefined) reply.header('x-cache-tier', tier);
   // The gzip variant is another representation, so it carries its own validator.
   const gzip = entry.gzip !== undefined && acceptsGzip(request.headers['accept-encoding']);
@@ -141,7 +174,7 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
   if (match !== undefined && (etagMatches(match, etag) || etagMatches(match, entry.etag))) {
     return reply.code(304).send();
   }
-  reply.header('content-type', 'application/json; charset=utf-8');
+  reply.header('content-type', contentTypeOf(entry.format));
   if (gzip) return reply.header('content-encoding', 'gzip').send(entry.gzip);
   return reply.send(entry.body);
 }
@@ -149,7 +182,10 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
 export function createCachingResponder(options: ResponseCacheOptions): Responder {
   const flight = createSingleFlight();
   return {
-    async respond(request, reply, spec: ResponseSpec, produce) {
+    async respond(request, reply, requested: ResponseSpec, produce) {
+      // The negotiated format is part of the key (an unknown `format` is a 400 here, before any lookup).
+      const format = formatFor(request, requested);
+      const spec = requested.table === undefined ? requested : { ...requested, key: keyWithFormat(requested.key, format) };
       const now = options.now();
       const hit = options.cache.get(spec.key, now);
       if (hit !== undefined && hit.state === 'fresh') {
@@ -171,9 +207,9 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
       }
       options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'miss' });
       const entry = await flight.run(spec.key, async () => {
-        const produced = await produce();
+        const produced = await produce(format);
         const builtAt = options.now();
-        const built = build(produced, options.gzipMinBytes, builtAt);
+        const built = await build(produced, spec, format, builtAt);
         const ttlMs = produced.status.freshUntil - builtAt;
         const partial = (produced.failed?.length ?? 0) > 0;
         if (!produced.status.stale && !partial && ttlMs >= 1 && Number.isFinite(ttlMs)) {

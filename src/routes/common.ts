@@ -94,6 +94,18 @@ export function periodFeature(period: Period): Feature {
   return isMinutePeriod(period) ? 'klines_minute' : 'klines_daily';
 }
 
+/**
+ * The URL of a next page (the Link header): `path` with the canonical parameters, the cursor as
+ * end_time, and the format when it is not JSON. Never the request's own URL: a cached answer is
+ * shared by every key, and an `api_key` in the query must not travel into it.
+ */
+export function pageUrl(path: string, params: Record<string, string | number | undefined>, format: string): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
+  if (format !== 'json') query.set('format', format);
+  return `${path}?${query.toString().replaceAll('%2C', ',')}`;
+}
+
 function truncate(text: string): string {
   return text.length > 32 ? `${text.slice(0, 32)}…` : text;
 }

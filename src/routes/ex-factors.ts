@@ -5,6 +5,7 @@ import { ExFactorsQuery, dataOf, refs } from '../schemas.ts';
 import { requireAccess, symbolList, timeRange } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
+import { tableResponse } from '../http/formats/openapi.ts';
 
 export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.get<{ Querystring: { symbols: string; start_time?: number; end_time?: number } }>('/v1/klines/ex-factors', {
@@ -13,7 +14,7 @@ export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteCon
       description: '`timestamp` is 00:00 exchange-local of the ex-date; `ex_factor = P_prev / ref` per event (not cumulative). Where the vendor has them, the event\'s parts per share (`cash_dividend`, `bonus_ratio`, `rights_ratio`, `rights_price`, with `parts_known: true`) give ref = (P_prev − cash + rights_price·rights) / (1 + bonus + rights); `parts_known: false` means only the ratio is known. start_time/end_time filter inclusively. Symbols without events map to [].',
       tags: ['klines'],
       querystring: ExFactorsQuery,
-      response: { 200: dataOf(Type.Record(Type.String(), Type.Array(refs.ExFactor))), ...ERROR_RESPONSES },
+      response: { 200: tableResponse(dataOf(Type.Record(Type.String(), Type.Array(refs.ExFactor))), 'ex-factors'), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const symbols = symbolList(request.query.symbols);
@@ -21,7 +22,7 @@ export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteCon
     timeRange(start, end);
     requireAccess(request, { features: ['ex_factors'], symbols, explicitCount: symbols.length });
     const key = `ex-factors|${symbols.map((r) => r.symbol).join(',')}|${start ?? ''}|${end ?? ''}`;
-    return ctx.responder.respond(request, reply, { key, resource: 'exFactors' }, async () => {
+    return ctx.responder.respond(request, reply, { key, resource: 'exFactors', table: 'ex-factors' }, async () => {
       const result = await ctx.service.exFactors(symbols, start, end);
       const data: Record<string, unknown> = {};
       for (const ref of symbols) {

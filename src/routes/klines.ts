@@ -1,12 +1,15 @@
-// GET /v1/klines and /v1/klines/batch: historical candles, columnar, any period and adjustment.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// GET /v1/klines and /v1/klines/batch: historical candles, columnar, any period and adjustment,
+// in JSON, CSV, Arrow or Parquet (http/formats). An answer cut by `count` says so: the next page's
+// cursor (X-Next-End-Time, Link) on /v1/klines, X-Truncated-Symbols on the batch.
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AdjustType, Candles, Period, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
 import type { BatchResult, CandleParams } from '../service/market-data.ts';
 import type { Produced } from '../http/respond.ts';
-import { oneSymbol, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange } from './common.ts';
+import { NEXT_PAGE_HEADERS, TRUNCATED_HEADERS, tableResponse } from '../http/formats/openapi.ts';
+import { oneSymbol, pageUrl, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -37,30 +40,36 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   app.get<{ Querystring: KlinesInput & { symbol: string } }>('/v1/klines', {
     schema: {
       summary: 'Historical candles for one symbol',
-      description: 'The newest `count` bars inside [start_time, end_time] (inclusive), or up to now without a range. Minute periods (1m…60m) need klines_minute, daily and longer need klines_daily.',
+      description: 'The newest `count` bars inside [start_time, end_time] (inclusive), or up to now without a range. Minute periods (1m…60m) need klines_minute, daily and longer need klines_daily. When older bars exist inside the range (without start_time: anywhere in the history), X-Next-End-Time and Link give the next, older page: following them loses and repeats no bar.',
       tags: ['klines'],
       querystring: KlinesQuery,
-      response: { 200: dataOf(refs.Candles), ...ERROR_RESPONSES },
+      response: { 200: tableResponse(dataOf(refs.Candles), 'candles', NEXT_PAGE_HEADERS), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const ref = oneSymbol(request.query.symbol);
     const params = candleParams(request.query);
     requireAccess(request, { features: [periodFeature(params.period)], symbols: [ref] });
     requireBarBudget(request, 1, params.period, params);
-    return ctx.responder.respond(request, reply, { key: `klines|${ref.symbol}|${paramsKey(params)}`, resource: 'candles' }, async () => {
+    return ctx.responder.respond(request, reply, { key: `klines|${ref.symbol}|${paramsKey(params)}`, resource: 'candles', table: 'candles' }, async (format) => {
       const result = await ctx.service.candles(ref, params);
       if (result === undefined) throw notFound(ref);
-      return { body: { data: result.candles }, status: result.status };
+      const next = result.next === undefined ? undefined : {
+        endTime: result.next,
+        url: pageUrl('/v1/klines', {
+          symbol: ref.symbol, period: params.period, count: params.count, adjust: params.adjust, start_time: params.start, end_time: result.next,
+        }, format),
+      };
+      return { body: { data: result.candles }, status: result.status, next };
     });
   });
 
   app.get<{ Querystring: KlinesInput & { symbols: string } }>('/v1/klines/batch', {
     schema: {
       summary: 'Historical candles for several symbols',
-      description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504.',
+      description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504. Symbols cut by `count` (older bars exist in the range) are listed in X-Truncated-Symbols.',
       tags: ['klines'],
       querystring: KlinesBatchQuery,
-      response: { 200: dataOf(Type.Record(Type.String(), refs.Candles)), ...ERROR_RESPONSES },
+      response: { 200: tableResponse(dataOf(Type.Record(Type.String(), refs.Candles)), 'candles-batch', TRUNCATED_HEADERS), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const symbols = symbolList(request.query.symbols);
@@ -68,8 +77,15 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     requireAccess(request, { features: [periodFeature(params.period), 'batch'], symbols, explicitCount: symbols.length });
     requireBarBudget(request, symbols.length, params.period, params);
     const key = `klines-batch|${symbols.map((r) => r.symbol).join(',')}|${paramsKey(params)}`;
-    return ctx.responder.respond(request, reply, { key, resource: 'candles' }, async () =>
-      batchBody(await ctx.service.perSymbol(symbols, (ref) => ctx.service.candles(ref, params))));
+    return ctx.responder.respond(request, reply, { key, resource: 'candles', table: 'candles-batch' }, async () => {
+      const cut = new Set<string>();
+      const result = await ctx.service.perSymbol(symbols, async (ref) => {
+        const one = await ctx.service.candles(ref, params);
+        if (one?.next !== undefined) cut.add(ref.symbol);
+        return one;
+      });
+      return batchBody(result, cut);
+    });
   });
 }
 
@@ -77,9 +93,13 @@ export function notFound(ref: SymbolRef): AppError {
   return new AppError('SYMBOL_NOT_FOUND', `symbol ${ref.symbol} not found`, { details: { symbol: ref.symbol } });
 }
 
-/** A candle batch as a response: data keyed by symbol, unknown and failed symbols in headers. */
-export function batchBody(result: BatchResult<Candles>): Produced {
+/** A candle batch as a response: data keyed by symbol; unknown, failed and cut (`cut`) symbols in headers. */
+export function batchBody(result: BatchResult<Candles>, cut: ReadonlySet<string>): Produced {
   const data: Record<string, Candles> = {};
-  for (const [symbol, candles] of result.items) data[symbol] = candles;
-  return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status };
+  const truncated: string[] = [];
+  for (const [symbol, candles] of result.items) {
+    data[symbol] = candles;
+    if (cut.has(symbol)) truncated.push(symbol);
+  }
+  return { body: { data }, missing: result.unknown, failed: result.failed, status: result.status, truncated };
 }

@@ -4,7 +4,8 @@ import type { PoolId, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import { parseList, parseSymbol } from '../markets/symbols.ts';
 import { resolvePoolId, POOL_REGION } from '../markets/pools.ts';
-import { QuotesBody, QuotesQuery, dataOf, refs } from '../schemas.ts';
+import { FormatQuery, QuotesBody, QuotesQuery, dataOf, refs } from '../schemas.ts';
+import { tableResponse } from '../http/formats/openapi.ts';
 import { Type } from 'typebox';
 import { requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
@@ -67,7 +68,7 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
       requireAccess(request, { features: ['quotes', 'pools'], symbols: refsList });
       key = `quotes|u|${pools.join(',')}`;
     }
-    return ctx.responder.respond(request, reply, { key, resource: 'quotes' }, async () => {
+    return ctx.responder.respond(request, reply, { key, resource: 'quotes', table: 'quotes' }, async () => {
       const result = await ctx.service.quotes(refsList);
       const data = refsList.flatMap((r) => {
         const quote = result.items.get(r.symbol);
@@ -77,12 +78,12 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
     });
   };
 
-  const response = { 200: dataOf(Type.Array(refs.Quote)), ...ERROR_RESPONSES };
-  const postResponse = { 200: dataOf(Type.Array(refs.Quote)), ...POST_ERROR_RESPONSES };
+  const response = { 200: tableResponse(dataOf(Type.Array(refs.Quote)), 'quotes'), ...ERROR_RESPONSES };
+  const postResponse = { 200: tableResponse(dataOf(Type.Array(refs.Quote)), 'quotes'), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: QuotesInput }>('/v1/quotes', {
     schema: { summary: 'Real-time quotes by symbols or pools', tags: ['quotes'], querystring: QuotesQuery, response },
   }, (request, reply) => handle(request, reply, request.query));
   app.post<{ Body: QuotesInput }>('/v1/quotes', {
-    schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], body: QuotesBody, response: postResponse },
+    schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], querystring: FormatQuery, body: QuotesBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body ?? {}));
 }

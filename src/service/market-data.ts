@@ -4,7 +4,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { CandleQuery } from '../../adapters/types.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
-import { lowerBound } from '../candles/window.ts';
+import { lowerBound, sliceCandles } from '../candles/window.ts';
 import type { Loader, LoadResult, ResourceSpec } from '../data/loader.ts';
 import { totalFailure } from '../data/loader.ts';
 import { bucketCount, type Resources } from '../data/resources/index.ts';
@@ -45,6 +45,25 @@ export interface Sourced<T> {
   candles: T;
   adapter: string;
   status: DataStatus;
+  /**
+   * Older bars exist before the first one inside the requested range (the answer was cut by
+   * `count`): the timestamp of the newest of them, i.e. the end_time of the next, older page.
+   */
+  next?: number;
+}
+
+/**
+ * A series built with one bar more than asked (count + 1) as the answer: the extra, oldest bar is
+ * the next page's newest, so its timestamp is the cursor (end_time, inclusive) and a walk of pages
+ * loses or repeats no bar whatever the period (a week's bar is stamped with its last trading day,
+ * so end_time = that stamp takes the whole week). `cut`: the raw fetch itself was cut by its count
+ * inside the range, so its first output bar may be partial and older bars may exist: that bar goes
+ * to the next page too.
+ */
+function paged(built: Candles, count: number, cut: boolean): { candles: Candles; next?: number } {
+  const n = built.timestamp.length;
+  if (n === 0 || (n <= count && !cut)) return { candles: built };
+  return { candles: sliceCandles(built, 1, n), next: built.timestamp[0] };
 }
 
 /**
@@ -168,10 +187,13 @@ export class MarketDataService {
       period: params.period,
       region: ref.region,
       minuteBase: fetch.period === '1m',
-      window: { start: params.start, end: params.end, count: params.count },
+      window: { start: params.start, end: params.end, count: params.count + 1 },
     });
     const status = combineStatus(raw.status, adjust.status);
-    return { candles, adapter: raw.status.adapters[0] ?? 'none', status };
+    // The store/adapter window was cut by count when it is full and starts inside the range.
+    const rawBars = raw.value.timestamp;
+    const cut = rawBars.length >= fetch.count && (params.start === undefined || rawBars[0] >= params.start);
+    return { ...paged(candles, params.count, cut), adapter: raw.status.adapters[0] ?? 'none', status };
   }
 
   /** The latest session's bars (DESIGN.md 4.3), aggregated to `period`, newest `count`. */
@@ -203,9 +225,10 @@ export class MarketDataService {
       events: [],
       adjust: 'none',
       aggregate: aggregationFor(period, ref.region),
-      window: count === undefined ? undefined : { count },
+      window: count === undefined ? undefined : { count: count + 1 },
     });
-    return { candles, adapter: raw.status.adapters[0] ?? 'none', status };
+    // The session's bars are all loaded: only `count` cuts it.
+    return { ...(count === undefined ? { candles } : paged(candles, count, false)), adapter: raw.status.adapters[0] ?? 'none', status };
   }
 
   /** Per-symbol candle loads for the batch routes, under the same partial-failure policy. */

@@ -55,13 +55,14 @@ const ERRORS = ['400', '401', '403', '404', '429', '502', '503', '504'];
 
 // name → required; the DESIGN.md 4 table.
 const GET_PARAMS: Record<string, Record<string, boolean>> = {
-  '/v1/quotes': { symbols: false, universes: false },
-  '/v1/klines': { symbol: true, period: false, count: false, start_time: false, end_time: false, adjust: false },
-  '/v1/klines/batch': { symbols: true, period: false, count: false, start_time: false, end_time: false, adjust: false },
-  '/v1/klines/intraday': { symbol: true, period: false, count: false },
-  '/v1/klines/intraday/batch': { symbols: true, period: false, count: false },
-  '/v1/klines/ex-factors': { symbols: true, start_time: false, end_time: false },
-  '/v1/instruments': { symbols: true },
+  // Issue 26: `format` on the table routes.
+  '/v1/quotes': { symbols: false, universes: false, format: false },
+  '/v1/klines': { symbol: true, period: false, count: false, start_time: false, end_time: false, adjust: false, format: false },
+  '/v1/klines/batch': { symbols: true, period: false, count: false, start_time: false, end_time: false, adjust: false, format: false },
+  '/v1/klines/intraday': { symbol: true, period: false, count: false, format: false },
+  '/v1/klines/intraday/batch': { symbols: true, period: false, count: false, format: false },
+  '/v1/klines/ex-factors': { symbols: true, start_time: false, end_time: false, format: false },
+  '/v1/instruments': { symbols: true, format: false },
   '/v1/depth': { symbol: true },
   '/v1/depth/batch': { symbols: true },
   '/v1/universes': {},

@@ -1,0 +1,228 @@
+// The columnar encoders (issue 26): CSV written here (a header row, RFC 4180 quoting, epoch ms),
+// Arrow IPC stream by the Apache Arrow project's own JavaScript implementation (`apache-arrow`),
+// Parquet by `parquet-wasm` (arrow-rs's Parquet writer compiled to WebAssembly, shipped inside its
+// npm package: no native build, no download at install). Both libraries are imported on the first
+// request that asks for their format, never at startup (startup time is measured; most deployments
+// answer JSON only).
+//
+// Each encoder writes its answer once: CSV as row text in ~64 KiB pieces copied into one exact-size
+// Buffer; Arrow as the columns' typed arrays (the only copy of the values) serialised by
+// tableToIPC; Parquet from those IPC bytes. The result is handed to the cache as it is (a view
+// of the library's own exact-size output, never copied again).
+import type * as Arrow from 'apache-arrow';
+import type * as ParquetWasm from 'parquet-wasm';
+import type { Format } from './negotiate.ts';
+import { tableOf, type Chunk, type ColumnDef, type TableData, type TableKind } from './tables.ts';
+
+type ArrowModule = typeof Arrow;
+type ParquetModule = typeof ParquetWasm;
+
+let arrowModule: Promise<ArrowModule> | undefined;
+let parquetModule: Promise<ParquetModule> | undefined;
+
+/** apache-arrow, imported once on first use. */
+function arrow(): Promise<ArrowModule> {
+  arrowModule ??= import('apache-arrow');
+  return arrowModule;
+}
+
+/** parquet-wasm (its Node build instantiates the bundled .wasm synchronously on import). */
+function parquet(): Promise<ParquetModule> {
+  parquetModule ??= import('parquet-wasm');
+  return parquetModule;
+}
+
+/** Whether a library has been loaded (startup tests check that JSON never loads one). */
+export function loadedEncoders(): { arrow: boolean; parquet: boolean } {
+  return { arrow: arrowModule !== undefined, parquet: parquetModule !== undefined };
+}
+
+/** The answer's bytes in `format` (not JSON: the response cache serialises JSON itself). */
+export async function encodeTable(format: Exclude<Format, 'json'>, kind: TableKind, body: unknown): Promise<Buffer> {
+  const table = tableOf(kind, body);
+  if (format === 'csv') return toCsv(table);
+  const ipc = await toArrowIpc(table);
+  if (format === 'arrow') return view(ipc);
+  const pq = await parquet();
+  const input = pq.Table.fromIPCStream(ipc);
+  // ZSTD: the smallest of the codecs every Parquet reader (DuckDB, pyarrow, polars) decodes;
+  // dictionary pages (the writer's default) keep repeated symbols small.
+  const properties = new pq.WriterPropertiesBuilder().setCompression(pq.Compression.ZSTD).build();
+  return view(pq.writeParquet(input, properties));
+}
+
+/** A Buffer over the same memory (no copy). */
+function view(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+// ---- CSV -------------------------------------------------------------------------------------
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+function csvText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** One cell as JSON would show the value (numbers as JSON.stringify writes them; null and NaN empty). */
+function csvCell(type: ColumnDef['type'], value: unknown): string {
+  switch (type) {
+    case 'float64':
+    case 'int64':
+    case 'timestamp':
+      return typeof value === 'number' && Number.isFinite(value) ? String(value) : '';
+    case 'bool':
+      return value === true ? 'true' : value === false ? 'false' : '';
+    default:
+      return csvText(value);
+  }
+}
+
+const PIECE_CHARS = 65_536;
+
+export function toCsv(table: TableData): Buffer {
+  const pieces: string[] = [];
+  let piece = table.columns.map((c) => csvText(c.name)).join(',') + '\n';
+  const width = table.columns.length;
+  for (const chunk of table.chunks) {
+    // A constant column (a batch's symbol) is formatted once per chunk.
+    const constants = chunk.values.map((v, c) => ('constant' in v ? csvCell(table.columns[c].type, v.constant) : undefined));
+    for (let row = 0; row < chunk.rows; row++) {
+      let line = '';
+      for (let c = 0; c < width; c++) {
+        if (c > 0) line += ',';
+        const constant = constants[c];
+        line += constant ?? csvCell(table.columns[c].type, (chunk.values[c] as ArrayLike<unknown>)[row]);
+      }
+      piece += line + '\n';
+      if (piece.length >= PIECE_CHARS) {
+        pieces.push(piece);
+        piece = '';
+      }
+    }
+  }
+  pieces.push(piece);
+  let bytes = 0;
+  for (const p of pieces) bytes += Buffer.byteLength(p);
+  const out = Buffer.allocUnsafeSlow(bytes);
+  let offset = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    offset += out.write(pieces[i], offset);
+    pieces[i] = '';
+  }
+  return out;
+}
+
+// ---- Arrow -----------------------------------------------------------------------------------
+
+/** Every value of column `c` across the chunks, in row order. */
+function* cells(chunks: readonly Chunk[], c: number): Generator<unknown> {
+  for (const chunk of chunks) {
+    const source = chunk.values[c];
+    if ('constant' in source) {
+      for (let row = 0; row < chunk.rows; row++) yield source.constant;
+    } else {
+      for (let row = 0; row < chunk.rows; row++) yield (source as ArrayLike<unknown>)[row];
+    }
+  }
+}
+
+/** A validity bitmap (Arrow's LSB order) for `rows` values, with the null count. */
+class Validity {
+  readonly bits: Uint8Array;
+  nulls = 0;
+  constructor(rows: number) {
+    this.bits = new Uint8Array(Math.ceil(rows / 8));
+  }
+  set(index: number, valid: boolean): void {
+    if (valid) this.bits[index >> 3] |= 1 << (index & 7);
+    else this.nulls += 1;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c: number, rows: number): Arrow.Data {
+  const validity = new Validity(rows);
+  const nulls = () => (validity.nulls > 0 ? { nullBitmap: validity.bits, nullCount: validity.nulls } : {});
+  let i = 0;
+  switch (def.type) {
+    case 'float64': {
+      const data = new Float64Array(rows);
+      for (const v of cells(chunks, c)) {
+        const ok = typeof v === 'number' && Number.isFinite(v);
+        data[i] = ok ? v : 0;
+        validity.set(i++, ok);
+      }
+      return A.makeData({ type: new A.Float64(), length: rows, data, ...nulls() });
+    }
+    case 'int64':
+    case 'timestamp': {
+      const data = new BigInt64Array(rows);
+      for (const v of cells(chunks, c)) {
+        const ok = typeof v === 'number' && Number.isFinite(v);
+        data[i] = ok ? BigInt(Math.round(v)) : 0n;
+        validity.set(i++, ok);
+      }
+      if (def.type === 'int64') return A.makeData({ type: new A.Int64(), length: rows, data, ...nulls() });
+      return A.makeData({ type: new A.TimestampMillisecond('UTC'), length: rows, data, ...nulls() });
+    }
+    case 'symbol': {
+      const indices = new Int32Array(rows);
+      const positions = new Map<string, number>();
+      const dictionary: string[] = [];
+      for (const v of cells(chunks, c)) {
+        const ok = typeof v === 'string';
+        if (ok) {
+          let at = positions.get(v);
+          if (at === undefined) {
+            at = dictionary.length;
+            positions.set(v, at);
+            dictionary.push(v);
+          }
+          indices[i] = at;
+        }
+        validity.set(i++, ok);
+      }
+      const type = new A.Dictionary(new A.Utf8(), new A.Int32());
+      return A.makeData({ type, length: rows, data: indices, dictionary: A.vectorFromArray(dictionary, new A.Utf8()), ...nulls() });
+    }
+    case 'utf8': {
+      const values: (string | null)[] = [];
+      for (const v of cells(chunks, c)) values.push(typeof v === 'string' ? v : null);
+      return A.vectorFromArray(values, new A.Utf8()).data[0];
+    }
+    case 'bool': {
+      const data = new Uint8Array(Math.ceil(rows / 8));
+      for (const v of cells(chunks, c)) {
+        const ok = typeof v === 'boolean';
+        if (v === true) data[i >> 3] |= 1 << (i & 7);
+        validity.set(i++, ok);
+      }
+      return A.makeData({ type: new A.Bool(), length: rows, data, ...nulls() });
+    }
+    case 'date': {
+      const data = new Int32Array(rows);
+      for (const v of cells(chunks, c)) {
+        const ms = typeof v === 'string' ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
+        const ok = Number.isFinite(ms);
+        data[i] = ok ? Math.floor(ms / DAY_MS) : 0;
+        validity.set(i++, ok);
+      }
+      return A.makeData({ type: new A.DateDay(), length: rows, data, ...nulls() });
+    }
+  }
+}
+
+export async function toArrowIpc(table: TableData): Promise<Uint8Array> {
+  const A = await arrow();
+  let rows = 0;
+  for (const chunk of table.chunks) rows += chunk.rows;
+  const vectors: Record<string, Arrow.Vector> = {};
+  table.columns.forEach((def, c) => {
+    vectors[def.name] = new A.Vector([columnData(A, def, table.chunks, c, rows)]);
+  });
+  return A.tableToIPC(new A.Table(vectors), 'stream');
+}
