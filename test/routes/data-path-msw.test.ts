@@ -138,14 +138,16 @@ describe('an HTTP vendor behind msw: the breaker and /readyz', () => {
     expect((await standIn()).circuit).toBe('closed');
   });
 
-  it('three vendor 500s open the circuit: /readyz 503 for CN, the next request fails fast without a vendor call', async () => {
+  it('three vendor 500s open the circuit: /readyz says CN is degraded (still 200: a shared fault), the next request fails fast without a vendor call', async () => {
     const calls = vendorSequence(status(500));
     const { app, get, standIn } = await setup();
     for (let i = 0; i < 3; i += 1) expect((await get(`/v1/quotes?symbols=6000${String(i + 10)}.SH`)).statusCode).toBe(502);
     expect((await standIn()).circuit).toBe('open');
     const ready = await app.inject({ url: '/readyz' });
-    expect(ready.statusCode).toBe(503);
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().status).toBe('degraded');
     expect(ready.json().markets.CN).toEqual({ ready: false, adapters: [] });
+    expect(ready.json().degraded.map((d: { name: string }) => d.name)).toEqual(['adapter:stand-in', 'market:CN']);
     const fast = await get('/v1/quotes?symbols=600519.SH');
     expect(fast.statusCode).toBe(503);
     expect(fast.json()).toMatchObject({ error: 'UPSTREAM_UNAVAILABLE' });

@@ -119,12 +119,19 @@ describe('circuit breaker', () => {
     expect(adapter.count()).toBe(3);
 
     const notReady = await app.inject({ method: 'GET', url: '/readyz' });
-    expect(notReady.statusCode).toBe(503);
-    // Every market's only adapter has an open circuit: the instance cannot serve (issue 8 item 7).
+    // Every market's only adapter has an open circuit: a fault every instance shares, so the
+    // instance stays ready and says what is degraded (the readiness policy, issue 23.8).
+    expect(notReady.statusCode).toBe(200);
+    const since = notReady.json().adapters.sim.circuit_since;
+    expect(typeof since).toBe('string');
     expect(notReady.json()).toEqual({
-      status: 'not_ready',
+      status: 'degraded',
       markets: { CN: { ready: false, adapters: [] }, HK: { ready: false, adapters: [] }, US: { ready: false, adapters: [] } },
-      adapters: { sim: { ready: false, circuit: 'open', in_flight: 0, queued: 0, budget_remaining: null } },
+      adapters: { sim: { ready: false, circuit: 'open', circuit_since: since, in_flight: 0, queued: 0, budget_remaining: null } },
+      degraded: [
+        { name: 'adapter:sim', problem: 'circuit open', since },
+        ...['CN', 'HK', 'US'].map((m) => ({ name: `market:${m}`, problem: 'no adapter with a closed circuit: live data stale or 503, stored history still served' })),
+      ],
     });
     expect(await metricValue(app, 'mdqs_circuit_state', { adapter: 'sim' })).toBe(2);
     expect(await metricValue(app, 'mdqs_upstream_requests_total', { adapter: 'sim', resource: 'quotes', outcome: 'circuit_open' })).toBe(1);
