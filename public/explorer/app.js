@@ -208,7 +208,7 @@ price.onLegend((bar, hovered) => {
 
 /** The live-updates line of the footer says what actually runs. */
 const LIVE_TEXT = {
-  off: 'Live updates: off until a key is entered and a symbol shown.',
+  off: 'Live updates: off (no key, or no symbol on screen).',
   connecting: 'Live updates: connecting to the WebSocket stream (/v1/ws/stream)…',
   stream: 'Live updates: pushed over the WebSocket stream (/v1/ws/stream) as the market moves.',
   polling: 'Live updates: the WebSocket stream is unavailable, so the page asks /v1/quotes and /v1/depth every 2 s while the market is open.',

@@ -347,6 +347,7 @@ describe('the explorer, as a new user meets it', () => {
       expect(await page.textContent('#quote-error')).toBe('');
       expect(await page.textContent('#intraday-error')).toBe('No intraday line for 600000.XX.');
       expect((await hookOf(page)).live).toBe('off');
+      expect(await page.textContent('#live-state')).toBe('Live updates: off (no key, or no symbol on screen).');
       await page.screenshot({ path: `${ARTIFACTS}failed-symbol.png` });
 
       await pick(page, '999999.SH');
