@@ -197,16 +197,16 @@ function indexKey(url: string, format: Format | undefined): string {
 
 /**
  * The format the normal path would negotiate for this request (formats/negotiate.ts), or
- * undefined when it would answer 400 (an unknown or repeated `format`): then the normal way.
+ * undefined when it would answer 400 (an unknown `format`): then the normal way.
  */
 function requestFormat(url: string, accept: string | undefined): Format | undefined {
   const query = url.indexOf('?');
   if (query >= 0 && url.includes('format', query)) {
-    const values = new URLSearchParams(url.slice(query + 1)).getAll('format');
-    if (values.length > 1) return undefined;
-    if (values.length === 1) {
+    // The first value, as the normal path's query parser keeps it (http/querystring.ts).
+    const value = new URLSearchParams(url.slice(query + 1)).get('format');
+    if (value !== null) {
       try {
-        return formatParam(values[0]);
+        return formatParam(value);
       } catch {
         return undefined;
       }
