@@ -16,6 +16,9 @@ import { unsplit, yahooExFactors } from './raw.ts';
 import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 
+import { buildTimeseriesRequest, parseIncomeTimeseries } from './financials.ts';
+import { compareRecords } from '../../src/financials/select.ts';
+import type { StatementRecord } from '../../src/financials/types.ts';
 import { YAHOO_DEFAULTS, type YahooOptions } from './options.ts';
 
 export type { YahooOptions };
@@ -24,9 +27,11 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
   return {
     resources: {
       quotes: true, depth: false, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
-      financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+      // The income statement from fundamentals-timeseries, US and HK (financials.ts); no other statement yet.
+      financialsIncome: true, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
     },
     markets: ['CN', 'HK', 'US'],
+    resourceMarkets: { financialsIncome: ['US', 'HK'] },
     periods: { '1m': true, '1d': true },
     maxBatch,
     rawPrices: true,
@@ -36,7 +41,7 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
 
 const DAY_S = 86_400;
 
-export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getDepth' | 'getFinancials'>> {
+export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Serving<Exclude<AdapterMethod, 'listPool' | 'getDepth'>> {
   const http: UpstreamHttp | undefined = deps.http;
   if (!http) throw new Error('yahoo adapter needs deps.http');
   const wire: YahooWire = {
@@ -143,6 +148,28 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
     id: ADAPTER_ID,
     label: options.label ?? 'yahoo',
     capabilities: yahooCapabilities(options.maxBatch ?? YAHOO_DEFAULTS.maxBatch),
+
+    async getFinancials(symbols, statement, ctx) {
+      const out: BySymbol<StatementRecord<typeof statement>[]> = new Map();
+      // capabilities: the income statement, US and HK; anything else is left out, never an error.
+      if (statement !== 'income') return out;
+      const refs = symbols.filter((s) => s.region !== 'CN');
+      const period2 = Math.floor(deps.now() / 1000);
+      const series = await mapLimit(refs, concurrency, async (ref) => {
+        const records = [];
+        for (const frequency of ['annual', 'quarterly'] as const) {
+          const res = await http!.request({ ...buildTimeseriesRequest(wire, yahooSymbol(ref), frequency, 0, period2), signal: ctx?.signal });
+          if (res.status === 404) return [];
+          if (res.status !== 200) throw new AppError('UPSTREAM_ERROR', 'The upstream data source answered with an error', { details: { adapter: ADAPTER_ID, status: res.status } });
+          records.push(...parseIncomeTimeseries(res.text, frequency, r));
+        }
+        return records.sort(compareRecords);
+      });
+      refs.forEach((ref, i) => {
+        if (series[i].length > 0) out.set(ref.symbol, series[i] as StatementRecord<typeof statement>[]);
+      });
+      return out;
+    },
 
     getQuotes(symbols, ctx) {
       return perSymbol(symbols, 'quotes', async (ref) => {

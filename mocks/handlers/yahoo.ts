@@ -57,5 +57,12 @@ export function yahooHandlers(log: CapturedRequest[] = [], base = YAHOO_TEST_BAS
       if (url.searchParams.get('range') !== null) return HttpResponse.json(body);
       return HttpResponse.json(cutChart(body, Number(url.searchParams.get('period1')), Number(url.searchParams.get('period2'))));
     }),
+    // fundamentals-timeseries: AAPL's captured income answers by frequency; any other ticker the
+    // meta-only "no data" answer (captured for BTC-USD).
+    http.get(`${base}/ws/fundamentals-timeseries/v1/finance/timeseries/:ticker`, async ({ request, params }) => {
+      const url = await capture(log, request);
+      const frequency = url.searchParams.get('type')?.startsWith('quarterly') ? 'quarterly' : 'annual';
+      return HttpResponse.json(fixture('yahoo', params.ticker === 'AAPL' ? `financials-timeseries-aapl-${frequency}` : 'financials-timeseries-btc-no-data'));
+    }),
   ];
 }
