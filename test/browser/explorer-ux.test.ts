@@ -509,6 +509,14 @@ describe('the explorer, as a new user meets it', () => {
 
   it('scrolling left loads older bars without a cursor (end_time before the first bar\'s week) until an empty answer, then stops asking', async () => {
     await withPage(DESKTOP, async ({ page }) => {
+      // A service without the next-page cursor: the answers reach the page without X-Next-End-Time and Link.
+      await page.route((url) => url.pathname === '/v1/klines', async (route) => {
+        const response = await route.fetch();
+        const headers = { ...response.headers() };
+        delete headers['x-next-end-time'];
+        delete headers.link;
+        await route.fulfill({ response, headers });
+      });
       const answers = collectKlines(page);
       await enterKey(page, BROWSER_KEYS.demo);
       await waitForChart(page, '600519.SH', '1d', 'forward');
@@ -527,6 +535,7 @@ describe('the explorer, as a new user meets it', () => {
       expect(chart!.exhausted).toBe(true);
       // A weekly bar is labelled by its last day: the page ends before the first bar's Monday, so no
       // week comes back cut in two.
+      expect(answers.every((a) => a.cursor === null)).toBe(true);
       const older = expectChained(answers, '600519.SH', '1w', shanghaiMonday);
       expect(older.length).toBe(chart!.pages);
       expect(older.length).toBeGreaterThanOrEqual(2);

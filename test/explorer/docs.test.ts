@@ -24,6 +24,17 @@ const ADJUSTS = [...ADJUST_TYPES];
 const SUCCESS_HEADERS = ['X-Cache', 'X-Cache-Tier', 'X-Upstream', 'X-Simulated', 'X-Missing-Symbols', 'X-Failed-Symbols', 'ETag', 'Age',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'];
 
+/** Routes answering in several formats (issue 26) say so with Vary; candle routes carry their page cursors. */
+const NEGOTIATED = ['get /v1/quotes', 'post /v1/quotes', 'get /v1/klines/ex-factors', 'get /v1/instruments', 'post /v1/instruments'];
+const CURSORED = ['get /v1/klines', 'get /v1/klines/intraday'];
+const TRUNCATED = ['get /v1/klines/batch', 'get /v1/klines/intraday/batch'];
+function successHeaders(operation: string): string[] {
+  if (CURSORED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary', 'X-Next-End-Time', 'Link'];
+  if (TRUNCATED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary', 'X-Truncated-Symbols'];
+  if (NEGOTIATED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary'];
+  return SUCCESS_HEADERS;
+}
+
 const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: any) => p.name === name);
 const operations = () => Object.entries(doc.paths as Record<string, Record<string, any>>)
   .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
@@ -45,7 +56,7 @@ describe('the OpenAPI document', () => {
     expect(ops.length).toBeGreaterThanOrEqual(14);
     for (const { path, method, op } of ops) {
       const ok = op.responses['200'];
-      expect(Object.keys(ok.headers).sort(), `${method} ${path}`).toEqual([...SUCCESS_HEADERS].sort());
+      expect(Object.keys(ok.headers).sort(), `${method} ${path}`).toEqual([...successHeaders(`${method} ${path}`)].sort());
       expect(ok.headers['X-Cache'].schema.enum).toEqual(['HIT', 'MISS', 'STALE']);
       if (op.responses['429'] !== undefined) expect(op.responses['429'].headers['Retry-After'], `${method} ${path}`).toBeDefined();
     }
