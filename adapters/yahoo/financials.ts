@@ -96,7 +96,7 @@ export function parseIncomeTimeseries(text: string, frequency: Frequency, r: Pay
         record = { period_end: date, announce_date: null, currency: r.optionalString(p.currencyCode, `${path}.${type}[${k}].currencyCode`), period_months: months };
         byDate.set(date, record);
       }
-      (record as Record<string, unknown>)[field] = value;
+      (record as unknown as Record<string, unknown>)[field] = value;
     });
   });
   return [...byDate.values()].sort((a, b) => (a.period_end < b.period_end ? -1 : a.period_end > b.period_end ? 1 : 0));
