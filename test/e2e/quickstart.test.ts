@@ -121,7 +121,8 @@ describe('the default server (npm start)', () => {
     else if (path === '/v1/openapi.json') expect(body).toMatchObject({ info: { version: '1.0.0' } });
     else {
       expect(body).toHaveProperty('data');
-      if (path !== '/v1/meta') expect(res.headers.get('x-upstream')).toBe('sim');
+      // /v1/meta and /v1/me describe the service and the key, not market data: no X-Upstream.
+      if (path !== '/v1/meta' && path !== '/v1/me') expect(res.headers.get('x-upstream')).toBe('sim');
       else expect(body.data.simulated).toBe(true);
     }
   });
