@@ -19,7 +19,10 @@ describe('sim adapter: identity and capabilities', () => {
     expect(adapter.label).toBe('sim');
     expect(adapter.capabilities).toBe(SIM_CAPABILITIES);
     expect(adapter.capabilities).toEqual({
-      resources: { quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true },
+      resources: {
+        quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true,
+        financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
+      },
       markets: ['CN', 'HK', 'US'],
       periods: { '1m': true, '1d': true },
       maxBatch: 500,

@@ -185,7 +185,11 @@ describe('tickflow: unknown symbols are answers, never errors', () => {
 describe('tickflow: capabilities true to the tier', () => {
   it('the keyless free tier declares no quotes, depth, intraday or 1m (it has none); the paid tier all', async () => {
     const free = createTickflowAdapter({ baseUrl: 'https://free-api.tickflow.org' }, { now: () => 0, http: testHttp('tickflow') }).capabilities;
-    expect(free.resources).toEqual({ quotes: false, depth: false, candles: true, intraday: false, exFactors: true, instruments: true, pools: true });
+    expect(free.resources).toEqual({
+      quotes: false, depth: false, candles: true, intraday: false, exFactors: true, instruments: true, pools: true,
+      // Financial statements are not in the free tier either.
+      financialsIncome: false, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+    });
     expect(free.periods).toEqual({ '1m': false, '1d': true });
     expect(adapter().capabilities.resources.quotes).toBe(true);
     expect(adapter({ tier: 'free' }).capabilities.periods['1m']).toBe(false);
