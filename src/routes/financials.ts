@@ -18,6 +18,11 @@ import { STATEMENT_ROUTES, STATEMENTS, type Statement } from '../financials/type
 import { requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
+import { tableResponse } from '../http/formats/openapi.ts';
+import { FormatQuery } from '../schemas.ts';
+
+/** The statement query plus `format` (issue 26: the records as one long table in CSV, Arrow, Parquet). */
+const QueryWithFormat = { ...FinancialsQuery, properties: { ...FinancialsQuery.properties, ...FormatQuery.properties } };
 
 interface FinancialsQuerystring {
   symbols: string;
@@ -63,8 +68,8 @@ export default async function financialsRoutes(app: FastifyInstance, ctx: RouteC
         summary: SUMMARIES[statement],
         description: DESCRIPTION,
         tags: ['financials'],
-        querystring: FinancialsQuery,
-        response: { 200: financialsResponse(statement), ...ERROR_RESPONSES },
+        querystring: QueryWithFormat,
+        response: { 200: tableResponse(financialsResponse(statement), `financials:${statement}`), ...ERROR_RESPONSES },
       },
     }, async (request, reply) => {
       const symbols = symbolList(request.query.symbols);
@@ -78,7 +83,7 @@ export default async function financialsRoutes(app: FastifyInstance, ctx: RouteC
       requireAccess(request, { features: ['financials'], symbols, explicitCount: symbols.length });
       const selection: FinancialsSelection = { start_date: start, end_date: end, as_of: asOf, latest: latest === 'true' };
       const key = `financials/${segment}|${symbols.map((r) => r.symbol).join(',')}|${start ?? ''}|${end ?? ''}|${selection.latest ? 1 : 0}|${asOf ?? ''}`;
-      return ctx.responder.respond(request, reply, { key, resource }, async () => {
+      return ctx.responder.respond(request, reply, { key, resource, table: `financials:${statement}` }, async () => {
         const result = await ctx.service.bySymbol(resource, symbols);
         const data: Record<string, unknown> = {};
         for (const ref of symbols) {

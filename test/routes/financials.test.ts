@@ -209,7 +209,7 @@ describe('GET /v1/financials/*', () => {
     for (const statement of STATEMENTS) {
       const op = doc.paths[`/v1/financials/${STATEMENT_ROUTES[statement]}`]?.get;
       expect(op, statement).toBeDefined();
-      expect(op!.parameters!.map((p) => p.name).sort()).toEqual(['as_of', 'end_date', 'latest', 'start_date', 'symbols']);
+      expect(op!.parameters!.map((p) => p.name).sort()).toEqual(['as_of', 'end_date', 'format', 'latest', 'start_date', 'symbols']);
       expect(op!.responses['403']).toBeDefined();
     }
     for (const [title, statement] of [['IncomeRecord', 'income'], ['BalanceSheetRecord', 'balance_sheet'], ['CashFlowRecord', 'cash_flow'], ['MetricsRecord', 'metrics'], ['SharesRecord', 'shares']] as const) {

@@ -14,6 +14,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { MINUTE_PERIODS, PERIODS } from '../../src/domain.ts';
+import { STATEMENT_FIELDS, STATEMENT_ROUTES, STATEMENTS } from '../../src/financials/types.ts';
 
 type Kind = 'timestamp' | 'float64' | 'int64' | 'symbol' | 'utf8' | 'bool' | 'date';
 type Cols = [string, Kind][];
@@ -30,6 +31,9 @@ const QUOTES: Cols = [['symbol', 'symbol'], ['region', 'symbol'], ['last_price',
 const INSTRUMENTS: Cols = [['code', 'utf8'], ['exchange', 'symbol'], ['name', 'utf8'], ['region', 'symbol'], ['symbol', 'symbol'], ['type', 'symbol'],
   ['ext.type', 'symbol'], ['ext.float_shares', 'float64'], ['ext.limit_down', 'float64'], ['ext.limit_up', 'float64'], ['ext.listing_date', 'date'],
   ['ext.tick_size', 'float64'], ['ext.total_shares', 'float64'], ['ext.lot_size', 'int64']];
+
+const financialColumns = (statement: keyof typeof STATEMENT_FIELDS): Cols => [['symbol', 'symbol'], ['period_end', 'date'], ['announce_date', 'date'],
+  ['currency', 'symbol'], ['period_months', 'int64'], ...STATEMENT_FIELDS[statement].map((f): [string, Kind] => [f, 'float64'])];
 
 type Row = Record<string, unknown>;
 
@@ -69,6 +73,7 @@ const CASES: Case[] = [
   { name: 'ex-factors', url: `/v1/klines/ex-factors?symbols=${SYMBOLS}`, cols: EX_FACTORS, rows: ROWS.perSymbol },
   { name: 'quotes', url: `/v1/quotes?symbols=${SYMBOLS},510300.SH`, cols: QUOTES, rows: ROWS.records },
   { name: 'instruments', url: `/v1/instruments?symbols=${SYMBOLS},510300.SH`, cols: INSTRUMENTS, rows: ROWS.records },
+  ...STATEMENTS.map((s) => ({ name: `financials ${s}`, url: `/v1/financials/${STATEMENT_ROUTES[s]}?symbols=${SYMBOLS}`, cols: financialColumns(s), rows: ROWS.perSymbol })),
 ];
 
 let app: FastifyInstance;

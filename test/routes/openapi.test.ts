@@ -68,11 +68,11 @@ const GET_PARAMS: Record<string, Record<string, boolean>> = {
   '/v1/universes': {},
   '/v1/universes/{id}': { id: true },
   // Issue 25: the five financial statements.
-  '/v1/financials/income': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false },
-  '/v1/financials/balance-sheet': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false },
-  '/v1/financials/cash-flow': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false },
-  '/v1/financials/metrics': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false },
-  '/v1/financials/shares': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false },
+  '/v1/financials/income': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
+  '/v1/financials/balance-sheet': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
+  '/v1/financials/cash-flow': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
+  '/v1/financials/metrics': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
+  '/v1/financials/shares': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
 };
 const POST_BODIES: Record<string, Record<string, boolean>> = {
   '/v1/quotes': { symbols: false, universes: false },

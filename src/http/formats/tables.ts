@@ -100,7 +100,8 @@ function financialColumns(statement: Statement): ColumnDef[] {
     { name: 'announce_date', type: 'date' },
     { name: 'currency', type: 'symbol' },
     { name: 'period_months', type: 'int64' },
-    ...STATEMENT_FIELDS[statement].map((name): ColumnDef => ({ name, type: statement === 'shares' ? 'int64' : 'float64' })),
+    // float64 even for share counts: the records' schema says number, and a vendor's figure is never rounded here.
+    ...STATEMENT_FIELDS[statement].map((name): ColumnDef => ({ name, type: 'float64' })),
   ];
 }
 
