@@ -44,6 +44,8 @@ export interface StoreHealth {
 const SQLITE_DAMAGE = new Set([10 /* IOERR */, 11 /* CORRUPT */, 26 /* NOTADB */]);
 
 function isDamage(error: unknown): boolean {
+  // A block whose checksum does not match (blocks.ts CorruptBlockError) is damage too.
+  if ((error as { code?: unknown })?.code === 'MDQS_BLOCK_CORRUPT') return true;
   const errcode = (error as { errcode?: unknown })?.errcode;
   return typeof errcode === 'number' && SQLITE_DAMAGE.has(errcode & 0xff);
 }

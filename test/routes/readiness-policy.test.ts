@@ -96,6 +96,29 @@ describe('readiness policy', () => {
     expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503);
   });
 
+  it('a block of the instance\'s own SQLite store that fails its checksum: served from the vendor, /readyz 503', async () => {
+    const path = join(dir, 'bad-block.sqlite');
+    const app = await appWithStore({ path });
+    const first = await klines(app, '600519.SH');
+    expect(first.statusCode).toBe(200);
+    // One byte of a stored block flipped by someone else (the server's own connection wrote it).
+    const admin = new DatabaseSync(path);
+    const row = admin.prepare('SELECT rowid, data FROM blocks ORDER BY rowid DESC LIMIT 1').get() as { rowid: number; data: Uint8Array };
+    const data = Buffer.from(row.data);
+    data[data.length - 3] ^= 0x5a;
+    admin.prepare('UPDATE blocks SET data = ? WHERE rowid = ?').run(data, row.rowid);
+    admin.close();
+    // Another window of the same series: a memory miss, a store read of the flipped block.
+    const ts = first.json().data.timestamp as number[];
+    const window = `start_time=${ts[ts.length - 20]}&end_time=${ts[ts.length - 1]}`;
+    const again = await app.inject({ url: `/v1/klines?symbol=600519.SH&period=1d&adjust=none&${window}`, headers: { 'x-api-key': KEYS.demo } });
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.close).toEqual(first.json().data.close.slice(-20));
+    const ready = await app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().history).toMatchObject({ ok: false, backend: 'sqlite', damaged: true });
+  });
+
   it('the instance\'s own SQLite store failing (not damaged): 503', async () => {
     const app = await appWithStore({ history: storeWithHealth({ ok: false, backend: 'sqlite', error: 'disk I/O', since: NOW }) });
     const ready = await app.inject({ url: '/readyz' });
