@@ -8,6 +8,8 @@ describe('createMetrics', () => {
     const names = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual([
       'mdqs_cache_bytes',
+      // Entries of a shared tier or store blocks that failed their checksum (issue 28.4).
+      'mdqs_cache_corrupt_total',
       'mdqs_cache_lookups_total',
       'mdqs_circuit_state',
       'mdqs_heavy_candle_bars',
