@@ -1,0 +1,214 @@
+// Redis topologies (issue 27), each on real redis-server processes the test starts and stops by PID:
+//   - a Redis Cluster of three masters: two app instances on it share one key's rate limit exactly,
+//     and 100 distinct cold keys requested on both at once make 100 vendor calls (one per key);
+//   - one node of that cluster given as redis.url (a real server process): /readyz names the
+//     problem (MOVED, the node, redis.cluster), never "ok", it is logged at error, and the instance
+//     degrades as for Redis down (mdqs_redis_up 0, mdqs_redis_unusable 1, status 200);
+//   - Sentinel (a master, a replica, one sentinel): the master SIGKILLed, the instances follow the
+//     failover and share the rate limit again.
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimAdapter } from '../../adapters/sim/index.ts';
+import { syntheticSymbols } from '../../adapters/sim/synthetic.ts';
+import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { createRedisClient, redisHealth } from '../../src/redis.ts';
+import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
+import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
+import { startServer, type ServerProcess } from '../e2e/server-process.ts';
+import { describeRedis, waitUntil } from './support.ts';
+import { startRedisCluster, startSentinelSet, type RedisClusterHandle, type SentinelHandle } from './topologies.ts';
+
+const LIMIT = 5;
+const keys = () => new KeyStore(parseKeysFile({
+  plans: {
+    small: { markets: ['CN', 'HK', 'US'], features: ['quotes'], rate_limit: { max: LIMIT, window_ms: 60_000 }, max_symbols: 10 },
+    wide: { markets: ['CN', 'HK', 'US'], features: ['quotes', 'klines_daily'], rate_limit: { max: 100_000, window_ms: 60_000 }, max_symbols: 100 },
+  },
+  keys: [
+    { id: 'small-1', plan: 'small', sha256: sha256Hex('small-key-1') },
+    { id: 'small-2', plan: 'small', sha256: sha256Hex('small-key-2') },
+    { id: 'wide', plan: 'wide', sha256: sha256Hex('wide-key') },
+  ],
+}));
+
+async function ready(redis: Redis): Promise<void> {
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+}
+
+/** N requests with one key, alternating between the instances: the status codes. */
+async function spend(apps: FastifyInstance[], key: string, n: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const res = await apps[i % apps.length].inject({ url: '/v1/quotes?symbols=600519.SH', headers: { 'x-api-key': key } });
+    statuses.push(res.statusCode);
+  }
+  return statuses;
+}
+
+describeRedis('a Redis Cluster of three masters', () => {
+  let cluster: RedisClusterHandle;
+  const clients: Redis[] = [];
+  const apps: FastifyInstance[] = [];
+  let vendor: FakeAdapter;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    // One vendor behind both instances: its log is the whole upstream traffic.
+    vendor = fakeAdapter(createSimAdapter({ syntheticUniverse: 100 }, { now: () => CN_MORNING }), { delayMs: 150 });
+    for (let i = 0; i < 2; i += 1) {
+      const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: 2000 });
+      clients.push(redis);
+      await ready(redis);
+      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]) });
+      apps.push(app);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    for (const c of clients) c.disconnect();
+    await cluster?.stop();
+  });
+
+  it('two instances share one key\'s rate limit exactly, and say the Redis is ok', async () => {
+    // Counted in Redis (fleet-wide), not per instance.
+    const me = await apps[1].inject({ url: '/v1/me', headers: { 'x-api-key': 'small-key-1' } });
+    expect(me.json().data.rate_limit).toMatchObject({ shared: true, remaining: LIMIT - 1 });
+    const statuses = await spend(apps, 'small-key-1', 3 * LIMIT - 1);
+    expect(statuses.slice(0, LIMIT - 1)).toEqual(Array(LIMIT - 1).fill(200));
+    expect(statuses.slice(LIMIT - 1)).toEqual(Array(2 * LIMIT).fill(429));
+    const readyz = (await apps[0].inject({ url: '/readyz' })).json();
+    expect(readyz.redis).toBe('ok');
+  });
+
+  it('100 distinct cold keys requested on both instances at once make 100 vendor calls, one per key', async () => {
+    vendor.reset();
+    const symbols = syntheticSymbols(100);
+    const answers = await Promise.all(symbols.flatMap((symbol) => apps.map((app) =>
+      app.inject({ url: `/v1/klines?symbol=${symbol}&period=1d&count=20&adjust=none`, headers: { 'x-api-key': 'wide-key' } }))));
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(200).fill(200));
+    expect(vendor.count('getCandles')).toBe(100);
+    expect(new Set(vendor.symbolsOf('getCandles')).size).toBe(100);
+    // The keys are spread over the three masters (hash tags per key, not one slot for all).
+    const perNode = await Promise.all((clients[0] as unknown as import('ioredis').Cluster).nodes('master').map((node) => node.dbsize()));
+    expect(perNode.filter((n) => n > 0).length).toBe(3);
+  });
+});
+
+describeRedis('a cluster node given as redis.url', () => {
+  let cluster: RedisClusterHandle;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    server = await startServer({
+      REDIS_URL: `redis://${cluster.addresses[0]}`, MDQS__history__enabled: 'false', LOG_LEVEL: 'info', MDQS__redis__commandTimeoutMs: '1000',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await cluster?.stop();
+  });
+
+  it('is reported in /readyz by name (never "ok"), logged at error, and the instance degrades but stays ready', async () => {
+    const logged = await server.waitFor((line) => line.level === 50 && /cannot be used as configured/.test(line.msg), 'the error line');
+    expect(logged.msg).toContain('MOVED');
+    expect(logged.redis).toBe(`redis.url redis://${cluster.addresses[0]}`);
+    const res = await fetch(`${server.base}/readyz`);
+    expect(res.status).toBe(200);
+    const body = await res.json() as { status: string; redis: string; degraded: Array<{ name: string; problem: string }> };
+    expect(body.redis).not.toBe('ok');
+    expect(body.redis).toMatch(/^unusable since .*: MOVED replies: redis\.url redis:\/\/127\.0\.0\.1:\d+ is a node of a Redis Cluster .*redis\.cluster/);
+    expect(body.redis).toContain(cluster.addresses[0]);
+    expect(body.status).toBe('degraded');
+    expect(body.degraded.find((d) => d.name === 'redis')?.problem).toMatch(/^unusable as configured: MOVED/);
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    expect(metrics).toMatch(/^mdqs_redis_up 0$/m);
+    expect(metrics).toMatch(/^mdqs_redis_unusable 1$/m);
+    // Requests are served (per-instance limits, own caches), and the problem is logged once.
+    const quote = await fetch(`${server.base}/v1/quotes?symbols=600519.SH`, { headers: { 'x-api-key': 'demo-key' } });
+    expect(quote.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(server.logs.filter((line) => line.level === 50 && /cannot be used as configured/.test(line.msg))).toHaveLength(1);
+  });
+});
+
+describeRedis('Sentinel: a master, a replica and one sentinel', () => {
+  let set: SentinelHandle;
+  const clients: Redis[] = [];
+  const apps: FastifyInstance[] = [];
+
+  beforeAll(async () => {
+    set = await startSentinelSet();
+    for (let i = 0; i < 2; i += 1) {
+      const redis = createRedisClient({ url: '', sentinel: { name: set.name, nodes: [set.sentinelAddress] } }, { commandTimeoutMs: 2000 });
+      clients.push(redis);
+      await ready(redis);
+      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys() });
+      apps.push(app);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    for (const c of clients) c.disconnect();
+    await set?.stop();
+  });
+
+  it('the instances share the limit, follow the failover when the master is killed, and share again', async () => {
+    const shared = await apps[0].inject({ url: '/v1/me', headers: { 'x-api-key': 'small-key-1' } });
+    expect(shared.json().data.rate_limit.shared).toBe(true);
+    const before = await spend(apps, 'small-key-1', 2 * LIMIT);
+    expect(before.filter((s) => s === 200)).toHaveLength(LIMIT - 1);
+    const oldMaster = set.master.port;
+    expect(await set.masterPort()).toBe(oldMaster);
+
+    await set.master.kill();
+    await waitUntil(async () => (await set.masterPort()) === set.replica.port, 'the sentinel to promote the replica', 30_000);
+    // Both instances reconnect to the new master (ioredis asks the sentinel again).
+    let seen: string[] = [];
+    await waitUntil(async () => {
+      const bodies = await Promise.all(apps.map(async (app) => (await app.inject({ url: '/readyz' })).json() as { redis: string }));
+      seen = bodies.map((b) => b.redis);
+      return bodies.every((b) => b.redis === 'ok');
+    }, 'both instances on the new master', 30_000).catch((error: Error) => {
+      throw new Error(`${error.message}: /readyz said ${JSON.stringify(seen)}, clients ${clients.map((c) => c.status).join()}`);
+    });
+    for (const redis of clients) expect(redisHealth(redis)?.up).toBe(true);
+
+    const me = await apps[1].inject({ url: '/v1/me', headers: { 'x-api-key': 'small-key-2' } });
+    expect(me.json().data.rate_limit).toMatchObject({ shared: true, remaining: LIMIT - 1 });
+    const after = await spend(apps, 'small-key-2', 3 * LIMIT);
+    expect(after.slice(0, LIMIT - 1)).toEqual(Array(LIMIT - 1).fill(200));
+    expect(after.slice(LIMIT - 1)).toEqual(Array(2 * LIMIT + 1).fill(429));
+  }, 90_000);
+});
+
+describe('redis settings: one topology', () => {
+  it('REDIS_URL from the environment and redis.cluster from the file are an error naming both', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadConfig, ConfigError } = await import('../../config/load.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'mdqs-topology-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'redis:\n  cluster: ["127.0.0.1:7000", "127.0.0.1:7001"]\n');
+    let error: unknown;
+    try {
+      loadConfig({ CONFIG_FILE: file, REDIS_URL: 'redis://127.0.0.1:6379' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as InstanceType<typeof ConfigError>).problems).toEqual([
+      `redis: redis.url (REDIS_URL) and redis.cluster (${file}:2) are both set; set one of redis.url (one node), redis.cluster (a Redis Cluster's nodes) or redis.sentinel (a master's name and its sentinels); an empty url counts as unset`,
+    ]);
+    // An empty url counts as unset; a node's port must be a port.
+    expect(loadConfig({ CONFIG_FILE: file, REDIS_URL: '' }).config.redis.cluster).toEqual(['127.0.0.1:7000', '127.0.0.1:7001']);
+    writeFileSync(file, 'redis:\n  sentinel: { name: m, nodes: ["127.0.0.1:70000", "no-port"] }\n');
+    expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/redis\.sentinel\.nodes\[0\]: got "127\.0\.0\.1:70000" .*expected a port from 1 to 65_535/);
+    expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/redis\.sentinel\.nodes\[1\]: got "no-port"/);
+  });
+});
