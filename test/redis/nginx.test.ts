@@ -52,6 +52,8 @@ describeNginx('two instances behind nginx', () => {
       .replace('listen 8080;', `listen 127.0.0.1:${port};`)
       .replace('server 127.0.0.1:8081', `server 127.0.0.1:${servers[0].port}`)
       .replace('server 127.0.0.1:8082', `server 127.0.0.1:${servers[1].port}`)
+      // Two instances here (deploy/fleet/up.sh runs the three).
+      .replace(/^\s*server 127\.0\.0\.1:8083 [^;]*;$/m, '')
       .replace(/access_log [^;]+;/, `access_log ${join(dir, 'access.log')};`)
       .replace(/error_log [^;]+;/, `error_log ${join(dir, 'error.log')} warn;`)
       .replace('worker_processes auto;', `worker_processes 1;\npid ${join(dir, 'nginx.pid')};\ndaemon off;\nerror_log ${join(dir, 'error.log')} warn;`);
