@@ -55,7 +55,7 @@ const alive = (pid: number) => {
 
 describeFleet('the fleet example (deploy/fleet)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-fleet-'));
-  const env = { ...process.env, FLEET_DIR: dir };
+  const env: NodeJS.ProcessEnv = { ...process.env, FLEET_DIR: dir };
   let base = 0;
   let url = '';
   let instances: number[] = [];
