@@ -22,11 +22,13 @@ import type { BasePeriod, Candles } from '../domain.ts';
 import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
-import { Tier, type StoreHealth } from './tier.ts';
+import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
+import { Tier, type FetchRange, type StoreHealth } from './tier.ts';
 import type { ReadinessCheck } from '../routes/ops.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
 export { DEFAULT_MAX_BARS_PER_CALL } from './tier.ts';
+export type { FetchRange } from './tier.ts';
 export type { StoreHealth } from './tier.ts';
 
 export interface HistoryTier {
@@ -35,7 +37,7 @@ export interface HistoryTier {
    *  possible, each bounded by `maxBarsPerCall`); results are validated, closed bars stored with
    *  their covered range in one transaction, the still-open bar returned but never stored.
    *  `undefined` when the vendor does not know the symbol (never stored as coverage). */
-  candles(adapterId: string, query: CandleQuery, fetchRange: (q: CandleQuery) => Promise<Candles | undefined>, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
+  candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
   stats(): Promise<HistoryStats>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): StoreHealth;
@@ -63,6 +65,14 @@ export interface HistoryTierOptions {
   pruneIntervalMs?: number;
   /** Test seam: runs inside each fill transaction after the bars are written. */
   fillHook?: FillHook;
+  /**
+   * The fleet-wide lock per series for a shared PostgreSQL store (series-lock.ts): the Redis fill
+   * lock when Redis is configured (the app passes it); unset: a PostgreSQL advisory lock; null: none.
+   * SQLite (one instance's own file) never takes one.
+   */
+  seriesLock?: SeriesLock | null;
+  /** Longest wait for the series lock, ms (the upstream deadline). Default 5000. */
+  lockWaitMs?: number;
 }
 
 export const DEFAULT_SQLITE_PATH = 'data/history.sqlite';
@@ -83,12 +93,23 @@ export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 
 export async function createHistoryTier(options: HistoryTierOptions): Promise<HistoryTier> {
   const backend = await openBackend(options);
   const metrics = createHistoryMetrics(options.registry, backend.kind, () => backend.sizeBytes(), options.now);
+  let seriesLock: SeriesLock | undefined;
+  if (backend.kind === 'postgres' && options.seriesLock !== null) {
+    if (options.seriesLock !== undefined) seriesLock = options.seriesLock;
+    else {
+      const { openAdvisoryLock } = await import('./postgres.ts');
+      seriesLock = openAdvisoryLock(options.databaseUrl as string, options.postgresSchema);
+    }
+  }
   const tier = new Tier({
     backend,
     now: options.now,
     revision: { bars: { '1d': options.revision.dailyBars, '1m': options.revision.minuteBars } },
     metrics,
     log: options.log,
+    seriesLock,
+    lockMetrics: seriesLock === undefined ? undefined : createSeriesLockMetrics(options.registry),
+    lockWaitMs: options.lockWaitMs,
   });
   // Retention never holds up boot or shutdown: a big store's first pass takes seconds (the sqlite
   // pass deletes in chunks with turns of the event loop between; close() stops it between chunks).
@@ -123,6 +144,8 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
       clearInterval(timer);
       stop.abort();
       await running;
+      // A lock the app passed in (Redis) is the app's to close; the advisory lock is ours.
+      if (seriesLock !== undefined && options.seriesLock === undefined) await seriesLock.close();
       await backend.close();
     },
   };

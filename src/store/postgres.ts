@@ -12,6 +12,7 @@ import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
+import type { SeriesLock } from './series-lock.ts';
 
 const INT8 = 20;
 // Timestamps and volumes are bigint; every value we store is below 2^53, so numbers are exact.
@@ -340,4 +341,141 @@ export async function dropPostgresSchema(databaseUrl: string, schema: string): P
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The series lock of a shared PostgreSQL store without Redis (series-lock.ts): a session advisory
+ * lock per series, keyed (hashtext(space), hashtext(series)) in the two-int key space (the
+ * migration's lock is in the one-bigint space: the two never meet), on one connection of this
+ * process's own, never a pool connection (a holder keeps its lock through its vendor call; from
+ * the pool, eight holders would starve their own writes). Chosen over the transaction-scoped
+ * `pg_advisory_xact_lock` (that would hold a transaction, and a pool connection, open across the
+ * vendor call) and over a blocking `pg_advisory_lock` with `lock_timeout` (it would block the
+ * shared connection, and every other series' lock with it): pg_try_advisory_lock is tried and
+ * never waits inside PostgreSQL; the holder's release NOTIFYs the waiters (LISTEN on the same
+ * connection), who otherwise poll every `pollMs`. A process that dies, or whose connection drops,
+ * loses its locks at once (PostgreSQL ends the session): a waiter then takes the lock and finds
+ * the gap still missing, so it fetches it; at worst a fill joins one still running: one extra
+ * vendor call, never a wrong answer (bars are upserted, coverage overlaid). PostgreSQL not
+ * answering: fill directly, as one instance alone would.
+ */
+export function openAdvisoryLock(databaseUrl: string, schema = 'mdqs_history', options: { pollMs?: number; timeoutMs?: number; retryMs?: number } = {}): SeriesLock {
+  const pollMs = options.pollMs ?? 100;
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const retryMs = options.retryMs ?? 1000;
+  const space = `mdqs_fill:${schema}`;
+  const channel = 'mdqs_history_filled';
+  const waiters = new Map<string, Set<() => void>>();
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client | undefined> | undefined;
+  let failedAt = -Infinity;
+  let closed = false;
+
+  const wake = (payload: string | undefined) => {
+    if (payload === undefined || !payload.startsWith(`${schema}|`)) return;
+    const series = payload.slice(schema.length + 1);
+    const set = waiters.get(series);
+    if (set === undefined) return;
+    waiters.delete(series);
+    for (const w of set) w();
+  };
+
+  const connection = (): Promise<pg.Client | undefined> => {
+    if (client !== undefined) return Promise.resolve(client);
+    if (closed || performance.now() - failedAt < retryMs) return Promise.resolve(undefined);
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      const drop = () => {
+        if (client === c) client = undefined;
+        void c.end().catch(() => undefined);
+      };
+      c.on('error', drop);
+      c.on('end', () => { if (client === c) client = undefined; });
+      c.on('notification', (message) => wake(message.payload));
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+        if (closed) throw new Error('closed');
+        client = c;
+        return c;
+      } catch {
+        failedAt = performance.now();
+        drop();
+        return undefined;
+      } finally {
+        connecting = undefined;
+      }
+    })();
+    return connecting;
+  };
+
+  /** true/false: the lock's answer; undefined: PostgreSQL did not answer (fill directly). */
+  const tryLock = async (series: string): Promise<boolean | undefined> => {
+    const c = await connection();
+    if (c === undefined) return undefined;
+    try {
+      const r = await c.query('SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [space, series]);
+      return r.rows[0].ok === true;
+    } catch {
+      failedAt = performance.now();
+      if (client === c) client = undefined;
+      void c.end().catch(() => undefined);
+      return undefined;
+    }
+  };
+
+  const release = async (series: string) => {
+    const c = client;
+    if (c === undefined) return;
+    await c.query('SELECT pg_advisory_unlock(hashtext($1), hashtext($2)), pg_notify($3, $4)', [space, series, channel, `${schema}|${series}`])
+      .catch(() => undefined);
+  };
+
+  const signal = (series: string, ms: number) => new Promise<void>((resolve) => {
+    let set = waiters.get(series);
+    if (set === undefined) {
+      set = new Set();
+      waiters.set(series, set);
+    }
+    const done = () => {
+      clearTimeout(timer);
+      set.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(1, ms));
+    set.add(done);
+  });
+
+  return {
+    mechanism: 'postgres',
+    async run(series, { waitMs }, fill, readFilled) {
+      const deadline = performance.now() + waitMs;
+      for (;;) {
+        if (performance.now() >= deadline) return fill();
+        const won = await tryLock(series);
+        if (won === undefined) return fill();
+        if (won) {
+          try {
+            const already = await readFilled();
+            return already !== undefined ? already : await fill();
+          } finally {
+            await release(series);
+          }
+        }
+        await signal(series, Math.min(pollMs, deadline - performance.now()));
+        if (performance.now() >= deadline) return fill();
+        const filled = await readFilled();
+        if (filled !== undefined) return filled;
+      }
+    },
+    async close() {
+      closed = true;
+      for (const set of waiters.values()) for (const w of set) w();
+      waiters.clear();
+      await connecting;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
 }

@@ -10,9 +10,14 @@ import type { Backend, DropFilter, HistoryStats, SeriesKey } from './backend.ts'
 import { floorMs } from './labels.ts';
 import type { HistoryMetrics } from './metrics.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor, type RevisionPolicy } from './plan.ts';
+import { runMeasured, type SeriesLock, type SeriesLockMetrics } from './series-lock.ts';
 import { validateCandles } from './validate.ts';
 
-export type FetchRange = (q: CandleQuery) => Promise<Candles | undefined>;
+/**
+ * One vendor call for `q`. `options.neededAt`: when the call's deadline starts, given by a fill
+ * that waited for a series lock first (no lock wait counts against a vendor call's deadline).
+ */
+export type FetchRange = (q: CandleQuery, options?: { neededAt?: number }) => Promise<Candles | undefined>;
 
 /** Most bars one vendor call is asked for when the caller does not say. */
 export const DEFAULT_MAX_BARS_PER_CALL = 5000;
@@ -29,6 +34,17 @@ class StoreFailure extends Error {
 }
 
 class UnknownSymbol {}
+
+/** A closed range is missing and this pass may not fetch it: the fleet's series lock is needed. */
+class NeedLock {}
+
+/** How one pass over a series runs (see candles()). */
+interface ServeMode {
+  /** Serve only what needs no vendor call of a closed range; throw NeedLock at the first one. */
+  gapFree?: boolean;
+  /** The first vendor call's deadline starts here (the fill waited for a lock first). */
+  since?: number;
+}
 
 /** What health() reports: `since` is when the failure began (epoch ms). */
 export interface StoreHealth {
@@ -56,11 +72,20 @@ export interface TierOptions {
   revision: RevisionPolicy;
   metrics: HistoryMetrics;
   log?: { warn(obj: object, msg: string): void; error?(obj: object, msg: string): void };
+  /**
+   * The fleet-wide lock per series (series-lock.ts) of a store shared by several instances: a fill
+   * that found a closed gap takes it before the vendor call. Absent: the in-process lock only.
+   */
+  seriesLock?: SeriesLock;
+  lockMetrics?: SeriesLockMetrics;
+  /** Longest wait for the series lock from when the request reached the store, ms (its upstream deadline). Default 5000. */
+  lockWaitMs?: number;
 }
 
 export class Tier {
   readonly #o: TierOptions;
   readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #lockMetrics: SeriesLockMetrics;
   #downUntil = -Infinity;
   #error: string | undefined;
   #errorSince = 0;
@@ -68,6 +93,7 @@ export class Tier {
 
   constructor(options: TierOptions) {
     this.#o = options;
+    this.#lockMetrics = options.lockMetrics ?? { observe() {} };
   }
 
   get backend(): Backend {
@@ -129,11 +155,39 @@ export class Tier {
     }
   }
 
+  /**
+   * A window of one series: in this process one pass at a time per series (#locked). With a fleet
+   * lock (a shared store), a pass first serves what needs no vendor call of a closed range; at the
+   * first gap it takes the series' fleet-wide lock and serves again under it, reading the coverage
+   * afresh, so a gap another instance filled meanwhile is not fetched twice. Waits for either lock
+   * happen before any vendor call, whose deadline then starts when the wait ended.
+   */
   async candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): Promise<Candles | undefined> {
     if (this.#o.now() < this.#downUntil) return this.#direct(query, fetchRange);
     const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
+    const series = `${adapterId}|${key.symbol}|${key.period}`;
+    const max = Math.max(1, Math.floor(maxBarsPerCall));
+    const arrived = performance.now();
     try {
-      return await this.#locked(`${adapterId}|${key.symbol}|${key.period}`, () => this.#serve(key, query, fetchRange, Math.max(1, Math.floor(maxBarsPerCall))));
+      return await this.#locked(series, async () => {
+        const gate = this.#o.seriesLock;
+        // Waited behind another pass of this process: the vendor deadline starts now.
+        const since = performance.now() - arrived >= 1 ? this.#o.now() : undefined;
+        if (gate === undefined) return this.#serve(key, query, fetchRange, max, { since });
+        const gapFree = () => this.#serve(key, query, fetchRange, max, { gapFree: true, since });
+        try {
+          return await gapFree();
+        } catch (error) {
+          if (!(error instanceof NeedLock)) throw error;
+        }
+        const waitMs = Math.max(0, (this.#o.lockWaitMs ?? 5000) - (performance.now() - arrived));
+        return runMeasured(gate, this.#lockMetrics, series, waitMs,
+          () => this.#serve(key, query, fetchRange, max, { since: this.#o.now() }),
+          () => gapFree().catch((error: unknown) => {
+            if (error instanceof NeedLock) return undefined;
+            throw error;
+          }));
+      });
     } catch (error) {
       if (error instanceof UnknownSymbol) return undefined;
       if (!(error instanceof StoreFailure)) throw error;
@@ -145,15 +199,15 @@ export class Tier {
     }
   }
 
-  async #direct(query: CandleQuery, fetchRange: FetchRange): Promise<Candles | undefined> {
-    const raw = await fetchRange(query);
+  async #direct(query: CandleQuery, fetchRange: FetchRange, since?: number): Promise<Candles | undefined> {
+    const raw = await fetchRange(query, since === undefined ? undefined : { neededAt: since });
     if (raw === undefined) return undefined;
     const { candles } = validateCandles(raw);
     this.#o.metrics.bars(query.period, 'upstream', candles.timestamp.length);
     return candles;
   }
 
-  async #serve(key: SeriesKey, query: CandleQuery, fetchRange: FetchRange, max: number): Promise<Candles | undefined> {
+  async #serve(key: SeriesKey, query: CandleQuery, fetchRange: FetchRange, max: number, mode: ServeMode = {}): Promise<Candles | undefined> {
     const { backend, metrics } = this.#o;
     const region = query.symbol.region;
     const period = query.period;
@@ -170,10 +224,13 @@ export class Tier {
     const initial = await this.#db(() => backend.coverage(key));
     let calls = 0;
 
-    const call = async (q: CandleQuery): Promise<Candles> => {
+    /** A vendor call; `closed`: it fills a closed range (false: only the forming bar). */
+    const call = async (q: CandleQuery, closed = true): Promise<Candles> => {
+      if (closed && mode.gapFree === true) throw new NeedLock();
+      const first = calls === 0;
       calls += 1;
       metrics.fill(key.adapter, period);
-      const raw = await fetchRange(q);
+      const raw = await fetchRange(q, first && mode.since !== undefined ? { neededAt: mode.since } : undefined);
       if (raw === undefined) throw new UnknownSymbol();
       metrics.bars(period, 'upstream', raw.timestamp.length);
       return raw;
@@ -263,12 +320,12 @@ export class Tier {
       }
     }
     if (openPending) {
-      takeOpen(await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end }));
+      takeOpen(await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end }, false));
     }
 
     // A series the store has never seen and no call was needed: only the vendor knows whether the
     // symbol exists, so ask it once (not stored: nothing closed was asked for).
-    if (calls === 0 && initial.length === 0) return this.#direct(query, fetchRange);
+    if (calls === 0 && initial.length === 0) return this.#direct(query, fetchRange, mode.since);
 
     let closed: Candles;
     if (w.upper < w.lo || need === 0 || (need !== undefined && need < 0)) closed = emptyCandles(true);

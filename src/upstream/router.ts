@@ -93,8 +93,8 @@ export class AdapterRouter {
     let neededAt = options.neededAt;
     for (const adapter of chain) {
       const resilience = this.#resilience.get(adapter.id);
-      const vendor: VendorCall = (fn) => {
-        const at = neededAt;
+      const vendor: VendorCall = (fn, callOptions) => {
+        const at = callOptions?.neededAt ?? neededAt;
         neededAt = undefined;
         return resilience ? resilience.call(adapter, resource, fn, at) : fn({});
       };
@@ -120,5 +120,9 @@ export class AdapterRouter {
   }
 }
 
-/** One logical vendor call under an adapter's resilience layer (router.serve). */
-export type VendorCall = <R>(fn: (ctx: CallContext) => Promise<R>) => Promise<R>;
+/**
+ * One logical vendor call under an adapter's resilience layer (router.serve). `options.neededAt`:
+ * when its deadline starts, from a caller that waited for a lock first (the candle store's series
+ * lock): no lock wait counts against a vendor call's deadline.
+ */
+export type VendorCall = <R>(fn: (ctx: CallContext) => Promise<R>, options?: { neededAt?: number }) => Promise<R>;

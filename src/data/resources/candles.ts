@@ -33,7 +33,7 @@ export function bucketCount(count: number): number {
 
 /** The raw window from `adapter`: the store's stored bars plus vendor calls for what it lacks. */
 function fetchCandles(deps: SpecDeps, adapter: Adapter, query: CandleQuery, vendor: VendorCall): Promise<CandlesValue | undefined> {
-  const direct = (q: CandleQuery) => call<CandlesValue | undefined>(adapter, 'getCandles', vendor, (ctx) => [q, ctx]);
+  const direct = (q: CandleQuery, options?: { neededAt?: number }) => call<CandlesValue | undefined>(adapter, 'getCandles', vendor, (ctx) => [q, ctx], options);
   const store = deps.history;
   if (store === undefined || deps.historyOffFor?.has(adapter.id) === true) return direct(query);
   return store.candles(adapter.id, query, direct);

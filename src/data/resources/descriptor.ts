@@ -57,10 +57,10 @@ export function own<P>(policy: PolicyView, name: string): P {
 }
 
 /** Calls `method` of `adapter` (the router has checked the adapter has it). */
-export function call<R>(adapter: Adapter, method: AdapterMethod, vendor: VendorCall, args: (ctx: CallContext) => unknown[]): Promise<R> {
+export function call<R>(adapter: Adapter, method: AdapterMethod, vendor: VendorCall, args: (ctx: CallContext) => unknown[], options?: { neededAt?: number }): Promise<R> {
   const fn = adapter[method] as ((...a: unknown[]) => Promise<R>) | undefined;
   if (fn === undefined) throw new Error(`adapter ${adapter.id} has no ${method}`);
-  return vendor((ctx) => fn.apply(adapter, args(ctx)));
+  return vendor((ctx) => fn.apply(adapter, args(ctx)), options);
 }
 
 export type { Need, Region };
