@@ -1,6 +1,7 @@
 // Redis topologies (issue 27), each on real redis-server processes the test starts and stops by PID:
-//   - a Redis Cluster of three masters: two app instances on it share one key's rate limit exactly,
-//     and 100 distinct cold keys requested on both at once make 100 vendor calls (one per key);
+//   - a Redis Cluster of three masters: three app instances on it share one key's rate limit
+//     exactly, and 100 distinct cold keys requested on all three at once make 100 vendor calls (one
+//     per key); the same on one Redis node (the benchmark's two figures);
 //   - one node of that cluster given as redis.url (a real server process): /readyz names the
 //     problem (MOVED, the node, redis.cluster), never "ok", it is logged at error, and the instance
 //     degrades as for Redis down (mdqs_redis_up 0, mdqs_redis_unusable 1, status 200);
@@ -16,7 +17,7 @@ import { createRedisClient, redisHealth } from '../../src/redis.ts';
 import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
 import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 import { startServer, type ServerProcess } from '../e2e/server-process.ts';
-import { describeRedis, waitUntil } from './support.ts';
+import { describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
 import { startRedisCluster, startSentinelSet, type RedisClusterHandle, type SentinelHandle } from './topologies.ts';
 
 const LIMIT = 5;
@@ -56,7 +57,7 @@ describeRedis('a Redis Cluster of three masters', () => {
     cluster = await startRedisCluster(3);
     // One vendor behind both instances: its log is the whole upstream traffic.
     vendor = fakeAdapter(createSimAdapter({ syntheticUniverse: 100 }, { now: () => CN_MORNING }), { delayMs: 150 });
-    for (let i = 0; i < 2; i += 1) {
+    for (let i = 0; i < 3; i += 1) {
       const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: 2000 });
       clients.push(redis);
       await ready(redis);
@@ -71,7 +72,7 @@ describeRedis('a Redis Cluster of three masters', () => {
     await cluster?.stop();
   });
 
-  it('two instances share one key\'s rate limit exactly, and say the Redis is ok', async () => {
+  it('three instances share one key\'s rate limit exactly, and say the Redis is ok', async () => {
     // Counted in Redis (fleet-wide), not per instance.
     const me = await apps[1].inject({ url: '/v1/me', headers: { 'x-api-key': 'small-key-1' } });
     expect(me.json().data.rate_limit).toMatchObject({ shared: true, remaining: LIMIT - 1 });
@@ -82,17 +83,52 @@ describeRedis('a Redis Cluster of three masters', () => {
     expect(readyz.redis).toBe('ok');
   });
 
-  it('100 distinct cold keys requested on both instances at once make 100 vendor calls, one per key', async () => {
-    vendor.reset();
-    const symbols = syntheticSymbols(100);
-    const answers = await Promise.all(symbols.flatMap((symbol) => apps.map((app) =>
-      app.inject({ url: `/v1/klines?symbol=${symbol}&period=1d&count=20&adjust=none`, headers: { 'x-api-key': 'wide-key' } }))));
-    expect(answers.map((r) => r.statusCode)).toEqual(Array(200).fill(200));
-    expect(vendor.count('getCandles')).toBe(100);
-    expect(new Set(vendor.symbolsOf('getCandles')).size).toBe(100);
+  it('100 distinct cold keys requested on all three instances at once make 100 vendor calls, one per key', async () => {
+    await distinctColdKeys(apps, vendor, 'a Redis Cluster of three masters');
     // The keys are spread over the three masters (hash tags per key, not one slot for all).
     const perNode = await Promise.all((clients[0] as unknown as import('ioredis').Cluster).nodes('master').map((node) => node.dbsize()));
     expect(perNode.filter((n) => n > 0).length).toBe(3);
+  });
+});
+
+/** 100 distinct cold keys, each asked of every instance at once: one vendor call per key. */
+async function distinctColdKeys(apps: FastifyInstance[], vendor: FakeAdapter, topology: string): Promise<void> {
+  vendor.reset();
+  const symbols = syntheticSymbols(100);
+  const answers = await Promise.all(symbols.flatMap((symbol) => apps.map((app) =>
+    app.inject({ url: `/v1/klines?symbol=${symbol}&period=1d&count=20&adjust=none`, headers: { 'x-api-key': 'wide-key' } }))));
+  expect(answers.map((r) => r.statusCode)).toEqual(Array(100 * apps.length).fill(200));
+  process.stdout.write(`TOPOLOGY FIGURE: ${vendor.count('getCandles')} vendor requests for ${symbols.length} distinct keys over ${apps.length} instances on ${topology}\n`);
+  expect(vendor.count('getCandles')).toBe(100);
+  expect(new Set(vendor.symbolsOf('getCandles')).size).toBe(100);
+}
+
+describeRedis('one Redis node', () => {
+  let node: PrivateRedis;
+  const clients: Redis[] = [];
+  const apps: FastifyInstance[] = [];
+  let vendor: FakeAdapter;
+
+  beforeAll(async () => {
+    node = await startPrivateRedis();
+    vendor = fakeAdapter(createSimAdapter({ syntheticUniverse: 100 }, { now: () => CN_MORNING }), { delayMs: 150 });
+    for (let i = 0; i < 3; i += 1) {
+      const redis = createRedisClient(node.url, { commandTimeoutMs: 2000 });
+      clients.push(redis);
+      await ready(redis);
+      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]) });
+      apps.push(app);
+    }
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    for (const c of clients) c.disconnect();
+    await node?.kill();
+  });
+
+  it('100 distinct cold keys requested on all three instances at once make 100 vendor calls, one per key', async () => {
+    await distinctColdKeys(apps, vendor, 'one Redis node');
   });
 });
 
