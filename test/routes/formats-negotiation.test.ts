@@ -154,6 +154,23 @@ describe('negotiation', () => {
     expect(depth.headers.vary).toBe('accept-encoding');
   });
 
+  it('the OpenAPI document gives each table route one response media type per format, Vary and its paging headers', async () => {
+    const doc = JSON.parse((await get('/v1/openapi.json')).body.toString());
+    const routes: Record<string, string[]> = {
+      '/v1/klines': ['X-Next-End-Time', 'Link'], '/v1/klines/intraday': ['X-Next-End-Time', 'Link'],
+      '/v1/klines/batch': ['X-Truncated-Symbols'], '/v1/klines/intraday/batch': ['X-Truncated-Symbols'],
+      '/v1/klines/ex-factors': [], '/v1/quotes': [], '/v1/instruments': [], '/v1/financials/income': [],
+    };
+    for (const [path, paging] of Object.entries(routes)) {
+      const ok = doc.paths[path].get.responses['200'];
+      expect(Object.keys(ok.content), path).toEqual(['application/json', 'text/csv', ARROW, PARQUET]);
+      for (const header of ['Vary', ...paging]) expect(ok.headers[header], `${path} ${header}`).toBeDefined();
+      expect(ok.content['text/csv'].schema.description).toContain('Columns: ');
+      expect(doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'format').schema.enum).toEqual(['json', 'csv', 'arrow', 'parquet']);
+    }
+    expect(doc.paths['/v1/depth'].get.responses['200'].content['text/csv']).toBeUndefined();
+  });
+
   it('the Accept parser: q-values, case, junk', () => {
     expect(formatFromAccept('text/csv;q=abc, application/json;q=0.5')).toBe('json');
     expect(formatFromAccept('text/csv ; q=0.7 , application/vnd.apache.arrow.stream ; q=0.7')).toBe('csv');

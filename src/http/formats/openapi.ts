@@ -54,7 +54,7 @@ export function tableResponse(json: TSchema, kind: TableKind, headers: Record<st
   for (const format of FORMATS) {
     const media = MEDIA_TYPE[format].split(';')[0];
     if (format === 'json') content[media] = { schema: json };
-    else if (format === 'csv') content[media] = { schema: { type: 'string', description: `A header row, then one row per ${text.includes('Long form') ? 'row of the long form' : 'row'}; RFC 4180 quoting. ${text}` } };
+    else if (format === 'csv') content[media] = { schema: { type: 'string', description: `UTF-8, a header row of the column names, then the rows; RFC 4180 quoting, \\n line ends. ${text}` } };
     else if (format === 'arrow') content[media] = { schema: { type: 'string', format: 'binary', description: `Apache Arrow IPC stream: one record batch. ${text}` } };
     else content[media] = { schema: { type: 'string', format: 'binary', description: `Apache Parquet file (ZSTD). ${text}` } };
   }
