@@ -58,7 +58,7 @@ describe('a GET carrying Content-Type: application/json and no body', () => {
 describe('unknown query parameters are ignored', () => {
   it.each(GET_ROUTES)('%s', async (url) => {
     const plain = await app.inject({ url, headers: key });
-    const res = await app.inject({ url: withParam(url, 'foo=bar&_=1718000000000&format=csv&symbolz=X'), headers: key });
+    const res = await app.inject({ url: withParam(url, 'foo=bar&_=1718000000000&output=csv&symbolz=X'), headers: key });
     expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
     expect(res.json()).toEqual(plain.json());
   });

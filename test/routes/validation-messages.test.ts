@@ -97,7 +97,9 @@ function request(c: Case): { method: 'GET' | 'POST'; url: string; payload?: unkn
     else query.set(p.name, value);
   }
   const qs = query.toString();
-  const payload = c.where === 'body' ? { [c.name]: c.value } : undefined;
+  // A broken query parameter of a POST route (issue 26's `format`) comes with a valid body, so the
+  // body's own validation (which Fastify runs first) does not answer instead.
+  const payload = c.where === 'body' ? { [c.name]: c.value } : c.method === 'post' ? { symbols: ['600519.SH'] } : undefined;
   return { method: c.method.toUpperCase() as 'GET' | 'POST', url: qs === '' ? url : `${url}?${qs}`, payload };
 }
 
