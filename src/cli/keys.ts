@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/load.ts';
+import type { Config } from '../../config/schema.ts';
 import { createKey, listKeys, parseDuration, parseExpires, revokeKey, rotateKey } from '../access/create-key.ts';
 import { parseArgs, UsageError } from './args.ts';
 
@@ -85,19 +86,21 @@ export async function cmdRevokeKey(args: string[], env: Env, io: Io): Promise<nu
   const file = writableKeysFile(flags.get('keys-file'), env);
   revokeKey(file, id);
   io.err(`key '${id}' removed from ${file}. ${reloadHint()}\n`);
-  const redisUrl = env.REDIS_URL || (() => {
+  // Any topology (redis.url, redis.cluster, redis.sentinel): a PUBLISH reaches every node's subscribers.
+  const redisTarget = env.REDIS_URL || (() => {
     try {
-      return loadConfig(env).config.redis.url;
+      const { redis } = loadConfig(env).config;
+      return redis.url || (redis.cluster !== undefined || redis.sentinel !== undefined ? redis : '');
     } catch {
       return '';
     }
   })();
-  if (redisUrl) await publishReload(redisUrl, io);
+  if (redisTarget) await publishReload(redisTarget, io);
   return 0;
 }
 
 /** Tell every instance sharing Redis to reload its keys (src/access/revocation.ts, when present). */
-async function publishReload(url: string, io: Io): Promise<void> {
+async function publishReload(url: string | Config['redis'], io: Io): Promise<void> {
   let publish: ((redis: unknown) => Promise<unknown>) | undefined;
   try {
     const specifier = '../access/revocation.ts';

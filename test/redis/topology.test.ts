@@ -13,7 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { syntheticSymbols } from '../../adapters/sim/synthetic.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
-import { createRedisClient, redisHealth } from '../../src/redis.ts';
+import { createRedisClient, createSubscriber, redisHealth } from '../../src/redis.ts';
+import { publishKeyReload, subscribeKeyReloads } from '../../src/access/revocation.ts';
+import { cmdRevokeKey } from '../../src/cli/keys.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
 import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
 import { startServer, type ServerProcess } from '../e2e/server-process.ts';
@@ -88,6 +94,40 @@ describeRedis('a Redis Cluster of three masters', () => {
     // The keys are spread over the three masters (hash tags per key, not one slot for all).
     const perNode = await Promise.all((clients[0] as unknown as import('ioredis').Cluster).nodes('master').map((node) => node.dbsize()));
     expect(perNode.filter((n) => n > 0).length).toBe(3);
+  });
+
+  it('key reloads reach every subscriber over the cluster (pub/sub), revoke-key\'s included', async () => {
+    const topology = { url: '', cluster: cluster.addresses };
+    const reloads = [0, 0];
+    const subscribers = [createSubscriber(topology), createSubscriber(topology)];
+    const quiet = { info: () => undefined, error: () => undefined };
+    const stops = subscribers.map((subscriber, i) => subscribeKeyReloads({
+      subscriber, log: quiet, keys: { reload: () => { reloads[i] += 1; }, size: 1 } as never,
+    }));
+    try {
+      await waitUntil(async () => {
+        await publishKeyReload(clients[0]);
+        return reloads.every((n) => n > 0);
+      }, 'both subscribers told', 10_000);
+      // The CLI, configured with redis.cluster (no REDIS_URL), publishes after removing a key.
+      const dir = mkdtempSync(join(tmpdir(), 'mdqs-revoke-'));
+      const keysFile = join(dir, 'keys.yaml');
+      writeFileSync(keysFile, stringify({
+        plans: { p: { markets: ['CN'], features: ['quotes'], rate_limit: { max: 10, window_ms: 60_000 }, max_symbols: 1 } },
+        keys: [{ id: 'gone', plan: 'p', sha256: sha256Hex('gone-key') }, { id: 'stays', plan: 'p', sha256: sha256Hex('stays-key') }],
+      }));
+      const configFile = join(dir, 'config.yaml');
+      writeFileSync(configFile, stringify({ redis: { cluster: cluster.addresses } }));
+      const before = [...reloads];
+      const said: string[] = [];
+      const code = await cmdRevokeKey(['--id', 'gone', '--keys-file', keysFile], { CONFIG_FILE: configFile }, { out: (t) => said.push(t), err: (t) => said.push(t), now: Date.now });
+      expect(code).toBe(0);
+      expect(said.join('')).toContain('instances sharing Redis were told to reload their keys');
+      await waitUntil(async () => reloads.every((n, i) => n > before[i]), 'the revocation heard by both', 5000);
+    } finally {
+      for (const stop of stops) await stop();
+      for (const subscriber of subscribers) subscriber.disconnect();
+    }
   });
 });
 
