@@ -15,7 +15,7 @@
 // 429s would still tell the guesser which guess was right, and the budget would slow nothing.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { softly, type RedisHealth } from '../redis.ts';
+import { redisKey, softly, type RedisHealth } from '../redis.ts';
 import type { LimitDecision, Limiter } from './rate-limit.ts';
 
 /**
@@ -74,14 +74,14 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
     if (seen !== undefined && now - seen < 60_000) return;
     known.set(pair(address, keyId), now);
     if (redis !== undefined) {
-      void softly(health, timeoutMs, () => redis.set(`${prefix}ok:${pair(address, keyId)}`, '1', 'PX', trustMs));
+      void softly(health, timeoutMs, () => redis.set(redisKey(`${prefix}ok:`, pair(address, keyId)), '1', 'PX', trustMs));
     }
   };
   const trusted = async (address: string, keyId: string, now: number): Promise<boolean> => {
     const seen = known.get(pair(address, keyId));
     if (seen !== undefined && now - seen < trustMs) return true;
     if (redis === undefined) return false;
-    const mark = await softly(health, timeoutMs, () => redis.exists(`${prefix}ok:${pair(address, keyId)}`));
+    const mark = await softly(health, timeoutMs, () => redis.exists(redisKey(`${prefix}ok:`, pair(address, keyId))));
     return mark === 1;
   };
 
