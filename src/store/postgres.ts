@@ -3,10 +3,11 @@
 // instances filling the same series serialise their coverage updates; bars are upserted on the
 // (series, ts) key, so overlapping fills neither duplicate nor lose bars. A client killed mid-fill
 // leaves an open transaction that PostgreSQL rolls back when the connection drops.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
-import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
@@ -89,6 +90,11 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     ids.set(keyOf(k), r.rows[0].id as number);
     return r.rows[0].id as number;
   };
+
+  const windowSql = `SELECT 0 AS kind, lo AS a, hi AS b, recheck_at AS c, NULL::bytea AS data FROM ${s}.coverage WHERE series = $1
+    UNION ALL SELECT 1, block, NULL, NULL, data FROM ${s}.blocks WHERE series = $1 AND block BETWEEN $2 AND $3 ORDER BY 1, 2`;
+  // A prepared statement's name is per connection and per text: the schema is in the text.
+  const windowName = `mdqs_window_${createHash('sha1').update(windowSql).digest('hex').slice(0, 16)}`;
 
   const coverageOf = async (q: Queryable, id: number): Promise<Segment[]> =>
     (await q.query(`SELECT lo, hi, recheck_at FROM ${s}.coverage WHERE series = $1 ORDER BY lo`, [id])).rows
@@ -213,6 +219,21 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
         top = rows[rows.length - 1].block - 1;
       }
       return assemble(picked.reverse(), lo, hi, newest);
+    },
+
+    async window(key, lo, hi, newest) {
+      const id = await findId(pool, key);
+      if (id === undefined) return undefined;
+      // One statement (one round trip, one snapshot): the coverage rows (kind 0), then the blocks
+      // (kind 1); prepared once per connection. Rows as arrays: [kind, lo | block, hi, recheck_at, data].
+      const r = await pool.query({ name: windowName, text: windowSql, values: [id, blockOf(key.period, lo), blockOf(key.period, hi)], rowMode: 'array' });
+      const coverage: Segment[] = [];
+      const blobs: Uint8Array[] = [];
+      for (const row of r.rows as [number, number, number | null, number | null, Buffer | null][]) {
+        if (row[0] === 0) coverage.push({ lo: row[1], hi: row[2] as number, recheckAt: row[3] });
+        else blobs.push(row[4] as Buffer);
+      }
+      return { coverage, ...readBlocks(blobs, lo, hi, newest) };
     },
 
     async countBars(key, lo, hi) {
@@ -370,6 +391,13 @@ export function openAdvisoryLock(databaseUrl: string, schema = 'mdqs_history', o
   let connecting: Promise<pg.Client | undefined> | undefined;
   let failedAt = -Infinity;
   let closed = false;
+  /** One query at a time on the connection (pg deprecates queueing on a busy client). */
+  let turn: Promise<unknown> = Promise.resolve();
+  const query = (c: pg.Client, sql: string, args: unknown[]): Promise<pg.QueryResult> => {
+    const run = turn.then(() => c.query(sql, args));
+    turn = run.catch(() => undefined);
+    return run;
+  };
 
   const wake = (payload: string | undefined) => {
     if (payload === undefined || !payload.startsWith(`${schema}|`)) return;
@@ -414,7 +442,7 @@ export function openAdvisoryLock(databaseUrl: string, schema = 'mdqs_history', o
     const c = await connection();
     if (c === undefined) return undefined;
     try {
-      const r = await c.query('SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [space, series]);
+      const r = await query(c, 'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [space, series]);
       return r.rows[0].ok === true;
     } catch {
       failedAt = performance.now();
@@ -427,7 +455,7 @@ export function openAdvisoryLock(databaseUrl: string, schema = 'mdqs_history', o
   const release = async (series: string) => {
     const c = client;
     if (c === undefined) return;
-    await c.query('SELECT pg_advisory_unlock(hashtext($1), hashtext($2)), pg_notify($3, $4)', [space, series, channel, `${schema}|${series}`])
+    await query(c, 'SELECT pg_advisory_unlock(hashtext($1), hashtext($2)), pg_notify($3, $4)', [space, series, channel, `${schema}|${series}`])
       .catch(() => undefined);
   };
 

@@ -6,6 +6,12 @@
 //     success, a 4xx from the vendor is an answer, only timeouts / 5xx / network / unreadable
 //     bodies are failures, and a vendor 429 or a spent budget gives no verdict;
 //   - one concurrency cap (p-limit) with a bounded queue;
+//   - admission by the vendor's recent latency (issue 27.5): a call whose slot comes with less of
+//     its deadline left than the vendor's recent answers took (p90 of the last 32 successes) is
+//     not started: it fails fast with UPSTREAM_UNAVAILABLE and Retry-After (the loader answers
+//     from stale data when it has some) and the breaker gets no verdict, since only our own queue
+//     is to blame; a call that still times out having had less time at the vendor than that gets
+//     no verdict either. A burst is so served at the vendor's pace, with its breaker closed;
 //   - HTTP vendors add the outbound budget and the one retry in src/upstream/http.ts, under this
 //     same deadline (their `http.timeoutMs` is this layer's deadline: registry.ts).
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -65,6 +71,32 @@ export interface ResilienceDeps {
   countsCalls?: boolean;
 }
 
+/** Answer times the admission looks at: the newest successes. */
+const LATENCY_SAMPLES = 32;
+/** Fewer samples than this: no admission by latency yet (a cold vendor is simply asked). */
+const MIN_LATENCY_SAMPLES = 4;
+
+/** The vendor's recent answer times, ms (real time), and what a call needs: their p90. */
+export class RecentLatency {
+  readonly #samples: number[] = [];
+  #next = 0;
+  #need = 0;
+
+  note(ms: number): void {
+    if (this.#samples.length < LATENCY_SAMPLES) this.#samples.push(ms);
+    else this.#samples[this.#next] = ms;
+    this.#next = (this.#next + 1) % LATENCY_SAMPLES;
+    if (this.#samples.length < MIN_LATENCY_SAMPLES) return;
+    const sorted = [...this.#samples].sort((a, b) => a - b);
+    this.#need = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)];
+  }
+
+  /** The time a call needs at the vendor, ms; 0 until enough answers were seen. */
+  need(): number {
+    return this.#need;
+  }
+}
+
 export function createResilience(adapterId: string, settings: ResilienceSettings, deps: ResilienceDeps): Resilience {
   const breaker: CircuitBreaker = createBreaker(settings.breaker, {
     adapterId,
@@ -73,15 +105,28 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
   });
   const limit: LimitFunction = pLimit(Math.max(1, settings.concurrency));
   const callMetrics = deps.countsCalls === false ? undefined : deps.metrics;
+  const latency = new RecentLatency();
 
   const timeoutError = (adapter: Adapter, resource: Resource) => new AppError(
     'UPSTREAM_TIMEOUT', `${adapter.label} did not answer within ${settings.deadlineMs} ms`, { details: { adapter: adapter.id, resource } },
   );
 
-  /** Runs once a concurrency slot is free; the deadline may have fired while it queued. */
-  async function admitted<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, signal: AbortSignal, deadlineAt: number): Promise<T> {
+  /**
+   * Runs once a concurrency slot is free; the deadline may have fired while it queued. `dueAt`:
+   * the deadline on performance.now()'s clock (when the deadline timer fires).
+   */
+  async function admitted<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, signal: AbortSignal, deadlineAt: number, dueAt: number): Promise<T> {
     if (signal.aborted) throw signal.reason;
     if (deps.now() >= deadlineAt) throw timeoutError(adapter, resource);
+    const need = latency.need();
+    const left = dueAt - performance.now();
+    if (left < need) {
+      // Our queue ate the deadline: the vendor is not asked, and not blamed.
+      callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
+      throw new AppError('UPSTREAM_UNAVAILABLE', `${adapter.label} was not asked: ${Math.max(0, Math.round(left))} ms of the deadline were left after queueing, and its recent answers took ${Math.round(need)} ms`, {
+        retryAfterSeconds: 1, details: { adapter: adapter.id, resource },
+      });
+    }
     let ticket;
     try {
       ticket = breaker.admit();
@@ -99,11 +144,15 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       // Raced in case an adapter ignores its signal.
       const value = await Promise.race([fn({ signal }), aborted]);
       ticket.success();
+      latency.note(performance.now() - started);
       callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
       return value;
     } catch (error) {
+      const ourDeadline = signal.aborted && error === signal.reason;
       if (isAppError(error) && error.status < 500) ticket.success();
-      else if (!(isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE')) ticket.failure();
+      else if (isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE') { /* a vendor 429 or a spent budget: no verdict */ }
+      else if (ourDeadline && performance.now() - started < latency.need()) { /* less time at the vendor than it needs: our delay, no verdict */ }
+      else ticket.failure();
       callMetrics?.upstream({ adapter: adapter.id, resource, outcome: outcomeOf(error), ms: performance.now() - started });
       if (isAppError(error)) throw error;
       throw new AppError('UPSTREAM_ERROR', `${adapter.label} failed`, { cause: error, details: { adapter: adapter.id, resource } });
@@ -133,6 +182,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       }
       // The deadline runs from the moment the data was needed: time queued for a slot counts.
       const deadlineAt = neededAt + settings.deadlineMs;
+      const dueAt = performance.now() + Math.max(0, deadlineAt - deps.now());
       if (deps.now() >= deadlineAt) {
         callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
         return Promise.reject(timeoutError(adapter, resource));
@@ -148,7 +198,7 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
           reject(error);
         }, Math.max(0, deadlineAt - deps.now()));
       });
-      const run = limit(() => admitted(adapter, resource, fn, controller.signal, deadlineAt));
+      const run = limit(() => admitted(adapter, resource, fn, controller.signal, deadlineAt, dueAt));
       run.catch(() => undefined);
       return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
     },
