@@ -25,7 +25,8 @@ const SUCCESS_HEADERS = ['X-Cache', 'X-Cache-Tier', 'X-Upstream', 'X-Simulated',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'];
 
 /** Routes answering in several formats (issue 26) say so with Vary; candle routes carry their page cursors. */
-const NEGOTIATED = ['get /v1/quotes', 'post /v1/quotes', 'get /v1/klines/ex-factors', 'get /v1/instruments', 'post /v1/instruments'];
+const NEGOTIATED = ['get /v1/quotes', 'post /v1/quotes', 'get /v1/klines/ex-factors', 'get /v1/instruments', 'post /v1/instruments',
+  ...['income', 'balance-sheet', 'cash-flow', 'metrics', 'shares'].map((s) => `get /v1/financials/${s}`)];
 const CURSORED = ['get /v1/klines', 'get /v1/klines/intraday'];
 const TRUNCATED = ['get /v1/klines/batch', 'get /v1/klines/intraday/batch'];
 function successHeaders(operation: string): string[] {
