@@ -283,6 +283,25 @@ describe('cached per format, never mixed up', () => {
   });
 });
 
+describe('without a response cache (cache: false)', () => {
+  it('every format is still negotiated, encoded and marked, with the paging headers', async () => {
+    const { app: bare } = await buildTestApp({ cache: false });
+    try {
+      const url = '/v1/klines?symbol=600519.SH&count=5';
+      const csv = await bare.inject({ url, headers: { 'x-api-key': KEYS.demo, accept: 'text/csv' } });
+      expect(csv.headers['content-type']).toBe(CSV);
+      expect(csv.headers.vary).toBe('accept, accept-encoding');
+      expect(csv.headers['x-next-end-time']).toMatch(/^\d+$/);
+      expect(csv.body.trim().split('\n')).toHaveLength(6);
+      const arrow = await bare.inject({ url: `${url}&format=arrow`, headers: { 'x-api-key': KEYS.demo } });
+      expect(tableFromIPC(arrow.rawPayload).numRows).toBe(5);
+      expect((await bare.inject({ url: `${url}&format=xls`, headers: { 'x-api-key': KEYS.demo } })).statusCode).toBe(400);
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
 describeRedis('through the Redis response tier (two instances, real Redis)', () => {
   const clients: Redis[] = [];
   let a: FastifyInstance;
