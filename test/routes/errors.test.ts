@@ -55,7 +55,7 @@ describe('400 validation errors', () => {
 
   it('INVALID_ADJUST', async () => {
     expectError(await get('/v1/klines?symbol=600519.SH&adjust=qfq'), 400, 'INVALID_ADJUST',
-      'adjust must be one of none, forward, backward, forward_additive, backward_additive');
+      'adjust must be one of none, forward, backward, forward_additive, backward_additive, forward_exrights, backward_exrights');
   });
 
   it.each(['0', '10001', '-5', 'abc', '1.5'])('INVALID_COUNT for count=%s', async (count) => {
