@@ -39,6 +39,12 @@ export interface HistoryStats {
   byAdapter: Record<string, number>;
 }
 
+export interface StoredWindow {
+  coverage: Segment[];
+  bars: Candles;
+  held: number;
+}
+
 export interface FillInput {
   key: SeriesKey;
   /** Validated closed bars, all inside `covers`. */
@@ -56,6 +62,13 @@ export interface Backend {
   /** Bars with labels in [lo, hi], ascending; only the newest `newest` when given. */
   read(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<Candles>;
   countBars(key: SeriesKey, lo: number, hi: number): Promise<number>;
+  /**
+   * The store-hit read: the series' coverage and its bars labelled in [lo, hi] (the newest `newest`
+   * when given; `held` counts them all) from one consistent snapshot, in one statement (one round
+   * trip). undefined: the series is not stored. The tier answers a window from it when the
+   * coverage needs no vendor call (tier.ts #stored).
+   */
+  window?(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<StoredWindow | undefined>;
   /** One transaction: upsert the bars, overlay the coverage. */
   fill(input: FillInput): Promise<void>;
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */

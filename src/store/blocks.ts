@@ -278,6 +278,91 @@ export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, n
   return rest;
 }
 
+/** Label of bar `i` of a verified block (timestamps are its first column). */
+function labelAt(v: DataView, tag: number, header: number, base: number, i: number): number {
+  return tag === F64 ? v.getFloat64(header + 8 * i, true) : base + v.getInt32(header + 4 * i, true) * 1000;
+}
+
+/** Values [from, from + m) of one stored column into out[k…], as readColumn converts them. */
+function readRange(v: DataView, tag: number, at: number, m: number, out: number[], k: number, base: number, seconds: boolean): void {
+  const end = k + m;
+  if (tag === F64) {
+    for (let i = k; i < end; i++, at += 8) out[i] = v.getFloat64(at, true);
+  } else if (seconds) {
+    for (let i = k; i < end; i++, at += 4) out[i] = base + v.getInt32(at, true) * 1000;
+  } else {
+    const f = 10 ** (tag - I32);
+    if (f === 1) for (let i = k; i < end; i++, at += 4) out[i] = v.getInt32(at, true);
+    else for (let i = k; i < end; i++, at += 4) out[i] = v.getInt32(at, true) / f;
+  }
+}
+
+/**
+ * Stored blocks (ascending, not overlapping) straight to the bars labelled in [lo, hi], the newest
+ * `newest` of them when given: assemble(blobs.map(decodeBlock), lo, hi, newest) without decoding
+ * a block whole first. Every block is verified whole (its checksum) before a value is read; only
+ * the bars returned are converted, each column written once into the output. `held`: the bars in
+ * [lo, hi] before `newest` cut them.
+ */
+export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number, newest?: number): { bars: Candles; held: number } {
+  const parts: { v: DataView; n: number; base: number; header: number; from: number; to: number }[] = [];
+  let total = 0;
+  for (const bytes of blobs) {
+    const { v, n, base, header } = view(bytes);
+    const tag = v.getUint8(16);
+    let a = 0;
+    let b = n;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (labelAt(v, tag, header, base, mid) < lo) a = mid + 1;
+      else b = mid;
+    }
+    const from = a;
+    b = n;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (labelAt(v, tag, header, base, mid) <= hi) a = mid + 1;
+      else b = mid;
+    }
+    if (a > from) {
+      parts.push({ v, n, base, header, from, to: a });
+      total += a - from;
+    }
+  }
+  let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
+  const out = sizedCandles(total - skip, true) as BlockBars;
+  let k = 0;
+  let allPrev = true;
+  for (const p of parts) {
+    let from = p.from;
+    if (skip > 0) {
+      const drop = Math.min(skip, p.to - from);
+      from += drop;
+      skip -= drop;
+    }
+    const m = p.to - from;
+    if (m <= 0) continue;
+    let at = p.header;
+    for (let j = 0; j < COLUMNS.length; j++) {
+      const tag = p.v.getUint8(16 + j);
+      const col = out[COLUMNS[j]];
+      if (tag === ABSENT) {
+        col.fill(Number.NaN, k, k + m);
+        allPrev = false;
+        continue;
+      }
+      const width = tag === F64 ? 8 : 4;
+      readRange(p.v, tag, at + width * from, m, col, k, p.base, j === 0 && tag === I32);
+      at += width * p.n;
+    }
+    if (allPrev) for (let i = k; i < k + m; i++) if (out.prev_close[i] !== out.prev_close[i]) allPrev = false;
+    k += m;
+  }
+  if (allPrev) return { bars: out, held: total };
+  const { prev_close: _drop, ...rest } = out;
+  return { bars: rest, held: total };
+}
+
 /** Bars of a block labelled in [lo, hi]. */
 export function countIn(timestamps: readonly number[], lo: number, hi: number): number {
   return Math.max(0, upperBound(timestamps, hi) - lowerBound(timestamps, lo));

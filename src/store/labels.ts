@@ -6,7 +6,7 @@
 // days here; the vendor's answer (no bars) is then recorded as covered, so they cost one call once.
 import type { BasePeriod, Region } from '../domain.ts';
 import {
-  isMarketOpen, isTradingDay, latestStartedSessionDay, latestTradingDay, localDate, localMidnight,
+  calendarCoverage, isMarketOpen, isTradingDay, latestStartedSessionDay, latestTradingDay, localDate, localMidnight,
   minuteBarLabelFor, minuteBarLabels, nextTradingDay, prevTradingDay, sessions,
 } from '../markets/calendar.ts';
 
@@ -93,6 +93,17 @@ export function labelBack(region: Region, period: BasePeriod, hi: number, n: num
   if (t === undefined) return undefined;
   const floor = floorMs(region);
   let day = localDate(region, t);
+  if (period === '1d') {
+    // One label a trading day (t is one): step back n − 1 trading days, converting only the last.
+    // Before the market's tables begin there is no trading day (and so no label) at all.
+    const first = calendarCoverage(region).first;
+    for (let k = 1; k < n; k++) {
+      day = prevTradingDay(region, day);
+      if (day < FLOOR_DATE || day < first) return undefined;
+    }
+    const label = localMidnight(region, day);
+    return label >= floor ? label : undefined;
+  }
   for (;;) {
     const labels = dayLabels(region, period, day);
     // Labels of this day ≤ t, newest first.

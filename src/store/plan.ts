@@ -46,8 +46,16 @@ export function windowFor(region: Region, period: BasePeriod, query: WindowQuery
  */
 export function countRange(region: Region, period: BasePeriod, lo: number, upper: number, need: number): Interval | undefined {
   if (need <= 0 || upper < lo) return undefined;
+  // More bars asked for than [lo, upper] can hold (a start_time window with a large count): the
+  // range is all of it, without walking the calendar back (that walk was most of a store hit).
+  if (need > mostLabels(period, lo, upper)) return { lo, hi: upper };
   const back = labelBack(region, period, upper, need);
   return { lo: back === undefined ? lo : Math.max(lo, back), hi: upper };
+}
+
+/** An upper bound on the possible labels in [lo, hi]: minute labels are ≥ 60 s apart, day labels ≥ 23 h (DST). */
+function mostLabels(period: BasePeriod, lo: number, hi: number): number {
+  return Math.floor((hi - lo) / (period === '1m' ? 60_000 : 23 * 3_600_000)) + 1;
 }
 
 export interface Fetch {

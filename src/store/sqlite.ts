@@ -8,7 +8,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
-import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
@@ -155,6 +155,16 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
     return id;
   };
 
+  let windowStatement: StatementSync | undefined;
+  const windowRows = (): StatementSync => {
+    if (windowStatement === undefined) {
+      windowStatement = db.prepare(`SELECT 0, lo, hi, recheck_at, NULL FROM coverage WHERE series = ?1
+        UNION ALL SELECT 1, block, NULL, NULL, data FROM blocks WHERE series = ?1 AND block BETWEEN ?2 AND ?3 ORDER BY 1, 2`);
+      windowStatement.setReturnArrays(true);
+    }
+    return windowStatement;
+  };
+
   const coverageOf = (id: number): Segment[] =>
     (st('SELECT lo, hi, recheck_at FROM coverage WHERE series = ? ORDER BY lo').all(id) as { lo: number; hi: number; recheck_at: number | null }[])
       .map((r) => ({ lo: r.lo, hi: r.hi, recheckAt: r.recheck_at }));
@@ -261,6 +271,20 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
         if (got >= newest) break;
       }
       return assemble(picked.reverse(), lo, hi, newest);
+    },
+
+    async window(key, lo, hi, newest) {
+      const id = seriesId(key, false);
+      if (id === undefined) return undefined;
+      // One statement, so one snapshot: the coverage rows (kind 0) then the blocks (kind 1), as arrays.
+      const rows = windowRows().all(id, blockOf(key.period, lo), blockOf(key.period, hi)) as unknown as [number, number, number | null, number | null, Uint8Array | null][];
+      const coverage: Segment[] = [];
+      const blobs: Uint8Array[] = [];
+      for (const r of rows) {
+        if (r[0] === 0) coverage.push({ lo: r[1], hi: r[2] as number, recheckAt: r[3] });
+        else blobs.push(r[4] as Uint8Array);
+      }
+      return { coverage, ...readBlocks(blobs, lo, hi, newest) };
     },
 
     async countBars(key, lo, hi) {

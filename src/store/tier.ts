@@ -169,6 +169,9 @@ export class Tier {
     const max = Math.max(1, Math.floor(maxBarsPerCall));
     const arrived = performance.now();
     try {
+      // A window the store holds whole is answered from one read, without the locks (#stored).
+      const stored = await this.#stored(key, query);
+      if (stored !== undefined) return stored;
       return await this.#locked(series, async () => {
         const gate = this.#o.seriesLock;
         // Waited behind another pass of this process: the vendor deadline starts now.
@@ -197,6 +200,32 @@ export class Tier {
       this.#o.log?.warn({ err: error.cause, adapter: adapterId, symbol: key.symbol, period: key.period }, 'history store failed; serving from the vendor');
       return this.#direct(query, fetchRange);
     }
+  }
+
+  /**
+   * The store hit: a closed window the store covers whole, answered from one backend read (the
+   * coverage and the bars from one snapshot, one statement) with no vendor call, no lock and no
+   * write; undefined when anything else is needed (a gap, an expired provisional range, a newest-N
+   * walk past suspensions, the forming bar, a series never stored): #serve then runs as before.
+   * The answer is #serve's for the same state: the bars of [range.lo, upper] that #serve would
+   * count and read, the newest `count` of them.
+   */
+  async #stored(key: SeriesKey, query: CandleQuery): Promise<Candles | undefined> {
+    const { backend } = this.#o;
+    if (backend.window === undefined) return undefined;
+    const region = query.symbol.region;
+    const period = query.period;
+    const now = this.#o.now();
+    const w = windowFor(region, period, query, now);
+    const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
+    if (w.open !== undefined || w.upper < w.lo || need === Infinity || (need !== undefined && need <= 0)) return undefined;
+    const range = need === undefined ? { lo: w.lo, hi: w.upper } : countRange(region, period, w.lo, w.upper, need) as Interval;
+    const snap = await this.#db(() => backend.window!(key, range.lo, range.hi, need));
+    if (snap === undefined || !coveredWhole(activeAt(snap.coverage, now), range.lo, range.hi)) return undefined;
+    // #serve walks further back only while fewer than `need` bars are held above the query's start.
+    if (need !== undefined && snap.held < need && range.lo > w.lo) return undefined;
+    this.#o.metrics.bars(period, 'store', snap.bars.timestamp.length);
+    return snap.bars;
   }
 
   async #direct(query: CandleQuery, fetchRange: FetchRange, since?: number): Promise<Candles | undefined> {
@@ -358,6 +387,18 @@ export class Tier {
     }
     return deleted;
   }
+}
+
+/** No part of [lo, hi] lies outside `segments` (ascending, disjoint; touching ones may differ in state). */
+function coveredWhole(segments: readonly Interval[], lo: number, hi: number): boolean {
+  let cursor = lo;
+  for (const s of segments) {
+    if (s.hi < cursor) continue;
+    if (s.lo > cursor) return false;
+    cursor = s.hi + 1;
+    if (cursor > hi) return true;
+  }
+  return false;
 }
 
 /**

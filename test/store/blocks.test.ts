@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Candles } from '../../src/domain.ts';
 import {
-  assemble, blockOf, blockRuns, CorruptBlockError, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars,
+  assemble, blockOf, blockRuns, CorruptBlockError, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars,
 } from '../../src/store/blocks.ts';
 import { corruptCount } from '../../src/cache/corruption.ts';
 import { barsWithin } from '../../src/store/tier.ts';
@@ -330,6 +330,50 @@ describe('every block read is verified (format 2: a CRC-32 in the header)', () =
     expect(decodeTimestamps(v1)).toEqual(day);
     // Merged or rewritten, it is stored as format 2.
     expect(encodeBlock(decodeBlock(v1))).toEqual(v2);
+  });
+});
+
+describe('readBlocks: stored blocks straight to a window (the store hit)', () => {
+  /** Three 1m days as stored: a plain one, one with prev_close, one with f64 columns (noise, some NaN prev_close). */
+  const days = [minutes(0, 1.5, 7), minutes(1, 1.5, 7), minutes(2, 1.5, 7)];
+  const series: Candles[] = [
+    bars(days[0]),
+    bars(days[1], (i) => (10_400 + i) / 1000),
+    { ...bars(days[2], (i) => (i % 7 === 0 ? Number.NaN : 10.4 + i * 1e-7)), open: days[2].map((_, i) => 10 + i * 1e-9) },
+  ];
+  const blobs = series.map((c) => encodeBlock(c));
+  const all = [...days[0], ...days[1], ...days[2]];
+
+  it('equals assemble(decodeBlock …) for any window and newest count, prev_close kept or dropped alike', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 2 }), fc.integer({ min: 1, max: 3 }),
+      fc.integer({ min: -5, max: all.length + 5 }), fc.integer({ min: -5, max: all.length + 5 }),
+      fc.option(fc.integer({ min: 0, max: all.length + 10 }), { nil: undefined }), fc.integer({ min: -59_999, max: 59_999 }),
+      (first, count, a, b, newest, jitter) => {
+        const picked = blobs.slice(first, first + count);
+        const at = (i: number) => (i < 0 ? all[0] - (1 - i) * MIN : i >= all.length ? all[all.length - 1] + (i - all.length + 1) * MIN : all[i]);
+        const lo = at(Math.min(a, b)) + jitter;
+        const hi = at(Math.max(a, b));
+        const want = assemble(picked.map((x) => decodeBlock(x)), lo, hi, newest);
+        const got = readBlocks(picked, lo, hi, newest);
+        expect(got.bars).toEqual(want);
+        for (const name of [...COLS, 'prev_close'] as const) {
+          const w = want[name];
+          const g = got.bars[name];
+          if (w === undefined || g === undefined) expect(g).toBe(w);
+          else for (let i = 0; i < w.length; i++) if (!Object.is(g[i], w[i])) expect.fail(`${name}[${i}]: ${g[i]} vs ${w[i]}`);
+        }
+        expect(got.held).toBe(assemble(picked.map((x) => decodeBlock(x)), lo, hi).timestamp.length);
+      },
+    ), { numRuns: 300 });
+  });
+
+  it('verifies every block before reading it: a damaged one throws CorruptBlockError, even outside the window', () => {
+    const damaged = blobs[0].slice();
+    damaged[damaged.byteLength - 1] ^= 0x01;
+    // The window lies in the third block only: the first is still checked.
+    expect(() => readBlocks([damaged, blobs[1], blobs[2]], days[2][10], days[2][20])).toThrow(CorruptBlockError);
+    expect(readBlocks([blobs[0], blobs[1], blobs[2]], days[2][10], days[2][20]).bars.timestamp).toEqual(days[2].slice(10, 21));
   });
 });
 
