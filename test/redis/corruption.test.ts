@@ -5,42 +5,32 @@
 // still parses as JSON); instance B, cold, gets the same request. Every entry is verified before
 // use, so B never serves the corrupted bytes: it answers what the vendor answers, counts each bad
 // entry in mdqs_cache_corrupt_total{layer="redis"} and logs it.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { sha256Hex } from '../../src/access/keys.ts';
-import { startServer, type ServerProcess } from '../e2e/server-process.ts';
-import { connectedClient, describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
+import type { ServerProcess } from '../e2e/server-process.ts';
+import { fleetDir, startFleet, writeKeysFile, type Fleet } from './processes.ts';
+import { connectedClient, describeRedis, waitUntil } from './support.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-corrupt-'));
+const { dir, keysFile } = fleetDir('mdqs-corrupt-');
 const KEY = 'corruption-test-key';
 
-let redis: PrivateRedis;
+let fleet: Fleet;
 let admin: Redis;
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  admin = await connectedClient(redis.url);
-  const keysFile = join(dir, 'keys.yaml');
-  writeFileSync(keysFile, stringify({
-    plans: { p: { markets: ['CN', 'HK', 'US'], features: ['instruments', 'quotes'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
-    keys: [{ id: 'corruption', plan: 'p', sha256: sha256Hex(KEY) }],
-  }));
-  const env = (i: number) => ({
-    REDIS_URL: redis.url, KEYS_FILE: keysFile, MDQS__history__enabled: 'false', MDQS__redis__commandTimeoutMs: '2000',
-    MDQS__redis__instances: '2', MDQS__server__pidFile: join(dir, `mdqs-${i}.pid`),
-  });
-  servers = await Promise.all([startServer(env(0)), startServer(env(1))]);
+  writeKeysFile(keysFile,
+    { p: { markets: ['CN', 'HK', 'US'], features: ['instruments', 'quotes'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
+    [{ id: 'corruption', plan: 'p', sha256: sha256Hex(KEY) }]);
+  fleet = await startFleet(2, { dir, keysFile });
+  servers = fleet.servers;
+  admin = await connectedClient(fleet.redis.url);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
   admin?.disconnect();
-  await redis?.kill();
+  await fleet?.stop();
 });
 
 async function get(server: ServerProcess, path: string): Promise<{ status: number; body: string; cache: string | null; tier: string | null }> {

@@ -3,47 +3,38 @@
 // wait on that lock. Its lease (redis.fillLockLeaseMs, 1 s) is no longer renewed, so a waiter takes
 // the lock within about a second and fills itself: both waiters answer 200 inside their own
 // deadline (upstream.deadlineMs, 5 s), never 504 while the vendor is healthy.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { sha256Hex } from '../../src/access/keys.ts';
-import { startServer, type ServerProcess } from '../e2e/server-process.ts';
-import { connectedClient, describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
+import type { ServerProcess } from '../e2e/server-process.ts';
+import { fleetDir, startFleet, writeKeysFile, type Fleet } from './processes.ts';
+import { connectedClient, describeRedis, waitUntil } from './support.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-fill-holder-'));
+const { dir, keysFile } = fleetDir('mdqs-fill-holder-');
 const KEY = 'fill-holder-key';
 // Every sim call takes this long: long enough to kill the holder mid-fill, short enough that a
 // waiter that notices the dead holder within about a second still answers inside 5 s.
 const VENDOR_MS = 1500;
 const DEADLINE_MS = 5000;
 
-let redis: PrivateRedis;
+let fleet: Fleet;
 let admin: Redis;
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  admin = await connectedClient(redis.url);
-  const keysFile = join(dir, 'keys.yaml');
-  writeFileSync(keysFile, stringify({
-    plans: { p: { markets: ['CN', 'HK', 'US'], features: ['quotes', 'instruments'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
-    keys: [{ id: 'holder-test', plan: 'p', sha256: sha256Hex(KEY) }],
-  }));
-  const env = (i: number) => ({
-    REDIS_URL: redis.url, KEYS_FILE: keysFile, MDQS__history__enabled: 'false', MDQS__redis__commandTimeoutMs: '2000',
-    MDQS__redis__instances: '3', MDQS__server__pidFile: join(dir, `mdqs-${i}.pid`),
-    MDQS__adapters__sim__latency__fixedMs: String(VENDOR_MS), MDQS__upstream__deadlineMs: String(DEADLINE_MS),
+  writeKeysFile(keysFile,
+    { p: { markets: ['CN', 'HK', 'US'], features: ['quotes', 'instruments'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
+    [{ id: 'holder-test', plan: 'p', sha256: sha256Hex(KEY) }]);
+  fleet = await startFleet(3, {
+    dir, keysFile, env: { MDQS__adapters__sim__latency__fixedMs: String(VENDOR_MS), MDQS__upstream__deadlineMs: String(DEADLINE_MS) },
   });
-  servers = await Promise.all([0, 1, 2].map((i) => startServer(env(i))));
+  servers = fleet.servers;
+  admin = await connectedClient(fleet.redis.url);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
   admin?.disconnect();
-  await redis?.kill();
+  await fleet?.stop();
 });
 
 async function timed(server: ServerProcess, path: string): Promise<{ status: number; ms: number; cache: string | null }> {

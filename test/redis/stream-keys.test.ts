@@ -8,18 +8,14 @@
 //      connected is closed with 4401 "key expired".
 //   3. The message budget is the key's, fleet-wide: reconnecting (to either instance) and
 //      resending never gets past the plan's rate_limit.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { sha256Hex } from '../../src/access/keys.ts';
-import { startServer, type ServerProcess } from '../e2e/server-process.ts';
+import type { ServerProcess } from '../e2e/server-process.ts';
 import { TestClient } from '../stream/helpers.ts';
-import { describeRedis, startPrivateRedis, type PrivateRedis } from './support.ts';
+import { fleetDir, startFleet, writeKeysFile, type Fleet } from './processes.ts';
+import { describeRedis } from './support.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-stream-keys-'));
-const keysFile = join(dir, 'keys.yaml');
+const { dir, keysFile } = fleetDir('mdqs-stream-keys-');
 const BUDGET = 40;
 
 const plans = {
@@ -30,24 +26,19 @@ const plans = {
 const key = (id: string) => `${id}-stream-secret`;
 const entry = (id: string, plan: string, extra: Record<string, string> = {}) => ({ id, plan, sha256: sha256Hex(key(id)), ...extra });
 
-let redis: PrivateRedis;
+let fleet: Fleet;
 let servers: ServerProcess[] = [];
 const clients: TestClient[] = [];
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
   writeKeys([entry('alice', 'full'), entry('bob', 'full'), entry('carol', 'full'), entry('dave', 'msgs')]);
-  const env = (i: number) => ({
-    REDIS_URL: redis.url, KEYS_FILE: keysFile, MDQS__history__enabled: 'false', MDQS__redis__commandTimeoutMs: '2000',
-    MDQS__redis__instances: '2', MDQS__server__pidFile: join(dir, `mdqs-${i}.pid`),
-  });
-  servers = await Promise.all([startServer(env(0)), startServer(env(1))]);
+  fleet = await startFleet(2, { dir, keysFile });
+  servers = fleet.servers;
 }, 60_000);
 
 afterAll(async () => {
   for (const c of clients) c.ws.terminate();
-  await Promise.all(servers.map((s) => s.stop()));
-  await redis?.kill();
+  await fleet?.stop();
 });
 
 async function open(server: number, id: string): Promise<TestClient> {
@@ -71,7 +62,7 @@ async function subscribe(client: TestClient, channel: string, symbols: string[])
 }
 
 function writeKeys(keys: object[]): void {
-  writeFileSync(keysFile, stringify({ plans, keys }));
+  writeKeysFile(keysFile, plans, keys);
 }
 
 describeRedis('stream connections follow key reloads on every instance', () => {
