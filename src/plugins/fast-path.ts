@@ -9,6 +9,7 @@ import { createFastPath, type FastRoute } from '../http/fast-path.ts';
 import type { FrontDoor } from '../http/front-door.ts';
 import { createHitLogger } from '../http/logging.ts';
 import { observeSeries, type CounterSeries, type HistogramSeries } from '../metrics.ts';
+import { declaredNeeds } from '../routes/common.ts';
 
 export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; frontDoor: FrontDoor }) => {
   const { config, now } = options;
@@ -51,8 +52,11 @@ export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config:
     },
   });
   app.caches.onStored((request, key) => {
-    if (request.method !== 'GET' || request.keyEntry === undefined || request.accessNeeds === undefined) return;
-    fastPath.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs: request.accessNeeds, bars: request.barsNeeded ?? 0 });
+    if (request.method !== 'GET' || request.keyEntry === undefined) return;
+    // What the route declares it needs (the function of its parsed query it checks itself).
+    const needs = declaredNeeds(request);
+    if (needs === undefined) return;
+    fastPath.record(request.raw.url ?? '', { key, route: request.routeOptions.url ?? 'unknown', needs, bars: needs.bars ?? 0 });
   });
   options.frontDoor.use((req, res) => fastPath.handle(req, res));
   metrics.trackCacheBytes('fast_path_index', () => fastPath.index.bytes);

@@ -9,18 +9,39 @@ import { AppError } from '../errors.ts';
 import { parseList, parseSymbol, parseSymbolList } from '../markets/symbols.ts';
 import { baseFetchFor, isMinutePeriod } from '../service/candle-plan.ts';
 
+/** What a request of a route needs of its key: features, markets, symbols, and base bars. */
+export interface RouteNeeds extends AccessNeeds {
+  /** Base bars a candle request makes the service fetch and build (the plan's max_bars). */
+  bars?: number;
+}
+
+/**
+ * A route's needs as a function of its request's parsed input (query, params or body): declared
+ * once in the route's options (`config: access(fn)`), checked by the route (requireAccess) and
+ * recorded from the same function by the cache-hit fast path for the hits it answers later.
+ */
+export type RouteAccess = (request: FastifyRequest) => RouteNeeds;
+
 declare module 'fastify' {
   interface FastifyRequest {
     keyEntry?: KeyEntry;
-    /** What the route checked with requireAccess (merged), for the fast path. */
-    accessNeeds?: AccessNeeds;
-    /** Base bars a candle request needs (requireBarBudget). */
-    barsNeeded?: number;
   }
   interface FastifyContextConfig {
     /** Operational routes need no key. */
     public?: boolean;
+    /** The route's declared needs (routes/common.ts access()). */
+    access?: RouteAccess;
   }
+}
+
+/** The `config` of a route whose requests need `fn(request)` of their key. */
+export function access(fn: RouteAccess): { access: RouteAccess } {
+  return { access: fn };
+}
+
+/** What the request's route declares it needs; undefined for routes that declare nothing. */
+export function declaredNeeds(request: FastifyRequest): RouteNeeds | undefined {
+  return request.routeOptions.config.access?.(request);
 }
 
 export function keyOf(request: FastifyRequest): KeyEntry {
@@ -28,16 +49,31 @@ export function keyOf(request: FastifyRequest): KeyEntry {
   return request.keyEntry;
 }
 
-export function requireAccess(request: FastifyRequest, needs: AccessNeeds): void {
-  authorize(keyOf(request), needs);
-  // Remembered for the cache-hit fast path, which must check the same needs (http/fast-path.ts).
-  const seen = request.accessNeeds;
-  request.accessNeeds = seen === undefined ? needs : {
-    features: [...new Set([...seen.features, ...needs.features])],
-    symbols: [...(seen.symbols ?? []), ...(needs.symbols ?? [])],
-    regions: [...(seen.regions ?? []), ...(needs.regions ?? [])],
-    explicitCount: Math.max(seen.explicitCount ?? 0, needs.explicitCount ?? 0) || undefined,
+/** Needs of a route over a listed set of symbols (`symbols` in its query, or its POST body). */
+export function listedSymbols(...features: Feature[]): RouteAccess {
+  return (request) => {
+    const input = (request.method === 'POST' ? request.body : request.query) as { symbols?: string | string[] } | undefined;
+    const symbols = symbolList(input?.symbols);
+    return { features, symbols, explicitCount: symbols.length };
   };
+}
+
+/** Needs of a single-symbol route (`symbol` in its query). */
+export function oneListedSymbol(...features: Feature[]): RouteAccess {
+  return (request) => ({ features, symbols: [oneSymbol((request.query as { symbol: string }).symbol)] });
+}
+
+/** Checks the key against what the route declares (its `config.access`). */
+export function requireAccess(request: FastifyRequest): RouteNeeds {
+  const needs = declaredNeeds(request);
+  if (needs === undefined) throw new Error(`route ${request.routeOptions.url} declares no access needs`);
+  authorize(keyOf(request), needs);
+  return needs;
+}
+
+/** Base bars `symbols` × a candle window make the service fetch and build (requireBarBudget). */
+export function barsFor(symbols: number, period: Period, window: { start?: number; end?: number; count: number }): number {
+  return baseFetchFor(period, window).count * symbols;
 }
 
 /**
@@ -48,7 +84,6 @@ export function requireBarBudget(request: FastifyRequest, symbols: number, perio
   const plan = keyOf(request).plan;
   const perSymbol = baseFetchFor(period, window).count;
   const bars = perSymbol * symbols;
-  request.barsNeeded = bars;
   if (bars <= plan.maxBars) return;
   throw new AppError('REQUEST_TOO_LARGE', `this request needs ${bars} base bars (${symbols} symbols × ${perSymbol}); the plan allows ${plan.maxBars} per request: ask for fewer symbols, a smaller count or a longer period`, {
     details: { bars, max_bars: plan.maxBars, symbols, bars_per_symbol: perSymbol },

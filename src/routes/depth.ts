@@ -2,13 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { SymbolQuery, SymbolsQuery, dataOf, refs } from '../schemas.ts';
-import { oneSymbol, requireAccess, symbolList } from './common.ts';
+import { access, listedSymbols, oneListedSymbol, oneSymbol, requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 import { notFound } from './klines.ts';
 
 export default async function depthRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.get<{ Querystring: { symbol: string } }>('/v1/depth', {
+    config: access(oneListedSymbol('depth')),
     schema: {
       summary: 'Five-level depth for one symbol',
       description: 'Index 0 is the best level; bids descend, asks ascend; empty levels are omitted.',
@@ -18,7 +19,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
     },
   }, async (request, reply) => {
     const ref = oneSymbol(request.query.symbol);
-    requireAccess(request, { features: ['depth'], symbols: [ref] });
+    requireAccess(request);
     return ctx.responder.respond(request, reply, { key: `depth|${ref.symbol}`, resource: 'depth' }, async () => {
       const result = await ctx.service.depth([ref]);
       const depth = result.items.get(ref.symbol);
@@ -28,6 +29,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
   });
 
   app.get<{ Querystring: { symbols: string } }>('/v1/depth/batch', {
+    config: access(listedSymbols('depth', 'batch')),
     schema: {
       summary: 'Five-level depth for several symbols',
       tags: ['quotes'],
@@ -36,7 +38,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
     },
   }, async (request, reply) => {
     const symbols = symbolList(request.query.symbols);
-    requireAccess(request, { features: ['depth', 'batch'], symbols, explicitCount: symbols.length });
+    requireAccess(request);
     return ctx.responder.respond(request, reply, { key: `depth-batch|${symbols.map((r) => r.symbol).join(',')}`, resource: 'depth' }, async () => {
       const result = await ctx.service.depth(symbols);
       const data: Record<string, unknown> = {};

@@ -2,13 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ExFactorsQuery, dataOf, refs } from '../schemas.ts';
-import { requireAccess, symbolList, timeRange } from './common.ts';
+import { access, listedSymbols, requireAccess, symbolList, timeRange } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 import { tableResponse } from '../http/formats/openapi.ts';
 
 export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.get<{ Querystring: { symbols: string; start_time?: number; end_time?: number } }>('/v1/klines/ex-factors', {
+    config: access(listedSymbols('ex_factors')),
     schema: {
       summary: 'Ex-rights/ex-dividend factors',
       description: '`timestamp` is 00:00 exchange-local of the ex-date; `ex_factor = P_prev / ref` per event (not cumulative). Where the vendor has them, the event\'s parts per share (`cash_dividend`, `bonus_ratio`, `rights_ratio`, `rights_price`, with `parts_known: true`) give ref = (P_prev − cash + rights_price·rights) / (1 + bonus + rights); `parts_known: false` means only the ratio is known. start_time/end_time filter inclusively. Symbols without events map to [].',
@@ -20,7 +21,7 @@ export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteCon
     const symbols = symbolList(request.query.symbols);
     const { start_time: start, end_time: end } = request.query;
     timeRange(start, end);
-    requireAccess(request, { features: ['ex_factors'], symbols, explicitCount: symbols.length });
+    requireAccess(request);
     const key = `ex-factors|${symbols.map((r) => r.symbol).join(',')}|${start ?? ''}|${end ?? ''}`;
     return ctx.responder.respond(request, reply, { key, resource: 'exFactors', table: 'ex-factors' }, async () => {
       const result = await ctx.service.exFactors(symbols, start, end);

@@ -8,7 +8,7 @@ import { emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
 import { AppError } from '../errors.ts';
 import { parseSymbol } from '../markets/symbols.ts';
 import { refs } from '../schemas.ts';
-import { keyOf, requireAccess } from './common.ts';
+import { access, keyOf, requireAccess } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -54,6 +54,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
   };
 
   app.get('/v1/exchanges', {
+    config: access(() => ({ features: ['instruments'] })),
     schema: {
       summary: 'Exchanges and how many instruments each lists',
       description: "Only the exchanges of the key's plan markets are listed. Needs the `instruments` feature.",
@@ -61,7 +62,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
       response: { 200: Type.Object({ data: Type.Array(ExchangeSummary) }), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
-    requireAccess(request, { features: ['instruments'] });
+    requireAccess(request);
     const markets = keyOf(request).plan.markets;
     const granted = EXCHANGES.filter((e) => markets.has(e.region));
     return ctx.responder.respond(request, reply, { key: `exchanges|${granted.map((e) => e.exchange).join(',')}`, resource: 'pools' }, async () => {
@@ -73,6 +74,11 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.get<{ Params: { exchange: string }; Querystring: { type?: InstrumentType } }>('/v1/exchanges/:exchange/instruments', {
+    // An unknown exchange is refused (404) by the handler before access is checked.
+    config: access((request) => {
+      const spec = EXCHANGES.find((e) => e.exchange === (request.params as { exchange: string }).exchange.toUpperCase());
+      return { features: ['instruments'], regions: spec === undefined ? [] : [spec.region] };
+    }),
     schema: {
       summary: 'Every instrument of one exchange',
       description: 'TickFlow shape `{exchange, count, data}`. Exchange codes SH, SZ, BJ, HK, US (case-insensitive); unknown: 404 NOT_FOUND. `type` filters by instrument type.',
@@ -89,7 +95,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
         details: { exchange: code.slice(0, 16) },
       });
     }
-    requireAccess(request, { features: ['instruments'], regions: [spec.region] });
+    requireAccess(request);
     const type = request.query.type;
     return ctx.responder.respond(request, reply, { key: `exchange-instruments|${code}|${type ?? ''}`, resource: 'instruments' }, async () => {
       const status = emptyStatus();

@@ -15,7 +15,7 @@ import { AppError } from '../errors.ts';
 import { FINANCIALS_SCHEMAS, FinancialsQuery, financialsResponse } from '../financials/schemas.ts';
 import { selectRecords, type FinancialsSelection } from '../financials/select.ts';
 import { STATEMENT_ROUTES, STATEMENTS, type Statement } from '../financials/types.ts';
-import { requireAccess, symbolList } from './common.ts';
+import { access, listedSymbols, requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 import { tableResponse } from '../http/formats/openapi.ts';
@@ -64,6 +64,7 @@ export default async function financialsRoutes(app: FastifyInstance, ctx: RouteC
     const resource = FINANCIALS_RESOURCES[statement];
     const segment = STATEMENT_ROUTES[statement];
     app.get<{ Querystring: FinancialsQuerystring }>(`/v1/financials/${segment}`, {
+      config: access(listedSymbols('financials')),
       schema: {
         summary: SUMMARIES[statement],
         description: DESCRIPTION,
@@ -80,7 +81,7 @@ export default async function financialsRoutes(app: FastifyInstance, ctx: RouteC
       if (start !== undefined && end !== undefined && start > end) {
         throw new AppError('INVALID_TIME_RANGE', 'start_date must not be after end_date', { details: { start_date: start, end_date: end } });
       }
-      requireAccess(request, { features: ['financials'], symbols, explicitCount: symbols.length });
+      requireAccess(request);
       const selection: FinancialsSelection = { start_date: start, end_date: end, as_of: asOf, latest: latest === 'true' };
       const key = `financials/${segment}|${symbols.map((r) => r.symbol).join(',')}|${start ?? ''}|${end ?? ''}|${selection.latest ? 1 : 0}|${asOf ?? ''}`;
       return ctx.responder.respond(request, reply, { key, resource, table: `financials:${statement}` }, async () => {

@@ -9,7 +9,7 @@ import type { MinutePeriod } from '../domain.ts';
 import { IntradayBatchQuery, IntradayQuery, dataOf, refs } from '../schemas.ts';
 import { NEXT_PAGE_HEADERS, TRUNCATED_HEADERS, tableResponse } from '../http/formats/openapi.ts';
 import { localDate, localMidnight } from '../markets/calendar.ts';
-import { oneSymbol, pageUrl, requireAccess, symbolList } from './common.ts';
+import { access, listedSymbols, oneListedSymbol, oneSymbol, pageUrl, requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 import { batchBody, notFound } from './klines.ts';
@@ -24,6 +24,7 @@ const PAGING = ' When `count` cuts the session, X-Next-End-Time and Link give it
 
 export default async function intradayRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.get<{ Querystring: IntradayInput & { symbol: string } }>('/v1/klines/intraday', {
+    config: access(oneListedSymbol('intraday')),
     schema: {
       summary: "Today's minute candles for one symbol",
       description: DESCRIPTION + PAGING,
@@ -35,7 +36,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
     const ref = oneSymbol(request.query.symbol);
     const period = request.query.period ?? '1m';
     const count = request.query.count;
-    requireAccess(request, { features: ['intraday'], symbols: [ref] });
+    requireAccess(request);
     return ctx.responder.respond(request, reply, { key: `intraday|${ref.symbol}|${period}|${count ?? ''}`, resource: 'intraday', table: 'candles' }, async (format) => {
       const result = await ctx.service.intraday(ref, period, count);
       if (result === undefined) throw notFound(ref);
@@ -51,6 +52,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.get<{ Querystring: IntradayInput & { symbols: string } }>('/v1/klines/intraday/batch', {
+    config: access(listedSymbols('intraday', 'batch')),
     schema: {
       summary: "Today's minute candles for several symbols",
       description: `${DESCRIPTION} Symbols whose session \`count\` cut are listed in X-Truncated-Symbols.`,
@@ -62,7 +64,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
     const symbols = symbolList(request.query.symbols);
     const period = request.query.period ?? '1m';
     const count = request.query.count;
-    requireAccess(request, { features: ['intraday', 'batch'], symbols, explicitCount: symbols.length });
+    requireAccess(request);
     const key = `intraday-batch|${symbols.map((r) => r.symbol).join(',')}|${period}|${count ?? ''}`;
     return ctx.responder.respond(request, reply, { key, resource: 'intraday', table: 'candles-batch' }, async () => {
       const cut = new Set<string>();

@@ -9,7 +9,7 @@ import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
 import type { BatchResult, CandleParams } from '../service/market-data.ts';
 import type { Produced } from '../http/respond.ts';
 import { NEXT_PAGE_HEADERS, TRUNCATED_HEADERS, tableResponse } from '../http/formats/openapi.ts';
-import { oneSymbol, pageUrl, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange } from './common.ts';
+import { access, barsFor, oneSymbol, pageUrl, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange, type RouteAccess } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -32,12 +32,25 @@ function candleParams(query: KlinesInput): CandleParams {
   };
 }
 
+/** A candle route's needs: the period's feature, the symbols, and the base bars it makes us build. */
+function klinesAccess(batch: boolean): RouteAccess {
+  return (request) => {
+    const query = request.query as KlinesInput & { symbol?: string; symbols?: string };
+    const params = candleParams(query);
+    const feature = periodFeature(params.period);
+    if (!batch) return { features: [feature], symbols: [oneSymbol(query.symbol ?? '')], bars: barsFor(1, params.period, params) };
+    const symbols = symbolList(query.symbols);
+    return { features: [feature, 'batch'], symbols, explicitCount: symbols.length, bars: barsFor(symbols.length, params.period, params) };
+  };
+}
+
 function paramsKey(p: CandleParams): string {
   return `${p.period}|${p.count}|${p.start ?? ''}|${p.end ?? ''}|${p.adjust}`;
 }
 
 export default async function klinesRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.get<{ Querystring: KlinesInput & { symbol: string } }>('/v1/klines', {
+    config: access(klinesAccess(false)),
     schema: {
       summary: 'Historical candles for one symbol',
       description: 'The newest `count` bars inside [start_time, end_time] (inclusive), or up to now without a range. Minute periods (1m…60m) need klines_minute, daily and longer need klines_daily. When older bars exist inside the range (without start_time: anywhere in the history), X-Next-End-Time and Link give the next, older page: following them loses and repeats no bar.',
@@ -48,7 +61,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   }, async (request, reply) => {
     const ref = oneSymbol(request.query.symbol);
     const params = candleParams(request.query);
-    requireAccess(request, { features: [periodFeature(params.period)], symbols: [ref] });
+    requireAccess(request);
     requireBarBudget(request, 1, params.period, params);
     return ctx.responder.respond(request, reply, { key: `klines|${ref.symbol}|${paramsKey(params)}`, resource: 'candles', table: 'candles' }, async (format) => {
       const result = await ctx.service.candles(ref, params);
@@ -64,6 +77,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   });
 
   app.get<{ Querystring: KlinesInput & { symbols: string } }>('/v1/klines/batch', {
+    config: access(klinesAccess(true)),
     schema: {
       summary: 'Historical candles for several symbols',
       description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504. Symbols cut by `count` (older bars exist in the range) are listed in X-Truncated-Symbols.',
@@ -74,7 +88,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   }, async (request, reply) => {
     const symbols = symbolList(request.query.symbols);
     const params = candleParams(request.query);
-    requireAccess(request, { features: [periodFeature(params.period), 'batch'], symbols, explicitCount: symbols.length });
+    requireAccess(request);
     requireBarBudget(request, symbols.length, params.period, params);
     const key = `klines-batch|${symbols.map((r) => r.symbol).join(',')}|${paramsKey(params)}`;
     return ctx.responder.respond(request, reply, { key, resource: 'candles', table: 'candles-batch' }, async () => {

@@ -7,7 +7,8 @@ import { resolvePoolId, POOL_REGION } from '../markets/pools.ts';
 import { FormatQuery, QuotesBody, QuotesQuery, dataOf, refs } from '../schemas.ts';
 import { tableResponse } from '../http/formats/openapi.ts';
 import { Type } from 'typebox';
-import { requireAccess, symbolList } from './common.ts';
+import { access, keyOf, requireAccess, symbolList, type RouteAccess } from './common.ts';
+import { authorize } from '../access/guard.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES, POST_ERROR_RESPONSES } from './errors-doc.ts';
 
@@ -37,6 +38,17 @@ function parsePools(raw: string | string[]): PoolId[] {
   return pools;
 }
 
+/** By symbols: `quotes` and those symbols; by pools: `quotes`, `pools` and the pools' markets. */
+const quotesAccess: RouteAccess = (request) => {
+  const input = ((request.method === 'POST' ? request.body : request.query) ?? {}) as QuotesInput;
+  if (input.symbols !== undefined && input.symbols !== '') {
+    const symbols = symbolList(input.symbols);
+    return { features: ['quotes'], symbols, explicitCount: symbols.length };
+  }
+  const pools = parsePools(input.universes as string | string[]);
+  return { features: ['quotes', 'pools'], regions: pools.map((p) => POOL_REGION[p]) };
+};
+
 export default async function quotesRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   const handle = async (request: FastifyRequest, reply: FastifyReply, input: QuotesInput) => {
     const hasSymbols = input.symbols !== undefined && input.symbols !== '';
@@ -48,11 +60,11 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
     let key: string;
     if (hasSymbols) {
       refsList = symbolList(input.symbols);
-      requireAccess(request, { features: ['quotes'], symbols: refsList, explicitCount: refsList.length });
+      requireAccess(request);
       key = `quotes|s|${refsList.map((r) => r.symbol).join(',')}`;
     } else {
       const pools = parsePools(input.universes as string | string[]);
-      requireAccess(request, { features: ['quotes', 'pools'], regions: pools.map((p) => POOL_REGION[p]) });
+      requireAccess(request);
       // Members are resolved first so their markets are checked too (403 names what is missing).
       const members = await Promise.all(pools.map((p) => ctx.service.pool(p, POOL_REGION[p])));
       const seen = new Set<string>();
@@ -65,7 +77,8 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
           if (ref !== undefined) refsList.push(ref);
         }
       }
-      requireAccess(request, { features: ['quotes', 'pools'], symbols: refsList });
+      // The members' own markets (a pool's members are in its market; checked all the same).
+      authorize(keyOf(request), { features: ['quotes', 'pools'], symbols: refsList });
       key = `quotes|u|${pools.join(',')}`;
     }
     return ctx.responder.respond(request, reply, { key, resource: 'quotes', table: 'quotes' }, async () => {
@@ -81,9 +94,11 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
   const response = { 200: tableResponse(dataOf(Type.Array(refs.Quote)), 'quotes'), ...ERROR_RESPONSES };
   const postResponse = { 200: tableResponse(dataOf(Type.Array(refs.Quote)), 'quotes'), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: QuotesInput }>('/v1/quotes', {
+    config: access(quotesAccess),
     schema: { summary: 'Real-time quotes by symbols or pools', tags: ['quotes'], querystring: QuotesQuery, response },
   }, (request, reply) => handle(request, reply, request.query));
   app.post<{ Body: QuotesInput }>('/v1/quotes', {
+    config: access(quotesAccess),
     schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], querystring: FormatQuery, body: QuotesBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body ?? {}));
 }
