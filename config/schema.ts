@@ -166,6 +166,12 @@ export const ConfigSchema = Type.Object({
     maxPayloadBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024 }),
     /** Server ping interval; a connection that missed the previous pong is terminated, ms. */
     pingIntervalMs: Ms(1000, 600_000),
+    /**
+     * With Redis: how long a connection counts against its key's fleet-wide caps without its
+     * instance's heartbeat (renewed every third of it), so a dead instance's connections are
+     * released within this, ms. Default 10000.
+     */
+    fleetLeaseMs: Type.Optional(Ms(1000, 600_000)),
   }),
 });
 

@@ -6,6 +6,10 @@
 // A symbol is refreshed only while someone subscribes to it and while its market is live: in a
 // regular session, or for a short grace after a session edge (open, lunch, close) so the value
 // that was current at the edge arrives even when the cache still held the one before it.
+//
+// With a fleet (fleet.ts, Redis configured), the caps count every instance's and worker's
+// connections, and ticks are the fleet's: aligned to the wall clock, each symbol refreshed by one
+// instance per tick and its value pushed by all.
 import type { FastifyBaseLogger } from 'fastify';
 import type WebSocket from 'ws';
 import { addressBucket } from '../access/auth-failures.ts';
@@ -14,6 +18,7 @@ import type { Region, Session, SymbolRef } from '../domain.ts';
 import { AppError, featureReason, isAppError } from '../errors.ts';
 import { isMarketOpen, sessionState } from '../markets/calendar.ts';
 import type { BatchResult, MarketDataService } from '../service/market-data.ts';
+import type { FleetMember, FleetValues, StreamFleet } from './fleet.ts';
 import { maxConnections, maxSubscriptions } from './limits.ts';
 import type { StreamMetrics } from './metrics.ts';
 import { Outbox, TEXT, type Client } from './outbox.ts';
@@ -35,6 +40,16 @@ function ownerOf(entry: KeyEntry, ip: string | undefined): string {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The quotes-only route: its connections need the quotes feature. */
 const LEGACY_ROUTE = '/v1/ws/quotes';
+/** A reserved connection whose upgrade never completed is given back after this long, ms. */
+const UNCLAIMED_MS = 10_000;
+
+/** A connection admitted before the upgrade (hub.reserve), to be attached with it. */
+export interface ConnectionTicket {
+  readonly id: number;
+  readonly owner: string;
+  claimed: boolean;
+  timer?: NodeJS.Timeout;
+}
 
 export interface StreamSettings {
   tickMs: number;
@@ -50,6 +65,8 @@ interface Entry {
   clients: Set<Client>;
   /** The last value pushed (or snapshotted), serialised. */
   last: string | undefined;
+  /** The fleet tick `last` came from: an older tick's value arriving late is ignored. */
+  slot?: number;
 }
 
 interface KeyState {
@@ -65,6 +82,8 @@ export interface HubOptions {
   settings: StreamSettings;
   metrics: StreamMetrics;
   log: FastifyBaseLogger;
+  /** The fleet (Redis): caps across instances and workers, one refresh per symbol per tick. */
+  fleet?: StreamFleet;
 }
 
 export class StreamHub {
@@ -88,6 +107,9 @@ export class StreamHub {
   #manual = false;
   #ticking: Promise<void> | undefined;
   #shuttingDown = false;
+  readonly #fleet: StreamFleet | undefined;
+  /** Connections reserved before their upgrade, not attached yet. */
+  readonly #tickets = new Map<number, ConnectionTicket>();
 
   constructor(options: HubOptions) {
     this.#service = options.service;
@@ -95,6 +117,7 @@ export class StreamHub {
     this.#settings = options.settings;
     this.#metrics = options.metrics;
     this.#log = options.log;
+    this.#fleet = options.fleet;
     this.#builtAt = this.#now();
     this.#outbox = new Outbox({
       sendBufferBytes: this.#settings.sendBufferBytes,
@@ -104,6 +127,14 @@ export class StreamHub {
       log: this.#log,
       detach: (client) => this.detach(client),
     });
+    const fleet = this.#fleet;
+    if (fleet !== undefined) {
+      fleet.onValues((values) => {
+        this.#apply(values);
+        this.#outbox.service(this.#now());
+      });
+      fleet.startHeartbeat(() => this.#fleetMembers());
+    }
   }
 
   get settings(): StreamSettings {
@@ -144,22 +175,88 @@ export class StreamHub {
    * tier's caps count (it has no key: each address is its own "key", an IPv6 /64 as one).
    */
   admits(entry: KeyEntry, ip?: string): boolean {
-    return (this.#keys.get(ownerOf(entry, ip))?.connections ?? 0) < maxConnections(entry.plan);
+    return (this.#keys.get(ownerOf(entry, ip))?.connections ?? 0) < this.#localCap(maxConnections(entry.plan));
+  }
+
+  /**
+   * Admits one more connection before the upgrade, fleet-wide when there is a fleet: a ticket to
+   * attach() with, or undefined (over the cap). A ticket never attached is given back.
+   */
+  async reserve(entry: KeyEntry, ip?: string): Promise<ConnectionTicket | undefined> {
+    if (!this.admits(entry, ip)) return undefined;
+    const ticket: ConnectionTicket = { id: this.#nextId++, owner: ownerOf(entry, ip), claimed: false };
+    const state = this.#keyState(ticket.owner);
+    state.connections += 1;
+    this.#tickets.set(ticket.id, ticket);
+    const fleet = this.#fleet;
+    if (fleet !== undefined) {
+      const cap = maxConnections(entry.plan);
+      const fleetWide = await fleet.connect(ticket.owner, fleet.member(ticket.id), cap);
+      // Redis unavailable: this process's share of the cap.
+      if (!(fleetWide ?? state.connections <= fleet.share(cap))) {
+        this.#unreserve(ticket);
+        return undefined;
+      }
+    }
+    if (!ticket.claimed) {
+      ticket.timer = setTimeout(() => this.#unreserve(ticket), UNCLAIMED_MS);
+      ticket.timer.unref();
+    }
+    return ticket;
+  }
+
+  /** A reserved connection that will not be attached (its handshake was refused after all). */
+  release(ticket: ConnectionTicket): void {
+    this.#unreserve(ticket);
+  }
+
+  /** A reserved connection that was never attached: its place is given back. */
+  #unreserve(ticket: ConnectionTicket): void {
+    if (ticket.claimed || !this.#tickets.delete(ticket.id)) return;
+    if (ticket.timer !== undefined) clearTimeout(ticket.timer);
+    const state = this.#keyState(ticket.owner);
+    state.connections -= 1;
+    if (state.connections <= 0 && state.subscriptions <= 0) this.#keys.delete(ticket.owner);
+    this.#fleet?.disconnect(ticket.owner, this.#fleet.member(ticket.id));
+  }
+
+  /** A cap as this process applies it: whole with Redis (the fleet checks too) or alone, its share while Redis is down. */
+  #localCap(cap: number): number {
+    const fleet = this.#fleet;
+    return fleet === undefined || fleet.up ? cap : fleet.share(cap);
+  }
+
+  /** This process's members of the fleet's live sets (the heartbeat rewrites them). */
+  #fleetMembers(): FleetMember[] {
+    const fleet = this.#fleet as StreamFleet;
+    const out: FleetMember[] = [];
+    for (const client of this.#clients) {
+      if (client.closed) continue;
+      out.push({ owner: client.owner, member: fleet.member(client.id), subscriptions: client.subs.quotes.size + client.subs.depth.size + (client.reserved ?? 0) });
+    }
+    for (const ticket of this.#tickets.values()) out.push({ owner: ticket.owner, member: fleet.member(ticket.id), subscriptions: 0 });
+    return out;
   }
 
   hasConnections(keyId: string): boolean {
     return (this.#keys.get(keyId)?.connections ?? 0) > 0;
   }
 
-  attach(entry: KeyEntry, socket: WebSocket, route: string, ip?: string): Client {
+  attach(entry: KeyEntry, socket: WebSocket, route: string, ip?: string, ticket?: ConnectionTicket): Client {
+    const reserved = ticket !== undefined && !ticket.claimed && this.#tickets.delete(ticket.id);
+    if (reserved) {
+      ticket.claimed = true;
+      if (ticket.timer !== undefined) clearTimeout(ticket.timer);
+    }
     const client: Client = {
-      id: this.#nextId++, entry, owner: ownerOf(entry, ip), socket, route,
+      id: reserved ? ticket.id : this.#nextId++, entry, owner: reserved ? ticket.owner : ownerOf(entry, ip), socket, route,
       subs: { quotes: new Set(), depth: new Set() },
       pending: { quotes: new Map(), depth: new Map() },
       slowSince: undefined, awaitingPong: false, closed: false,
     };
     this.#clients.add(client);
-    this.#keyState(client.owner).connections += 1;
+    // A reserved connection is counted already (reserve); the fleet learns of others at the next heartbeat.
+    if (!reserved) this.#keyState(client.owner).connections += 1;
     this.#metrics.connections.inc({ route });
     this.#scheduleExpiry(client);
     socket.on('pong', () => { client.awaitingPong = false; });
@@ -177,7 +274,8 @@ export class StreamHub {
     client.expiry = undefined;
     this.#clients.delete(client);
     this.#outbox.forget(client);
-    for (const channel of CHANNELS) this.#drop(client, channel, [...client.subs[channel]]);
+    for (const channel of CHANNELS) this.#drop(client, channel, [...client.subs[channel]], false);
+    this.#fleet?.disconnect(client.owner, this.#fleet.member(client.id));
     const state = this.#keyState(client.owner);
     state.connections -= 1;
     if (state.connections <= 0 && state.subscriptions <= 0) this.#keys.delete(client.owner);
@@ -230,19 +328,38 @@ export class StreamHub {
     const fresh = refs.filter((r) => !have.has(r.symbol));
     const state = this.#keyState(client.owner);
     const cap = maxSubscriptions(client.entry.plan);
-    if (state.subscriptions + fresh.length > cap) {
-      this.sendError(client, new AppError('TOO_MANY_SYMBOLS', `at most ${cap} subscriptions per key on this plan; this key has ${state.subscriptions} and asked for ${fresh.length} more`, {
-        details: { max_subscriptions: cap, subscribed: state.subscriptions, requested: fresh.length },
-      }));
+    const tooMany = (held: number) => this.sendError(client, new AppError('TOO_MANY_SYMBOLS', `at most ${cap} subscriptions per key on this plan; this key has ${held} and asked for ${fresh.length} more`, {
+      details: { max_subscriptions: cap, subscribed: held, requested: fresh.length },
+    }));
+    if (state.subscriptions + fresh.length > this.#localCap(cap)) {
+      tooMany(state.subscriptions);
       return;
     }
     // Reserved before the snapshot read, so concurrent subscribes cannot overshoot the cap.
     state.subscriptions += fresh.length;
+    client.reserved = (client.reserved ?? 0) + fresh.length;
+    const fleet = this.#fleet;
+    const member = fleet?.member(client.id);
+    /** Gives back `n` of this subscribe's reservation (the fleet's too unless told otherwise). */
+    const unreserve = (n: number, fleetToo = true) => {
+      state.subscriptions -= n;
+      client.reserved = (client.reserved ?? 0) - n;
+      if (fleetToo && fleet !== undefined) fleet.release(client.owner, member as string, n);
+    };
+    if (fleet !== undefined && fresh.length > 0) {
+      const fleetWide = await fleet.subscribe(client.owner, member as string, fresh.length, cap);
+      // Redis unavailable: this process's share of the cap.
+      if (fleetWide === undefined ? state.subscriptions > fleet.share(cap) : !fleetWide.ok) {
+        unreserve(fresh.length, false);
+        tooMany(fleetWide?.held ?? state.subscriptions - fresh.length);
+        return;
+      }
+    }
     let loaded: Loaded | undefined;
     try {
       if (fresh.length > 0) loaded = await this.#load(channel, fresh) as Loaded;
     } catch (error) {
-      state.subscriptions -= fresh.length;
+      unreserve(fresh.length);
       const appError = isAppError(error) ? error : new AppError('UPSTREAM_ERROR', 'the snapshot could not be read upstream');
       this.sendError(client, appError);
       return;
@@ -251,10 +368,11 @@ export class StreamHub {
     const unknown: string[] = [];
     const failed: string[] = [];
     const failedSet = new Set(loaded?.failed ?? []);
+    let givenBack = 0;
     for (const ref of fresh) {
       const item = loaded?.items.get(ref.symbol);
       if (item === undefined || client.closed || have.has(ref.symbol)) {
-        state.subscriptions -= 1;
+        givenBack += 1;
         if (item === undefined) (failedSet.has(ref.symbol) ? failed : unknown).push(ref.symbol);
         continue;
       }
@@ -268,6 +386,9 @@ export class StreamHub {
       this.#metrics.subscriptions.inc({ channel });
       added.push(entry);
     }
+    // What was not subscribed is given back; the rest is held in client.subs from now on.
+    unreserve(givenBack, !client.closed);
+    client.reserved = (client.reserved ?? 0) - (fresh.length - givenBack);
     if (client.closed) return;
     const now = refs.filter((r) => have.has(r.symbol)).map((r) => r.symbol);
     if (now.length > 0) this.#sendRaw(client, ackFrame('subscribed', channel, now, have.size));
@@ -296,10 +417,15 @@ export class StreamHub {
     this.#sendRaw(client, ackFrame('unsubscribed', channel, symbols, client.subs[channel].size));
   }
 
-  /** One refresh of every live subscribed symbol; overlapping calls share the running tick. */
-  tick(): Promise<void> {
+  /**
+   * One refresh of every live subscribed symbol; overlapping calls share the running tick. `slot`:
+   * the fleet's tick number (default: the wall clock's, round(Date.now() / tickMs)); with a fleet
+   * this instance refreshes only the symbols it claims for that slot.
+   */
+  tick(slot?: number): Promise<void> {
     if (this.#ticking === undefined) {
-      this.#ticking = this.#runTick().finally(() => { this.#ticking = undefined; });
+      const at = slot ?? Math.round(Date.now() / this.#settings.tickMs);
+      this.#ticking = this.#runTick(at).finally(() => { this.#ticking = undefined; });
     }
     return this.#ticking;
   }
@@ -457,10 +583,13 @@ export class StreamHub {
     return channel === 'quotes' ? this.#service.quotes(refs) : this.#service.depth(refs);
   }
 
-  #drop(client: Client, channel: Channel, symbols: string[]): void {
+  /** `fleetToo`: give the subscriptions back in Redis too (false: the connection is going, its entry with it). */
+  #drop(client: Client, channel: Channel, symbols: string[], fleetToo = true): void {
     const state = this.#keys.get(client.owner);
+    let dropped = 0;
     for (const symbol of symbols) {
       if (!client.subs[channel].delete(symbol)) continue;
+      dropped += 1;
       client.pending[channel].delete(symbol);
       if (state !== undefined) state.subscriptions -= 1;
       this.#metrics.subscriptions.dec({ channel });
@@ -469,19 +598,36 @@ export class StreamHub {
       entry.clients.delete(client);
       if (entry.clients.size === 0) this.#entries[channel].delete(symbol);
     }
+    if (fleetToo && dropped > 0) this.#fleet?.release(client.owner, this.#fleet.member(client.id), dropped);
     if (this.#entries.quotes.size === 0 && this.#entries.depth.size === 0) this.#stopTimer();
   }
 
   #ensureTimer(): void {
     if (this.#manual || this.#shuttingDown || this.#timer !== undefined) return;
+    if (this.#fleet !== undefined) {
+      this.#alignedTick();
+      return;
+    }
     this.#timer = setInterval(() => {
       this.tick().catch((error: unknown) => this.#log.error({ err: error }, 'stream tick failed'));
     }, this.#settings.tickMs);
     this.#timer.unref();
   }
 
+  /** Fleet ticks fall on the wall clock's multiples of tickMs, the same moments on every instance. */
+  #alignedTick(): void {
+    const every = this.#settings.tickMs;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      const slot = Math.round(Date.now() / every);
+      this.#ensureTimer();
+      this.tick(slot).catch((error: unknown) => this.#log.error({ err: error }, 'stream tick failed'));
+    }, every - (Date.now() % every));
+    this.#timer.unref();
+  }
+
   #stopTimer(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
@@ -500,12 +646,21 @@ export class StreamHub {
     return live;
   }
 
-  async #runTick(): Promise<void> {
+  async #runTick(slot: number): Promise<void> {
     const now = this.#now();
     const live = this.#liveRegions(now);
+    const fleet = this.#fleet;
     await Promise.all(CHANNELS.map(async (channel) => {
-      const entries = [...this.#entries[channel].values()].filter((e) => live[e.ref.region]);
+      let entries = [...this.#entries[channel].values()].filter((e) => live[e.ref.region]);
       if (entries.length === 0) return;
+      // With the fleet up: only the symbols this instance claims for the slot; the rest arrive
+      // from the instances that claimed them. Redis unavailable: this instance refreshes all.
+      const claimed = fleet !== undefined && fleet.up ? await fleet.claim(channel, slot, entries.map((e) => e.ref.symbol)) : undefined;
+      if (claimed !== undefined) {
+        const mine = new Set(claimed);
+        entries = entries.filter((e) => mine.has(e.ref.symbol));
+        if (entries.length === 0) return;
+      }
       let result: BatchResult<unknown>;
       try {
         result = await this.#load(channel, entries.map((e) => e.ref));
@@ -515,18 +670,30 @@ export class StreamHub {
         return;
       }
       this.#metrics.refreshes.inc({ channel });
-      const changed: Entry[] = [];
+      const values: [string, string][] = [];
       for (const entry of entries) {
         const item = result.items.get(entry.ref.symbol);
-        if (item === undefined) continue;
-        const json = JSON.stringify(item);
-        if (json === entry.last) continue;
-        entry.last = json;
-        if (entry.clients.size > 0) changed.push(entry);
+        if (item !== undefined) values.push([entry.ref.symbol, JSON.stringify(item)]);
       }
-      this.#fanout(channel, changed);
+      const refreshed: FleetValues = { channel, slot, values };
+      if (claimed !== undefined) fleet?.publish(refreshed);
+      this.#apply(refreshed);
     }));
     this.#outbox.service(this.#now());
+  }
+
+  /** Values of a tick (this instance's refresh, or another's through the fleet) to the subscribers. */
+  #apply({ channel, slot, values }: FleetValues): void {
+    const changed: Entry[] = [];
+    for (const [symbol, json] of values) {
+      const entry = this.#entries[channel].get(symbol);
+      if (entry === undefined || (entry.slot !== undefined && slot < entry.slot)) continue;
+      entry.slot = slot;
+      if (json === entry.last) continue;
+      entry.last = json;
+      if (entry.clients.size > 0) changed.push(entry);
+    }
+    this.#fanout(channel, changed);
   }
 
   #fanout(channel: Channel, changed: Entry[]): void {

@@ -12,7 +12,8 @@ import { createLocalLimiter, createRedisLimiter, createSharedLimiter, type Limit
 import { trackRedisHealth } from '../redis.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { AppContext } from '../routes/context.ts';
-import { StreamHub } from './hub.ts';
+import { DEFAULT_FLEET_LEASE_MS, StreamFleet } from './fleet.ts';
+import { StreamHub, type ConnectionTicket } from './hub.ts';
 import { keyBucket, maxConnections } from './limits.ts';
 import { createStreamMetrics } from './metrics.ts';
 import { parseClientMessage } from './protocol.ts';
@@ -44,6 +45,29 @@ function keyLimiter(app: FastifyInstance, ctx: AppContext): Limiter {
   });
 }
 
+/**
+ * The stream's fleet when Redis is configured (fleet.ts): caps across instances and workers, and
+ * one refresh per symbol per tick for the whole fleet, on a subscriber connection of its own.
+ */
+function streamFleet(app: FastifyInstance, ctx: AppContext): StreamFleet | undefined {
+  const shared = app.sharedRedis;
+  if (shared === undefined) return undefined;
+  const subscriber = shared.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
+  subscriber.on('error', () => undefined);
+  app.addHook('onClose', async () => subscriber.disconnect());
+  const { config } = ctx;
+  return new StreamFleet({
+    redis: shared.client,
+    subscriber,
+    health: shared.health,
+    processes: (config.redis.instances ?? 1) * (config.server.workers ?? 1),
+    leaseMs: config.stream.fleetLeaseMs ?? DEFAULT_FLEET_LEASE_MS,
+    tickMs: config.stream.tickMs,
+    timeoutMs: shared.timeoutMs,
+    log: app.log,
+  });
+}
+
 const hubs = new WeakMap<object, StreamHub>();
 
 /** The hub of an app (tests and benchmarks drive its ticks). */
@@ -70,7 +94,9 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
   const settings = ctx.config.stream;
   const live = ctx.config.cache.ttl;
   const metrics = createStreamMetrics(ctx.metrics.registry);
+  const fleet = streamFleet(app, ctx);
   const hub = new StreamHub({
+    fleet,
     service: ctx.service,
     now: ctx.now,
     metrics,
@@ -102,6 +128,9 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
   });
   app.addHook('onClose', async () => stopFollowingKeys());
 
+  // Connections admitted before the upgrade (fleet-wide), claimed by the socket handler.
+  const tickets = new WeakMap<object, ConnectionTicket>();
+
   await app.register(websocket, {
     options: {
       maxPayload: settings.maxPayloadBytes,
@@ -113,6 +142,7 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
     },
     preClose: async () => {
       await hub.shutdown(Math.min(5_000, ctx.config.server.shutdownGraceMs || 5_000));
+      await fleet?.close();
       await new Promise<void>((resolve) => app.websocketServer.close(() => resolve()));
     },
     errorHandler: (error, socket, request) => {
@@ -133,7 +163,11 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
         if (legacy || !(plan.features.has('quotes') || plan.features.has('depth'))) {
           authorize(entry, { features: ['quotes'] });
         }
-        if (!hub.admits(entry, request.ip)) {
+        // An upgrade is admitted here (fleet-wide) and attached with its ticket; a plain GET is only checked.
+        const upgrade = String(request.headers.upgrade ?? '').toLowerCase() === 'websocket';
+        const ticket = upgrade ? await hub.reserve(entry, request.ip) : undefined;
+        if (ticket !== undefined) tickets.set(request.raw, ticket);
+        if (upgrade ? ticket === undefined : !hub.admits(entry, request.ip)) {
           throw new AppError('TOO_MANY_CONNECTIONS', 'this key already has the most stream connections its plan allows; close one first', {
             retryAfterSeconds: 3,
             details: { max_connections: maxConnections(plan) },
@@ -142,6 +176,11 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       },
       // A refused handshake's socket left the HTTP server at 'upgrade': nothing else ends it.
       onResponse: async (request) => {
+        const ticket = tickets.get(request.raw);
+        if (ticket !== undefined) {
+          tickets.delete(request.raw);
+          hub.release(ticket);
+        }
         if (String(request.headers.upgrade ?? '').toLowerCase() === 'websocket') request.raw.socket?.destroy();
       },
       handler: async (_request: FastifyRequest, _reply: FastifyReply) => {
@@ -151,11 +190,13 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       },
       wsHandler: (socket: WebSocket, request: FastifyRequest) => {
         const entry = keyOf(request);
-        if (!hub.admits(entry, request.ip)) {
+        const ticket = tickets.get(request.raw);
+        tickets.delete(request.raw);
+        if (ticket === undefined && !hub.admits(entry, request.ip)) {
           socket.close(1008, 'too many connections for this key');
           return;
         }
-        const client = hub.attach(entry, socket, url, request.ip);
+        const client = hub.attach(entry, socket, url, request.ip, ticket);
         // Messages are handled in order per connection: a subscribe's snapshot precedes later acks.
         let queue: Promise<void> = Promise.resolve();
         socket.on('message', (data: WebSocket.RawData) => {

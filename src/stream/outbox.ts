@@ -29,6 +29,8 @@ export interface Client {
   closed: boolean;
   /** Closes the connection when the key expires (hub.ts). */
   expiry?: NodeJS.Timeout;
+  /** Subscriptions reserved for a subscribe whose snapshot is still being read (fleet heartbeat). */
+  reserved?: number;
 }
 
 export interface OutboxOptions {
