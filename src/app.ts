@@ -17,7 +17,7 @@ import type { DataEntry } from './data/loader.ts';
 import { API_VERSION } from './http/docs.ts';
 import { clientErrorHandler, HTTP_SERVER_OPTIONS, sendError, toAppError } from './http/error-handler.ts';
 import { createFrontDoor } from './http/front-door.ts';
-import { loggerOptions, OneLineLogController, requestId } from './http/logging.ts';
+import { createRequestIds, loggerOptions, OneLineLogController } from './http/logging.ts';
 import { parseQueryString } from './http/querystring.ts';
 import type { Responder } from './http/respond.ts';
 import { jsonSerializers, lazyValidators } from './http/server-options.ts';
@@ -74,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const cache = options.cache !== false;
   // What answers before Fastify routes a request: the cache-hit fast path, once its plugin runs.
   const frontDoor = createFrontDoor();
+  const requestIds = createRequestIds();
   const app = Fastify({
     serverFactory: (handler, serverOptions) => {
       const opts = serverOptions as FastifyServerOptions & { http?: object };
@@ -88,7 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? loggerOptions(config),
     // One access line per request (registerRequestLog) instead of Fastify's two.
     logController: new OneLineLogController(),
-    genReqId: requestId,
+    genReqId: requestIds,
     // Malformed HTTP (garbage request lines, oversized headers, …) gets our JSON error body too.
     clientErrorHandler,
     http: HTTP_SERVER_OPTIONS,
@@ -116,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(historyPlugin, { config, now, history: options.history });
   await app.register(marketDataPlugin, { config, now });
   await app.register(accessPlugin, { keys, redis, config, now });
-  if (options.fastPath !== false) await app.register(fastPathPlugin, { config, now, frontDoor });
+  if (options.fastPath !== false) await app.register(fastPathPlugin, { config, now, frontDoor, requestIds });
   await app.register(routesPlugin, { config, now, redis });
   return app;
 }

@@ -7,17 +7,25 @@ import fp from 'fastify-plugin';
 import type { Config } from '../../config/schema.ts';
 import { createFastPath, type FastRoute } from '../http/fast-path.ts';
 import type { FrontDoor } from '../http/front-door.ts';
-import { createHitLogger } from '../http/logging.ts';
+import { createHitLogger, type RequestIds } from '../http/logging.ts';
 import { observeSeries, type CounterSeries, type HistogramSeries } from '../metrics.ts';
 import { declaredNeeds } from '../routes/common.ts';
 
-export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; frontDoor: FrontDoor }) => {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Requests the cache-hit fast path has answered (tests tell the two paths apart by it). */
+    fastPathServed?: () => number;
+  }
+}
+
+export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; frontDoor: FrontDoor; requestIds: RequestIds }) => {
   const { config, now } = options;
   const cache = app.caches.responseCache;
   if (cache === undefined) return;
   const { keys, limitSync, usage } = app.access;
   const metrics = app.metrics;
-  const requestCounter = { n: 0, prefix: Math.random().toString(36).slice(2, 8) };
+  let served = 0;
+  app.decorate('fastPathServed', () => served);
   // Per recorded route: its metric series, bound once (src/metrics.ts SeriesCounter).
   const bound = new WeakMap<FastRoute, { ok: CounterSeries; notModified: CounterSeries; duration: HistogramSeries }>();
   const logHit = createHitLogger(app.log);
@@ -30,11 +38,10 @@ export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config:
     isClosing: () => app.isClosing(),
     // Behind a proxy the address needs the proxy rules: the normal path then decides.
     address: (req) => (config.server.trustProxy ? undefined : req.socket.remoteAddress),
-    requestId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(incoming) ? incoming : `${requestCounter.prefix}-${++requestCounter.n}`;
-    },
+    // The app's one request-id generator, the normal path's too.
+    requestId: options.requestIds,
     onServed: (route, status, entry, startedAt, req, requestIdSent, wallMs) => {
+      served += 1;
       usage.record(entry.id, status);
       const ms = performance.now() - startedAt;
       logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id, wallMs);
