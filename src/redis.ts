@@ -36,7 +36,8 @@
 // is `unusable`: the tracker says down (every caller degrades as for Redis down: own tiers,
 // per-instance shares of the limits), /readyz names the problem (never "ok"), and it is logged at
 // error once per problem. The probe re-checks the topology (INFO cluster and role of a single node,
-// CLUSTER INFO of a cluster), so a fixed Redis is used again without a restart.
+// CLUSTER INFO of a cluster) on each connection, every 5 s, and every probe while a problem stands,
+// so a fixed Redis is used again without a restart.
 import { createRequire } from 'node:module';
 import type { Cluster, ClusterNode, Redis, RedisOptions } from 'ioredis';
 
@@ -159,6 +160,9 @@ function open(topology: RedisTopology, nodeOptions: RedisOptions, clusterQueue: 
         ...nodeOptions,
         sentinels: topology.nodes,
         name: topology.name,
+        // Retried for good (null would end the client: ioredis does not reconnect after a failed
+        // pass over the sentinels). Meanwhile queued commands wait: a subscriber's UNSUBSCRIBE on
+        // close is bounded (unsubscribeWithin).
         sentinelRetryStrategy: backoff(options),
         sentinelCommandTimeout: nodeOptions.connectTimeout,
         // A failover is followed through the connection: a killed master closes it and the
@@ -378,6 +382,10 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
     update();
   };
   let probing: Promise<boolean> | undefined;
+  // The topology is checked on every (re)connection, while a problem stands, and every tenth
+  // probe (5 s) otherwise: a PING alone would not tell a cluster that lost a master.
+  let checkTopology = true;
+  let probes = 0;
   const health: Tracker = {
     get up() {
       return up;
@@ -404,10 +412,12 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       const run = async () => {
         try {
           const ok = redis.status === 'ready' && (await redis.ping()) === 'PONG';
-          if (ok) {
+          probes += 1;
+          if (ok && (checkTopology || problem !== undefined || probes % 10 === 0)) {
             const found = await topologyCheck(redis, topology);
             if (found !== undefined) raise(found, false);
             else clear();
+            checkTopology = false;
           }
           setConnected(ok);
         } catch (error) {
@@ -447,11 +457,14 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       redis.off('sentinelError', onSentinelError);
     },
   };
-  const onReady = () => void health.probe();
+  const onReady = () => {
+    checkTopology = true;
+    void health.probe();
+  };
   const onClose = () => setConnected(false);
   // Sentinels that answer but know no master of this name: ioredis retries forever, quietly.
   const onSentinelError = (error: Error) => {
-    if (topology?.kind === 'sentinel' && /invalid reply: null/.test(error.message)) {
+    if (topology?.kind === 'sentinel' && /invalid reply: null|No such master with that name/.test(error.message)) {
       raise(`no master: the sentinels know no master named "${topology.name}" (${describeTopology(topology)})`, true);
     }
   };
@@ -513,6 +526,22 @@ export function redisReadiness(health: RedisHealth): ReadinessCheck {
         : { ready: true, detail: `down since ${new Date(health.since).toISOString()}`, degraded: { problem: 'down: limits per instance, no shared cache', since: health.since } };
     },
   };
+}
+
+/**
+ * A subscriber's UNSUBSCRIBE on close, bounded: a subscriber that never connected (Redis down since
+ * boot, sentinels without the master) keeps the command in its offline queue for good, and a
+ * shutdown must not wait for it.
+ */
+export async function unsubscribeWithin(subscriber: Redis, channel: string, ms = 500): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    subscriber.unsubscribe(channel).catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** Run a Redis call with a hard ceiling; undefined on error, timeout or known-down Redis. */

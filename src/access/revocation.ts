@@ -8,7 +8,7 @@
 // instance's subscriber re-reads its keys file at once. Pub/sub is fire-and-forget, so a subscriber
 // that reconnects also reloads: a publish it missed while disconnected still takes effect.
 import type { Redis } from 'ioredis';
-import { createRedisClient } from '../redis.ts';
+import { createRedisClient, unsubscribeWithin } from '../redis.ts';
 import type { KeyStore } from './keys.ts';
 
 // Not versioned (unlike keys, redis.ts redisKey): the message is only "reload", and during a rolling
@@ -44,18 +44,24 @@ export function subscribeKeyReloads(options: KeyReloadOptions): () => Promise<vo
     if (from === channel) reload('published');
   };
   let connectedOnce = false;
+  const subscribe = () => void subscriber.subscribe(channel).catch((error: unknown) => log.error({ err: error }, 'key reload subscription failed'));
   const onReady = () => {
     if (connectedOnce) reload('redis reconnected');
     connectedOnce = true;
+    // Again on every connection: a SUBSCRIBE sent while Redis was down failed, and ioredis renews
+    // only subscriptions it saw confirmed.
+    subscribe();
   };
   subscriber.on('message', onMessage);
   subscriber.on('ready', onReady);
-  if (subscriber.status === 'ready') connectedOnce = true;
-  void subscriber.subscribe(channel).catch((error: unknown) => log.error({ err: error }, 'key reload subscription failed'));
+  if (subscriber.status === 'ready') {
+    connectedOnce = true;
+    subscribe();
+  }
   return async () => {
     subscriber.off('message', onMessage);
     subscriber.off('ready', onReady);
-    await subscriber.unsubscribe(channel).catch(() => undefined);
+    await unsubscribeWithin(subscriber, channel);
   };
 }
 

@@ -26,7 +26,7 @@
 // never a wrong answer.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { commandTimeoutOf, redisKey, softly, versionedName, type RedisHealth } from '../redis.ts';
+import { commandTimeoutOf, redisKey, softly, unsubscribeWithin, versionedName, type RedisHealth } from '../redis.ts';
 import type { Tier, TierHit, TierSetOptions } from './tier.ts';
 
 export interface FillLockOptions {
@@ -70,7 +70,11 @@ export function createFillLock(options: FillLockOptions): FillLock {
   };
   subscriber.on('message', onMessage);
   // Waiters also poll, so a subscription that is not up yet only costs latency, never correctness.
-  void subscriber.subscribe(channel).catch(() => undefined);
+  // Subscribed again on every connection: a SUBSCRIBE sent while Redis was down fails and is not
+  // renewed by ioredis (it renews only subscriptions it saw confirmed).
+  const subscribe = () => void subscriber.subscribe(channel).catch(() => undefined);
+  subscriber.on('ready', subscribe);
+  subscribe();
 
   const signal = (key: string, ms: number) => new Promise<void>((resolve) => {
     let set = waiters.get(key);
@@ -141,9 +145,10 @@ export function createFillLock(options: FillLockOptions): FillLock {
     },
     async close() {
       subscriber.off('message', onMessage);
+      subscriber.off('ready', subscribe);
       for (const set of waiters.values()) for (const wake of set) wake();
       waiters.clear();
-      await subscriber.unsubscribe(channel).catch(() => undefined);
+      await unsubscribeWithin(subscriber, channel);
     },
   };
 }

@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { redisKey, softly, versionedName, type RedisHealth } from '../redis.ts';
+import { redisKey, softly, unsubscribeWithin, versionedName, type RedisHealth } from '../redis.ts';
 import type { Channel } from './protocol.ts';
 
 /** Drops expired members of KEYS[1] (live) and their counts in KEYS[2] (subs); returns now (ms). */
@@ -253,6 +253,7 @@ export class StreamFleet {
     this.#beat = undefined;
     this.#o.subscriber.off('message', this.#onMessage);
     this.#listeners.length = 0;
-    await this.#o.subscriber.unsubscribe(this.#channel).catch(() => undefined);
+    // Bounded: a subscriber that never connected (sentinels without the master) keeps it queued.
+    await unsubscribeWithin(this.#o.subscriber, this.#channel);
   }
 }

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { syntheticSymbols } from '../../adapters/sim/synthetic.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
-import { createRedisClient, createSubscriber, redisHealth } from '../../src/redis.ts';
+import { attachRedisLog, createRedisClient, createSubscriber, redisHealth } from '../../src/redis.ts';
 import { publishKeyReload, subscribeKeyReloads } from '../../src/access/revocation.ts';
 import { cmdRevokeKey } from '../../src/cli/keys.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -260,6 +260,41 @@ describeRedis('Sentinel: a master, a replica and one sentinel', () => {
     expect(after.slice(0, LIMIT - 1)).toEqual(Array(LIMIT - 1).fill(200));
     expect(after.slice(LIMIT - 1)).toEqual(Array(2 * LIMIT + 1).fill(429));
   }, 90_000);
+});
+
+describeRedis('Sentinel asked for a master it does not know', () => {
+  let set: SentinelHandle;
+  let redis: Redis;
+  beforeAll(async () => {
+    set = await startSentinelSet();
+  }, 60_000);
+  afterAll(async () => {
+    redis?.disconnect();
+    await set?.stop();
+  });
+
+  it('is reported by name in /readyz and logged at error; the instance serves on its own', async () => {
+    redis = createRedisClient({ url: '', sentinel: { name: 'no-such-master', nodes: [set.sentinelAddress] } }, { commandTimeoutMs: 1000 });
+    const errors: Array<{ fields: Record<string, unknown>; msg: string }> = [];
+    attachRedisLog(redis, { error: (fields, msg) => errors.push({ fields: fields as Record<string, unknown>, msg }), warn: () => undefined });
+    const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys() });
+    try {
+      await waitUntil(async () => /^unusable since /.test(((await app.inject({ url: '/readyz' })).json() as { redis: string }).redis), 'the problem in /readyz', 10_000);
+      const body = (await app.inject({ url: '/readyz' })).json() as { status: string; redis: string };
+      expect(body.status).toBe('degraded');
+      expect(body.redis).toContain('no master: the sentinels know no master named "no-such-master"');
+      expect(body.redis).toContain(set.sentinelAddress);
+      expect(errors).toHaveLength(1);
+      expect(errors[0].msg).toMatch(/^Redis answers but cannot be used as configured: no master/);
+      const quote = await app.inject({ url: '/v1/quotes?symbols=600519.SH', headers: { 'x-api-key': 'wide-key' } });
+      expect(quote.statusCode).toBe(200);
+    } finally {
+      // Closing never waits for a Redis that was never usable.
+      const closing = Date.now();
+      await app.close();
+      expect(Date.now() - closing).toBeLessThan(3000);
+    }
+  }, 30_000);
 });
 
 describe('redis settings: one topology', () => {
