@@ -4,13 +4,13 @@
 // box, range buttons, older history by scrolling left, CJK fonts and the layout on a desktop and a
 // phone. Screenshots land in test/browser/artifacts/ (docs/img/explorer.png is the README's).
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import type { Browser, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page, Response } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import {
-  ARTIFACTS, CASE_MS, DOCS_IMG, WAIT, apiGet as get, enterKey, hookOf, horizontalOverflow, openPage as open, pick, price,
-  waitForChart, waitForHook, type Hook, type OpenedPage,
+  ARTIFACTS, CASE_MS, DOCS_IMG, WAIT, browserSuite, enterKey, hookOf, horizontalOverflow, pick, price, waitForChart, waitForHook,
+  type Hook, type OpenedPage,
 } from './page.ts';
-import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
+import { BROWSER_KEYS } from './server.ts';
 
 // Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
 declare const window: { __explorer: Hook & { probe: { xOf(i: number): number | null; yOf(p: number): number | null; visibleRange(): { from: number; to: number } | null } } };
@@ -25,21 +25,9 @@ const RED = [229, 56, 59];
 const GREEN = [26, 158, 111];
 const DAY = 86_400_000;
 
-let server: LiveServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-const apiGet = (path: string, key = BROWSER_KEYS.demo) => get(server, path, key);
-const openPage = (path = '/explorer', viewport = DESKTOP) => open(browser, server, path, viewport);
+const live = browserSuite();
+const { apiGet } = live;
+const openPage = (path = '/explorer', viewport = DESKTOP) => live.openPage(path, viewport);
 
 async function withPage(viewport: { width: number; height: number }, run: (opened: OpenedPage) => Promise<void>): Promise<void> {
   const opened = await openPage('/explorer', viewport);

@@ -1,31 +1,16 @@
 // The explorer and /docs in a real browser (Debian's chromium via playwright-core) against a real
 // listening server on the sim adapter, with the server's clock inside the CN morning session.
-import type { Browser, Page, Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ARTIFACTS, CASE_MS, WAIT, apiGet as get, enterKey, hookOf, openPage as open, pick, price, waitForChart, type Hook,
-} from './page.ts';
-import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
+import type { Page, Request } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ARTIFACTS, CASE_MS, WAIT, browserSuite, enterKey, hookOf, pick, price, waitForChart, type Hook } from './page.ts';
+import { BROWSER_KEYS } from './server.ts';
 
 // Browser globals inside page.evaluate callbacks (the project compiles without the DOM lib).
 declare const window: { __explorer: Hook };
 declare const document: { getElementById(id: string): { textContent: string | null } | null };
 
-let server: LiveServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-const apiGet = (path: string, key = BROWSER_KEYS.demo) => get(server, path, key);
-const openPage = (path: string) => open(browser, server, path);
+const live = browserSuite();
+const { apiGet, openPage } = live;
 
 /** The chart holds exactly the candles the API returns for the same query. */
 async function expectChartMatchesApi(page: Page, symbol: string, period: string, adjust: string): Promise<void> {
@@ -41,7 +26,7 @@ async function expectChartMatchesApi(page: Page, symbol: string, period: string,
 function expectOnlyOwnOrigin(requests: Request[], key: string): void {
   expect(requests.length).toBeGreaterThan(5);
   for (const request of requests) {
-    expect(new URL(request.url()).origin, request.url()).toBe(server.base);
+    expect(new URL(request.url()).origin, request.url()).toBe(live.server.base);
     expect(request.url()).not.toContain(key);
   }
 }
@@ -116,7 +101,7 @@ describe('the explorer', () => {
       expect(await page.textContent('#live-state')).toBe('Live updates: pushed over the WebSocket stream (/v1/ws/stream) as the market moves.');
       expect(await page.textContent('footer')).not.toContain('polling');
       const before = (await hookOf(page)).quote!.timestamp;
-      server.clock.now += 60_000;
+      live.server.clock.now += 60_000;
       await page.waitForFunction((t) => {
         const hook = (window as unknown as { __explorer: Hook }).__explorer;
         return hook.quote !== null && hook.quote.timestamp > t && hook.liveUpdates >= 1;
@@ -242,7 +227,7 @@ describe('/docs', () => {
       expect(call?.headers()['x-api-key']).toBe('demo-key');
       expect(call?.url()).not.toContain('demo-key');
       await page.screenshot({ path: `${ARTIFACTS}docs-try-it-out.png` });
-      for (const request of requests) expect(new URL(request.url()).origin).toBe(server.base);
+      for (const request of requests) expect(new URL(request.url()).origin).toBe(live.server.base);
       expect(problems).toEqual([]);
     } finally {
       await context.close();

@@ -1,9 +1,11 @@
-// What the browser tests share: a fresh page on the live server that records every request and
-// every page problem, the page's test hook, and the artifacts folder for screenshots.
+// What the browser tests share: a test file's live server and browser, a fresh page on the server
+// that records every request and every page problem, the page's test hook, and the artifacts
+// folder for screenshots.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import type { LiveServer } from './server.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
 
 /** Screenshots (gitignored: test/browser/artifacts/.gitignore); docs/img/ holds the README's. */
 export const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
@@ -88,6 +90,38 @@ export async function openPage(browser: Browser, server: LiveServer, path: strin
   });
   await page.goto(`${server.base}${path}`);
   return { context, page, requests, problems };
+}
+
+export interface BrowserSuite {
+  readonly server: LiveServer;
+  readonly browser: Browser;
+  /** A GET of the API on the live server, with the demo key unless told. */
+  apiGet(path: string, key?: string): ReturnType<typeof apiGet>;
+  openPage(path: string, viewport?: { width: number; height: number }): Promise<OpenedPage>;
+}
+
+/** A test file's live server (startLiveServer) and browser: started before its tests, closed after them. */
+export function browserSuite(): BrowserSuite {
+  let server: LiveServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    server = await startLiveServer();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    get browser() {
+      return browser!;
+    },
+    apiGet: (path, key = BROWSER_KEYS.demo) => apiGet(server!, path, key),
+    openPage: (path, viewport) => openPage(browser!, server!, path, viewport),
+  };
 }
 
 export const hookOf = (page: Page): Promise<Hook> => page.evaluate(() => (window as unknown as { __explorer: Hook }).__explorer);
