@@ -16,6 +16,7 @@ import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { attachRedisLog, createRedisClient, createSubscriber, redisHealth } from '../../src/redis.ts';
 import { publishKeyReload, subscribeKeyReloads } from '../../src/access/revocation.ts';
 import { cmdRevokeKey } from '../../src/cli/keys.ts';
+import { createFleetBudget } from '../../src/upstream/budget.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,19 @@ describeRedis('a Redis Cluster of three masters', () => {
     // The keys are spread over the three masters (hash tags per key, not one slot for all).
     const perNode = await Promise.all((clients[0] as unknown as import('ioredis').Cluster).nodes('master').map((node) => node.dbsize()));
     expect(perNode.filter((n) => n > 0).length).toBe(3);
+  });
+
+  it('the vendor budget\'s two-key script runs on the cluster (one hash tag: no CROSSSLOT), shared by the instances', async () => {
+    const budgets = clients.map((redis) => createFleetBudget({
+      adapterId: 'cluster-vendor', max: 4, windowMs: 60_000, now: Date.now, redis, health: redisHealth(redis), timeoutMs: 2000, processes: 3,
+    }));
+    const decisions = [];
+    for (let i = 0; i < 9; i += 1) decisions.push(await budgets[i % 3].take());
+    expect(decisions.map((d) => d.ok)).toEqual([true, true, true, true, false, false, false, false, false]);
+    expect(decisions.every((d) => d.scope === 'fleet')).toBe(true);
+    await budgets[0].pauseFor(5000);
+    expect(await budgets[2].take()).toMatchObject({ ok: false, paused: true, scope: 'fleet' });
+    for (const redis of clients) expect(redisHealth(redis)?.problem).toBeUndefined();
   });
 
   it('key reloads reach every subscriber over the cluster (pub/sub), revoke-key\'s included', async () => {
