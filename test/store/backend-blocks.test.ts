@@ -1,61 +1,23 @@
 // Both backends on day blocks, driven directly: reads of the newest N across many blocks (the
 // PostgreSQL backend pages through them), counts whose edges cut blocks, upserts that merge into a
 // held block, drops and retention that split one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { windowCandles } from '../../src/candles/window.ts';
 import type { Candles } from '../../src/domain.ts';
 import type { Backend, SeriesKey } from '../../src/store/backend.ts';
-import { dropPostgresSchema, openPostgresBackend } from '../../src/store/postgres.ts';
-import { openSqliteBackend } from '../../src/store/sqlite.ts';
-import { loopTurnsDuring, PG_URL } from './harness.ts';
+import { directBackends, loopTurnsDuring, minuteBars } from './harness.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-blocks-'));
-const schemas: string[] = [];
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  for (const s of schemas) await dropPostgresSchema(PG_URL, s);
-});
-
-async function openBackend(kind: 'sqlite' | 'postgres', name: string): Promise<Backend> {
-  if (kind === 'sqlite') return openSqliteBackend(join(dir, `${name}.sqlite`));
-  const schema = `blocks_test_${process.pid}_${name}`;
-  schemas.push(schema);
-  await dropPostgresSchema(PG_URL, schema);
-  return openPostgresBackend(PG_URL, schema);
-}
+const backends = directBackends('blocks');
+const openBackend = async (kind: 'sqlite' | 'postgres', name: string): Promise<Backend> => (await backends.open(kind, name)).backend;
 
 const DAY = 86_400_000;
-const T0 = Date.UTC(2026, 0, 5, 1, 31);
-
-/** `days` days of `perDay` one-minute bars from 01:31 UTC, prices derived from the index. */
-function minutes(days: number, perDay: number, shift = 0): Candles {
-  const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [], prev_close: [] };
-  for (let d = 0; d < days; d++) {
-    for (let m = 0; m < perDay; m++) {
-      const i = c.timestamp.length;
-      const px = 100 + ((i * 7) % 50) / 4 + shift;
-      c.timestamp.push(T0 + d * DAY + m * 60_000);
-      c.open.push(px);
-      c.high.push(px + 1);
-      c.low.push(px - 1);
-      c.close.push(px + 0.5);
-      c.volume.push(1000 + i);
-      c.amount.push((1000 + i) * px);
-      c.prev_close!.push(px - 0.5);
-    }
-  }
-  return c;
-}
 
 describe.each(['sqlite', 'postgres'] as const)('day blocks on %s', (kind) => {
   const key: SeriesKey = { adapter: 'x', symbol: 'BLK.US', period: '1m' };
 
   it('reads, counts, merges, drops and prunes across block edges', async () => {
     const b = await openBackend(kind, 'all');
-    const all = minutes(30, 240);
+    const all = minuteBars(30, 240);
     const lo = all.timestamp[0];
     const hi = all.timestamp[all.timestamp.length - 1];
     await b.fill({ key, bars: all, covers: [{ lo, hi, recheckAt: null }] });
@@ -74,7 +36,7 @@ describe.each(['sqlite', 'postgres'] as const)('day blocks on %s', (kind) => {
     expect(await b.countBars(key, hi + 1, hi + DAY)).toBe(0);
 
     // An upsert over part of a held block: new values win, the rest of the block stays.
-    const fresh = windowCandles(minutes(30, 240, 1), { start: all.timestamp[250], end: all.timestamp[300] });
+    const fresh = windowCandles(minuteBars(30, 240, 1), { start: all.timestamp[250], end: all.timestamp[300] });
     await b.fill({ key, bars: fresh, covers: [] });
     const merged = await b.read(key, all.timestamp[240], all.timestamp[479]);
     expect(merged.timestamp).toEqual(all.timestamp.slice(240, 480));
@@ -103,8 +65,8 @@ describe.each(['sqlite', 'postgres'] as const)('day blocks on %s', (kind) => {
 describe('sqlite retention over many series', () => {
   it('finds the series with bars before the cut page by page, without a turn of the loop per series, and prunes them', async () => {
     const b = await openBackend('sqlite', 'many');
-    const recent = minutes(2, 30);
-    const old = minutes(10, 30);
+    const recent = minuteBars(2, 30);
+    const old = minuteBars(10, 30);
     const cutAt = old.timestamp[0] + 5 * DAY;
     const shifted = { ...recent, timestamp: recent.timestamp.map((t) => t + 20 * DAY) };
     const fill = (symbol: string, bars: Candles) => b.fill({

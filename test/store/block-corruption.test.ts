@@ -5,51 +5,21 @@
 //   - A real server process on SQLite: a block corrupted in its file between two runs; the
 //     restarted server answers the same candles as before (from the vendor), says so in its log
 //     and counts it in mdqs_cache_corrupt_total{layer="history"}.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { sha256Hex } from '../../src/access/keys.ts';
 import { corruptCount } from '../../src/cache/corruption.ts';
-import type { Candles } from '../../src/domain.ts';
 import type { Backend, SeriesKey } from '../../src/store/backend.ts';
 import { CorruptBlockError } from '../../src/store/blocks.ts';
-import { dropPostgresSchema, openPostgresBackend } from '../../src/store/postgres.ts';
-import { openSqliteBackend } from '../../src/store/sqlite.ts';
 import { startServer } from '../e2e/server-process.ts';
-import { PG_URL } from './harness.ts';
+import { directBackends, minuteBars, PG_URL } from './harness.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-block-corrupt-'));
-const schemas: string[] = [];
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  for (const s of schemas) await dropPostgresSchema(PG_URL, s);
-});
-
-const DAY = 86_400_000;
-const T0 = Date.UTC(2026, 0, 5, 1, 31);
-
-/** `days` days of 240 one-minute bars, prices in thousandths (the compact int32 form). */
-function minutes(days: number): Candles {
-  const c: Candles = { timestamp: [], open: [], high: [], low: [], close: [], volume: [], amount: [] };
-  for (let d = 0; d < days; d++) {
-    for (let m = 0; m < 240; m++) {
-      const i = c.timestamp.length;
-      const px = 100 + ((i * 7) % 50) / 4;
-      c.timestamp.push(T0 + d * DAY + m * 60_000);
-      c.open.push(px);
-      c.high.push(px + 1);
-      c.low.push(px - 1);
-      c.close.push(px + 0.5);
-      c.volume.push(1000 + i);
-      c.amount.push((1000 + i) * 100);
-    }
-  }
-  return c;
-}
+const backends = directBackends('corrupt');
+const { dir } = backends;
 
 type Damage = (data: Buffer) => void;
 const flip16: Damage = (data) => {
@@ -71,9 +41,8 @@ interface Place {
 }
 
 async function open(kind: 'sqlite' | 'postgres', name: string): Promise<Place> {
-  if (kind === 'sqlite') {
-    const file = join(dir, `${name}.sqlite`);
-    const backend = openSqliteBackend(file);
+  const { backend, sqliteFile: file, schema } = await backends.open(kind, name);
+  if (file !== undefined) {
     return {
       backend,
       async damage(block, how) {
@@ -89,10 +58,6 @@ async function open(kind: 'sqlite' | 'postgres', name: string): Promise<Place> {
       },
     };
   }
-  const schema = `corrupt_test_${process.pid}_${name}`;
-  schemas.push(schema);
-  await dropPostgresSchema(PG_URL, schema);
-  const backend = await openPostgresBackend(PG_URL, schema);
   return {
     backend,
     async damage(block, how) {
@@ -115,7 +80,7 @@ describe.each(['sqlite', 'postgres'] as const)('corrupted blocks on %s', (kind) 
 
   it('flipped bytes, or one price changed, in the database: CorruptBlockError on read and count, never bars', async () => {
     const place = await open(kind, 'damage');
-    const all = minutes(3);
+    const all = minuteBars(3, 240);
     const lo = all.timestamp[0];
     const hi = all.timestamp[all.timestamp.length - 1];
     await place.backend.fill({ key, bars: all, covers: [{ lo, hi, recheckAt: null }] });
