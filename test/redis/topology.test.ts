@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { syntheticSymbols } from '../../adapters/sim/synthetic.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
-import { attachRedisLog, createRedisClient, createSubscriber, redisHealth } from '../../src/redis.ts';
+import { attachRedisLog, createRedisClient, createSubscriber, redisHealth, redisReadiness, softly, trackRedisHealth } from '../../src/redis.ts';
 import { publishKeyReload, subscribeKeyReloads } from '../../src/access/revocation.ts';
 import { cmdRevokeKey } from '../../src/cli/keys.ts';
 import { createFleetBudget } from '../../src/upstream/budget.ts';
@@ -108,6 +108,29 @@ describeRedis('a Redis Cluster of three masters', () => {
     await budgets[0].pauseFor(5000);
     expect(await budgets[2].take()).toMatchObject({ ok: false, paused: true, scope: 'fleet' });
     for (const redis of clients) expect(redisHealth(redis)?.problem).toBeUndefined();
+  });
+
+  it('a CROSSSLOT reply makes the client unusable (named), held for a while, then usable again', async () => {
+    const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: 2000 });
+    clients.push(redis);
+    await ready(redis);
+    const health = trackRedisHealth(redis, { problemHoldMs: 1000, probeIntervalMs: 100 });
+    try {
+      await waitUntil(async () => health.up, 'the client up');
+      // Two keys in two slots in one script: what a key without a shared hash tag would do.
+      const reply = await softly(health, 2000, () => redis.eval("return redis.call('MGET', KEYS[1], KEYS[2])", 2, '{a}x', '{b}y'));
+      expect(reply).toBeUndefined();
+      expect(health.up).toBe(false);
+      expect(health.problem?.text).toMatch(/^CROSSSLOT replies: a command over several keys spans hash slots \(redis\.cluster \[127\.0\.0\.1:/);
+      const detail = (await redisReadiness(health).run()).detail as string;
+      expect(detail).toMatch(/^unusable since .*: CROSSSLOT/);
+      // While it holds, callers skip Redis; after the hold the probe finds the cluster fine.
+      expect(await softly(health, 2000, () => redis.get('{a}x'))).toBeUndefined();
+      await waitUntil(async () => health.up, 'usable again after the hold', 5000);
+      expect(health.problem).toBeUndefined();
+    } finally {
+      health.stop();
+    }
   });
 
   it('key reloads reach every subscriber over the cluster (pub/sub), revoke-key\'s included', async () => {
