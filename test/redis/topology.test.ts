@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { syntheticSymbols } from '../../adapters/sim/synthetic.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
-import { attachRedisLog, createRedisClient, createSubscriber, redisHealth, redisReadiness, softly, trackRedisHealth } from '../../src/redis.ts';
+import { attachRedisLog, createRedisClient, createSubscriber, redisHealth, redisReadiness, softly, topologyOfClient, trackRedisHealth, unusableReason } from '../../src/redis.ts';
 import { publishKeyReload, subscribeKeyReloads } from '../../src/access/revocation.ts';
 import { cmdRevokeKey } from '../../src/cli/keys.ts';
 import { createFleetBudget } from '../../src/upstream/budget.ts';
@@ -245,6 +245,24 @@ describeRedis('a cluster node given as redis.url', () => {
     expect(quote.status).toBe(200);
     await new Promise((r) => setTimeout(r, 1200));
     expect(server.logs.filter((line) => line.level === 50 && /cannot be used as configured/.test(line.msg))).toHaveLength(1);
+  });
+
+  it('a MOVED reply to a command is read as that problem too (not as "Redis down")', async () => {
+    const url = `redis://${cluster.addresses[0]}`;
+    const redis = createRedisClient(url, { commandTimeoutMs: 2000 });
+    try {
+      await ready(redis);
+      // Some key of a slot another master holds.
+      let error: unknown;
+      for (let i = 0; error === undefined && i < 50; i += 1) await redis.set(`k${i}`, '1').catch((e: unknown) => { error = e; });
+      expect(String(error)).toMatch(/MOVED \d+ 127\.0\.0\.1:\d+/);
+      expect(unusableReason(error, topologyOfClient(redis))).toBe(
+        `MOVED replies: redis.url ${url} is a node of a Redis Cluster (cluster_enabled:1), so keys held by other nodes are refused; list the cluster's nodes in redis.cluster instead`,
+      );
+      expect(unusableReason(new Error('Connection is closed.'), topologyOfClient(redis))).toBeUndefined();
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 
