@@ -7,10 +7,9 @@
 // entry in mdqs_cache_corrupt_total{layer="redis"} and logs it.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/access/keys.ts';
 import type { ServerProcess } from '../e2e/server-process.ts';
-import { fleetDir, startFleet, writeKeysFile, type Fleet } from './processes.ts';
-import { connectedClient, describeRedis, waitUntil } from './support.ts';
+import { fleetDir, startFleet, writeOneKey, type Fleet } from './processes.ts';
+import { describeRedis, waitUntil } from './support.ts';
 
 const { dir, keysFile } = fleetDir('mdqs-corrupt-');
 const KEY = 'corruption-test-key';
@@ -20,18 +19,12 @@ let admin: Redis;
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  writeKeysFile(keysFile,
-    { p: { markets: ['CN', 'HK', 'US'], features: ['instruments', 'quotes'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
-    [{ id: 'corruption', plan: 'p', sha256: sha256Hex(KEY) }]);
+  writeOneKey(keysFile, 'corruption', KEY, ['instruments', 'quotes']);
   fleet = await startFleet(2, { dir, keysFile });
-  servers = fleet.servers;
-  admin = await connectedClient(fleet.redis.url);
+  ({ servers, admin } = fleet);
 }, 60_000);
 
-afterAll(async () => {
-  admin?.disconnect();
-  await fleet?.stop();
-});
+afterAll(() => fleet?.stop());
 
 async function get(server: ServerProcess, path: string): Promise<{ status: number; body: string; cache: string | null; tier: string | null }> {
   const res = await fetch(`${server.base}${path}`, { headers: { 'x-api-key': KEY } });

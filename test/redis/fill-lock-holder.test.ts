@@ -5,10 +5,9 @@
 // deadline (upstream.deadlineMs, 5 s), never 504 while the vendor is healthy.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/access/keys.ts';
 import type { ServerProcess } from '../e2e/server-process.ts';
-import { fleetDir, startFleet, writeKeysFile, type Fleet } from './processes.ts';
-import { connectedClient, describeRedis, waitUntil } from './support.ts';
+import { fleetDir, startFleet, writeOneKey, type Fleet } from './processes.ts';
+import { describeRedis, waitUntil } from './support.ts';
 
 const { dir, keysFile } = fleetDir('mdqs-fill-holder-');
 const KEY = 'fill-holder-key';
@@ -22,20 +21,14 @@ let admin: Redis;
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  writeKeysFile(keysFile,
-    { p: { markets: ['CN', 'HK', 'US'], features: ['quotes', 'instruments'], rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
-    [{ id: 'holder-test', plan: 'p', sha256: sha256Hex(KEY) }]);
+  writeOneKey(keysFile, 'holder-test', KEY, ['quotes', 'instruments']);
   fleet = await startFleet(3, {
     dir, keysFile, env: { MDQS__adapters__sim__latency__fixedMs: String(VENDOR_MS), MDQS__upstream__deadlineMs: String(DEADLINE_MS) },
   });
-  servers = fleet.servers;
-  admin = await connectedClient(fleet.redis.url);
+  ({ servers, admin } = fleet);
 }, 60_000);
 
-afterAll(async () => {
-  admin?.disconnect();
-  await fleet?.stop();
-});
+afterAll(() => fleet?.stop());
 
 async function timed(server: ServerProcess, path: string): Promise<{ status: number; ms: number; cache: string | null }> {
   const started = Date.now();

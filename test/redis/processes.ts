@@ -4,9 +4,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Redis } from 'ioredis';
 import { stringify } from 'yaml';
+import { sha256Hex } from '../../src/access/keys.ts';
 import { startServer, type ServerProcess } from '../e2e/server-process.ts';
-import { startPrivateRedis, type PrivateRedis } from './support.ts';
+import { connectedClient, startPrivateRedis, type PrivateRedis } from './support.ts';
 
 /** A fresh temp directory for a fleet's files, and the path of its keys file. */
 export function fleetDir(prefix: string): { dir: string; keysFile: string } {
@@ -18,9 +20,18 @@ export function writeKeysFile(keysFile: string, plans: object, keys: object[]): 
   writeFileSync(keysFile, stringify({ plans, keys }));
 }
 
+/** One plan, every market with `features` and room enough for a test, and the one key `secret` (id `id`) on it. */
+export function writeOneKey(keysFile: string, id: string, secret: string, features: string[]): void {
+  writeKeysFile(keysFile,
+    { p: { markets: ['CN', 'HK', 'US'], features, rate_limit: { max: 10_000, window_ms: 60_000 }, max_symbols: 10 } },
+    [{ id, plan: 'p', sha256: sha256Hex(secret) }]);
+}
+
 export interface Fleet {
   redis: PrivateRedis;
   servers: ServerProcess[];
+  /** A fail-fast client of the fleet's Redis, for the test to look at or damage what the instances keep there. */
+  admin: Redis;
   /** Stops every instance, then the Redis. */
   stop(): Promise<void>;
 }
@@ -33,7 +44,9 @@ export interface Fleet {
 export async function startFleet(instances: number, options: { dir: string; keysFile: string; env?: Record<string, string> }): Promise<Fleet> {
   const redis = await startPrivateRedis();
   const servers: ServerProcess[] = [];
+  let admin: Redis | undefined;
   const stop = async () => {
+    admin?.disconnect();
     await Promise.all(servers.map((s) => s.stop()));
     await redis.kill();
   };
@@ -48,5 +61,11 @@ export async function startFleet(instances: number, options: { dir: string; keys
     await stop();
     throw failed.reason;
   }
-  return { redis, servers, stop };
+  try {
+    admin = await connectedClient(redis.url);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { redis, servers, admin, stop };
 }
