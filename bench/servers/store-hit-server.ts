@@ -2,7 +2,8 @@
 // from the environment, keys file, production adapter deps, metrics, buildApp, listen), except that
 // the history store is opened here so a PostgreSQL run gets a schema of its own
 // (STORE_HIT_PG_SCHEMA), dropped by the suite afterwards; the SQLite store is the fresh file the
-// suite names in MDQS__history__sqlitePath.
+// suite names in MDQS__history__sqlitePath. STORE_HIT_BLOCK_CACHE_BYTES=0 turns the store's hot
+// blocks off.
 import { loadConfig } from '../../config/load.ts';
 import { KeyStore } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
@@ -22,6 +23,7 @@ const history = await createHistoryTier({
   backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, now,
   postgresSchema: process.env.STORE_HIT_PG_SCHEMA, revision: settings.revision, retentionDays: settings.retentionDays,
   registry: metrics.registry,
+  blockCacheBytes: process.env.STORE_HIT_BLOCK_CACHE_BYTES === undefined ? undefined : Number(process.env.STORE_HIT_BLOCK_CACHE_BYTES),
 });
 const app = await buildApp({ config, keys, adapters, now, metrics, upstreamClients: deps.clients, history });
 app.addHook('onClose', async () => history.close());

@@ -4,10 +4,12 @@
 // postgres://postgres@127.0.0.1:5432/test answers; a schema of its own, dropped at the end):
 //
 //   1. Store reads in-process: the history tier answering the service's raw query for each window
-//      (what /v1/klines asks the store for: start_time − 20 days, end_time, count + 2), against a
-//      bare query of the same blocks (node:sqlite, or one pg client: the blobs, nothing decoded) in
-//      the same run, passes alternated. Windows/s and bars/s by wall time, and CPU µs per window
-//      of this process (process.cpuUsage; for PostgreSQL the server's own CPU is not in it).
+//      (what /v1/klines asks the store for: start_time − 20 days, end_time, count + 2) with its hot
+//      blocks in memory (as shipped) and with that cache off (every window one statement, every
+//      block's checksum verified), against a bare query of the same blocks (node:sqlite, or one pg
+//      client: the blobs, nothing decoded) in the same run, passes alternated. Windows/s and bars/s
+//      by wall time, and CPU µs per window of this process (process.cpuUsage; for PostgreSQL the
+//      server's own CPU is not in it).
 //   2. Over HTTP: the service (bench/servers/store-hit-server.ts, a child process with a fresh
 //      store) answering /v1/klines for each window three ways, one after the other so a slow
 //      moment hits all three: a store hit (a window never asked before: the memory tier misses,
@@ -15,8 +17,10 @@
 //      adjustment, forward/backward swapped every pair: the raw window is then in the memory tier,
 //      the response is built anew), and a response-cache hit (the store hit's URL again). p50/p90
 //      of each and the p50 ratios; no vendor call may happen after the fill (checked on /metrics).
+//      Run with the store's hot-block cache as shipped and with it off (a service of its own each).
 //
 //   node bench/suites/store-hit.ts [--backend sqlite|postgres|both] [--windows 300] [--rounds 5]
+//   BENCH_CPU_PROF=<dir>: the HTTP part's service writes a .cpuprofile there
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -99,11 +103,13 @@ async function postgresAvailable(): Promise<boolean> {
 // ---------------------------------------------------------------------------------------------
 // 1. Store reads in-process
 
+type Side = 'tier' | 'cold' | 'bare';
+
 interface ReadFigures {
   backend: string;
-  windowsPerS: { tier: number; bare: number };
+  windowsPerS: Record<Side, number>;
   barsPerS: number;
-  cpuUs: { tier: number; bare: number };
+  cpuUs: Record<Side, number>;
   bars: number;
   vendorCalls: number;
 }
@@ -116,10 +122,13 @@ async function storeReads(backend: 'sqlite' | 'postgres'): Promise<ReadFigures> 
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-store-hit-'));
   const schema = `store_hit_${process.pid}`;
   if (backend === 'postgres') await dropPostgresSchema(DATABASE_URL, schema);
-  const tier = await createHistoryTier({
+  const open = (blockCacheBytes?: number) => createHistoryTier({
     backend, sqlitePath: join(dir, 'history.sqlite'), databaseUrl: DATABASE_URL, postgresSchema: schema, now,
-    revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 },
+    revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 }, blockCacheBytes,
   });
+  const tier = await open();
+  /** The same store without hot blocks: every window one statement. */
+  const cold = await open(0);
   let vendorCalls = 0;
   const fetchRange = async (q: CandleQuery) => {
     vendorCalls += 1;
@@ -152,42 +161,38 @@ async function storeReads(backend: 'sqlite' | 'postgres'): Promise<ReadFigures> 
   }
 
   let bars = 0;
-  const pass = async (side: 'tier' | 'bare') => {
+  const pass = async (side: Side) => {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let n = 0;
     for (const q of queries) {
-      if (side === 'tier') n += (await tier.candles('sim', q, fetchRange))?.timestamp.length ?? 0;
-      else await bare(q);
+      if (side === 'bare') await bare(q);
+      else n += (await (side === 'tier' ? tier : cold).candles('sim', q, fetchRange))?.timestamp.length ?? 0;
     }
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     if (side === 'tier') bars = n;
     return { perS: (queries.length * 1000) / ms, cpuUs: (cpu.user + cpu.system) / queries.length };
   };
-  await pass('tier');
-  await pass('bare');
-  const tierRuns: { perS: number; cpuUs: number }[] = [];
-  const bareRuns: { perS: number; cpuUs: number }[] = [];
+  const sides: Side[] = ['tier', 'cold', 'bare'];
+  for (const side of sides) await pass(side);
+  const runs: Record<Side, { perS: number; cpuUs: number }[]> = { tier: [], cold: [], bare: [] };
   for (let r = 0; r < ROUNDS; r++) {
-    if (r % 2 === 0) {
-      tierRuns.push(await pass('tier'));
-      bareRuns.push(await pass('bare'));
-    } else {
-      bareRuns.push(await pass('bare'));
-      tierRuns.push(await pass('tier'));
-    }
+    // Each round in another order, so no side always runs after the same one.
+    const order = [...sides.slice(r % 3), ...sides.slice(0, r % 3)];
+    for (const side of order) runs[side].push(await pass(side));
   }
   await closeBare();
   await tier.close();
+  await cold.close();
   if (backend === 'postgres') await dropPostgresSchema(DATABASE_URL, schema);
   rmSync(dir, { recursive: true, force: true });
-  const tierPerS = median(tierRuns.map((x) => x.perS));
+  const of = (side: Side, f: 'perS' | 'cpuUs') => median(runs[side].map((x) => x[f]));
   return {
     backend,
-    windowsPerS: { tier: tierPerS, bare: median(bareRuns.map((x) => x.perS)) },
-    barsPerS: (tierPerS * bars) / queries.length,
-    cpuUs: { tier: median(tierRuns.map((x) => x.cpuUs)), bare: median(bareRuns.map((x) => x.cpuUs)) },
+    windowsPerS: { tier: of('tier', 'perS'), cold: of('cold', 'perS'), bare: of('bare', 'perS') },
+    barsPerS: (of('tier', 'perS') * bars) / queries.length,
+    cpuUs: { tier: of('tier', 'cpuUs'), cold: of('cold', 'cpuUs'), bare: of('bare', 'cpuUs') },
     bars: bars / queries.length,
     vendorCalls: vendorCalls - filled,
   };
@@ -198,6 +203,7 @@ async function storeReads(backend: 'sqlite' | 'postgres'): Promise<ReadFigures> 
 
 interface HttpFigures {
   backend: string;
+  cache: boolean;
   ms: { store: number[]; memory: number[]; response: number[] };
   bars: number;
   vendorCallsAfterFill: number;
@@ -225,7 +231,7 @@ function fillCalls(metrics: string): number {
   return n;
 }
 
-async function overHttp(backend: 'sqlite' | 'postgres'): Promise<HttpFigures> {
+async function overHttp(backend: 'sqlite' | 'postgres', cache: boolean): Promise<HttpFigures> {
   const schema = `store_hit_http_${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-store-hit-http-'));
   if (backend === 'postgres') await dropPostgresSchema(DATABASE_URL, schema);
@@ -235,7 +241,9 @@ async function overHttp(backend: 'sqlite' | 'postgres'): Promise<HttpFigures> {
       MDQS__history__backend: backend,
       ...(backend === 'postgres' ? { DATABASE_URL, STORE_HIT_PG_SCHEMA: schema } : { MDQS__history__sqlitePath: join(dir, 'history.sqlite') }),
       LOG_LEVEL: 'info',
+      ...(cache ? {} : { STORE_HIT_BLOCK_CACHE_BYTES: '0' }),
     },
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [],
   });
   try {
     // Five years up to last Friday's close (the clock is real here: the newest bars are left out,
@@ -278,7 +286,7 @@ async function overHttp(backend: 'sqlite' | 'postgres'): Promise<HttpFigures> {
       ms.response.push(r.ms);
     }
     const after = fillCalls((await get(service.port, '/metrics')).body);
-    return { backend, ms, bars: bars / list.length, vendorCallsAfterFill: after - before };
+    return { backend, cache, ms, bars: bars / list.length, vendorCallsAfterFill: after - before };
   } finally {
     await service.stop();
     if (backend === 'postgres') await dropPostgresSchema(DATABASE_URL, schema);
@@ -297,28 +305,36 @@ const reads: ReadFigures[] = [];
 const http: HttpFigures[] = [];
 for (const backend of run) {
   reads.push(await storeReads(backend));
-  http.push(await overHttp(backend));
+  http.push(await overHttp(backend, true));
+  http.push(await overHttp(backend, false));
 }
 
 log(`store-hit bench: ${WINDOWS} windows of ${SPAN} daily bars (count ${COUNT}) inside five years of ${SYMBOL}, ${ROUNDS} alternated rounds in-process\n`);
 log('1. store reads in-process (the tier answering the service\'s raw query vs a bare query of the same blocks)\n');
-log(table(['backend', 'bars a window', 'tier windows/s', 'tier bars/s', 'bare query windows/s', 'tier ÷ bare (time)', 'tier CPU µs/window', 'bare CPU µs/window', 'vendor calls'], reads.map((r) => [
-  r.backend, f1(r.bars), f1(r.windowsPerS.tier), String(Math.round(r.barsPerS)), f1(r.windowsPerS.bare), f2(r.windowsPerS.bare / r.windowsPerS.tier),
-  f1(r.cpuUs.tier), f1(r.cpuUs.bare), String(r.vendorCalls),
+log(table(['backend', 'bars a window', 'tier windows/s (bars/s)', 'no hot blocks windows/s', 'bare query windows/s', 'time ÷ bare: tier, no hot blocks', 'CPU µs/window: tier, no hot blocks, bare', 'vendor calls'], reads.map((r) => [
+  r.backend, f1(r.bars), `${f1(r.windowsPerS.tier)} (${Math.round(r.barsPerS)})`, f1(r.windowsPerS.cold), f1(r.windowsPerS.bare),
+  `${f2(r.windowsPerS.bare / r.windowsPerS.tier)}, ${f2(r.windowsPerS.bare / r.windowsPerS.cold)}`,
+  `${f1(r.cpuUs.tier)}, ${f1(r.cpuUs.cold)}, ${f1(r.cpuUs.bare)}`, String(r.vendorCalls),
 ])));
 log('\n2. over HTTP, one connection, requests in sequence (ms)\n');
-log(table(['backend', 'bars', 'store hit p50 / p90', 'memory-tier hit p50 / p90', 'response-cache hit p50 / p90', 'store ÷ memory (p50)', 'target', 'vendor calls after fill'], http.map((h) => {
+log(table(['backend', 'hot blocks', 'bars', 'store hit p50 / p90', 'memory-tier hit p50 / p90', 'response-cache hit p50 / p90', 'store ÷ memory (p50)', 'target', 'vendor calls after fill'], http.map((h) => {
   const ratio = pct(h.ms.store, 50) / pct(h.ms.memory, 50);
   return [
-    h.backend, f1(h.bars), `${f2(pct(h.ms.store, 50))} / ${f2(pct(h.ms.store, 90))}`, `${f2(pct(h.ms.memory, 50))} / ${f2(pct(h.ms.memory, 90))}`,
+    h.backend, h.cache ? 'on' : 'off', f1(h.bars), `${f2(pct(h.ms.store, 50))} / ${f2(pct(h.ms.store, 90))}`, `${f2(pct(h.ms.memory, 50))} / ${f2(pct(h.ms.memory, 90))}`,
     `${f2(pct(h.ms.response, 50))} / ${f2(pct(h.ms.response, 90))}`, f2(ratio), h.backend === 'sqlite' ? '≤ 1.5' : '≤ 2', String(h.vendorCallsAfterFill),
   ];
 })));
 reportHeadlines([
-  ...reads.map((r) => ({ suite: 'store hit', figure: `${r.backend}: store reads, windows/s (bars/s) in-process; bare query ÷ tier`, value: `${f1(r.windowsPerS.tier)} (${Math.round(r.barsPerS)}); ${f2(r.windowsPerS.bare / r.windowsPerS.tier)}` })),
+  ...reads.map((r) => ({
+    suite: 'store hit', figure: `${r.backend}: store reads, windows/s (bars/s) in-process; time ÷ a bare query of the blocks (no hot blocks)`,
+    value: `${f1(r.windowsPerS.tier)} (${Math.round(r.barsPerS)}); ${f2(r.windowsPerS.bare / r.windowsPerS.tier)} (${f2(r.windowsPerS.bare / r.windowsPerS.cold)})`,
+  })),
   ...http.map((h) => {
     const ratio = pct(h.ms.store, 50) / pct(h.ms.memory, 50);
     const limit = h.backend === 'sqlite' ? 1.5 : 2;
-    return { suite: 'store hit', figure: `${h.backend}: HTTP p50 store hit ÷ memory-tier hit, same rows`, value: f2(ratio), target: `≤ ${limit}`, pass: ratio <= limit && h.vendorCallsAfterFill === 0 };
+    return {
+      suite: 'store hit', figure: `${h.backend}${h.cache ? '' : ', no hot blocks'}: HTTP p50 store hit ÷ memory-tier hit, same rows`,
+      value: f2(ratio), target: `≤ ${limit}`, pass: ratio <= limit && h.vendorCallsAfterFill === 0,
+    };
   }),
 ]);

@@ -41,8 +41,8 @@ export interface HistoryStats {
 
 export interface StoredWindow {
   coverage: Segment[];
-  bars: Candles;
-  held: number;
+  /** The blocks blockOf(lo)…blockOf(hi) the series has, ascending; a block not listed holds no bar. */
+  blocks: { block: number; data: Uint8Array }[];
 }
 
 export interface FillInput {
@@ -63,12 +63,12 @@ export interface Backend {
   read(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<Candles>;
   countBars(key: SeriesKey, lo: number, hi: number): Promise<number>;
   /**
-   * The store-hit read: the series' coverage and its bars labelled in [lo, hi] (the newest `newest`
-   * when given; `held` counts them all) from one consistent snapshot, in one statement (one round
-   * trip). undefined: the series is not stored. The tier answers a window from it when the
-   * coverage needs no vendor call (tier.ts #stored).
+   * The store-hit read: the series' coverage and its blocks holding labels in [lo, hi], as stored
+   * (not yet verified), from one consistent snapshot in one statement (one round trip).
+   * undefined: the series is not stored. The tier answers a window from it when the coverage
+   * needs no vendor call (tier.ts #stored).
    */
-  window?(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<StoredWindow | undefined>;
+  window?(key: SeriesKey, lo: number, hi: number): Promise<StoredWindow | undefined>;
   /** One transaction: upsert the bars, overlay the coverage. */
   fill(input: FillInput): Promise<void>;
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */

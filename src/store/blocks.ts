@@ -145,8 +145,8 @@ function allNaN(col: readonly number[], from: number, to: number): boolean {
   return true;
 }
 
-/** The block's header, verified: its format, its length, and (format 2) its checksum. */
-function view(bytes: Uint8Array): { v: DataView; n: number; base: number; header: number } {
+/** The block's header, verified: its format, its length, and (format 2, unless `sum` is false) its checksum. */
+function view(bytes: Uint8Array, sum = true): { v: DataView; n: number; base: number; header: number } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const format = bytes.byteLength < 1 ? undefined : v.getUint8(0);
   const header = format === FORMAT ? HEADER : format === FORMAT_V1 ? HEADER_V1 : undefined;
@@ -159,7 +159,7 @@ function view(bytes: Uint8Array): { v: DataView; n: number; base: number; header
     expected += tag === ABSENT ? 0 : tag === F64 ? 8 * n : 4 * n;
   }
   if (bytes.byteLength !== expected) return corrupt(`history store: a block of ${n} bars is ${bytes.byteLength} bytes, expected ${expected}`, bytes);
-  if (format === FORMAT && v.getUint32(HEADER_V1, true) !== checksum(bytes)) {
+  if (sum && format === FORMAT && v.getUint32(HEADER_V1, true) !== checksum(bytes)) {
     return corrupt(`history store: a block's checksum does not match its ${bytes.byteLength} bytes (corrupted in the database)`, bytes);
   }
   return { v, n, base: v.getFloat64(8, true), header };
@@ -300,15 +300,16 @@ function readRange(v: DataView, tag: number, at: number, m: number, out: number[
 /**
  * Stored blocks (ascending, not overlapping) straight to the bars labelled in [lo, hi], the newest
  * `newest` of them when given: assemble(blobs.map(decodeBlock), lo, hi, newest) without decoding
- * a block whole first. Every block is verified whole (its checksum) before a value is read; only
- * the bars returned are converted, each column written once into the output. `held`: the bars in
- * [lo, hi] before `newest` cut them.
+ * a block whole first. Every block is verified whole (its checksum) before a value is read, unless
+ * `verified` says this very memory was (the tier's block cache holds only blocks read this way);
+ * only the bars returned are converted, each column written once into the output. `held`: the
+ * bars in [lo, hi] before `newest` cut them.
  */
-export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number, newest?: number): { bars: Candles; held: number } {
+export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number, newest?: number, verified = false): { bars: Candles; held: number } {
   const parts: { v: DataView; n: number; base: number; header: number; from: number; to: number }[] = [];
   let total = 0;
   for (const bytes of blobs) {
-    const { v, n, base, header } = view(bytes);
+    const { v, n, base, header } = view(bytes, !verified);
     const tag = v.getUint8(16);
     let a = 0;
     let b = n;

@@ -65,6 +65,8 @@ export interface HistoryTierOptions {
   pruneIntervalMs?: number;
   /** Test seam: runs inside each fill transaction after the bars are written. */
   fillHook?: FillHook;
+  /** Bytes of hot blocks kept in memory for store hits (tier.ts BLOCK_CACHE_BYTES by default; 0: none). */
+  blockCacheBytes?: number;
   /**
    * The fleet-wide lock per series for a shared PostgreSQL store (series-lock.ts): the Redis fill
    * lock when Redis is configured (the app passes it); unset: a PostgreSQL advisory lock; null: none.
@@ -110,6 +112,7 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
     seriesLock,
     lockMetrics: seriesLock === undefined ? undefined : createSeriesLockMetrics(options.registry),
     lockWaitMs: options.lockWaitMs,
+    blockCacheBytes: options.blockCacheBytes,
   });
   // Retention never holds up boot or shutdown: a big store's first pass takes seconds (the sqlite
   // pass deletes in chunks with turns of the event loop between; close() stops it between chunks).

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
-import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars } from './blocks.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
@@ -221,19 +221,19 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       return assemble(picked.reverse(), lo, hi, newest);
     },
 
-    async window(key, lo, hi, newest) {
+    async window(key, lo, hi) {
       const id = await findId(pool, key);
       if (id === undefined) return undefined;
       // One statement (one round trip, one snapshot): the coverage rows (kind 0), then the blocks
       // (kind 1); prepared once per connection. Rows as arrays: [kind, lo | block, hi, recheck_at, data].
       const r = await pool.query({ name: windowName, text: windowSql, values: [id, blockOf(key.period, lo), blockOf(key.period, hi)], rowMode: 'array' });
       const coverage: Segment[] = [];
-      const blobs: Uint8Array[] = [];
+      const blocks: { block: number; data: Uint8Array }[] = [];
       for (const row of r.rows as [number, number, number | null, number | null, Buffer | null][]) {
         if (row[0] === 0) coverage.push({ lo: row[1], hi: row[2] as number, recheckAt: row[3] });
-        else blobs.push(row[4] as Buffer);
+        else blocks.push({ block: row[1], data: row[4] as Buffer });
       }
-      return { coverage, ...readBlocks(blobs, lo, hi, newest) };
+      return { coverage, blocks };
     },
 
     async countBars(key, lo, hi) {

@@ -8,7 +8,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
-import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars } from './blocks.ts';
+import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
@@ -273,18 +273,18 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       return assemble(picked.reverse(), lo, hi, newest);
     },
 
-    async window(key, lo, hi, newest) {
+    async window(key, lo, hi) {
       const id = seriesId(key, false);
       if (id === undefined) return undefined;
       // One statement, so one snapshot: the coverage rows (kind 0) then the blocks (kind 1), as arrays.
       const rows = windowRows().all(id, blockOf(key.period, lo), blockOf(key.period, hi)) as unknown as [number, number, number | null, number | null, Uint8Array | null][];
       const coverage: Segment[] = [];
-      const blobs: Uint8Array[] = [];
+      const blocks: { block: number; data: Uint8Array }[] = [];
       for (const r of rows) {
         if (r[0] === 0) coverage.push({ lo: r[1], hi: r[2] as number, recheckAt: r[3] });
-        else blobs.push(r[4] as Uint8Array);
+        else blocks.push({ block: r[1], data: r[4] as Uint8Array });
       }
-      return { coverage, ...readBlocks(blobs, lo, hi, newest) };
+      return { coverage, blocks };
     },
 
     async countBars(key, lo, hi) {

@@ -7,6 +7,8 @@ import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windo
 import type { BasePeriod, Candles } from '../domain.ts';
 import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
 import type { Backend, DropFilter, HistoryStats, SeriesKey } from './backend.ts';
+import { BlockCache } from './block-cache.ts';
+import { readBlocks } from './blocks.ts';
 import { floorMs } from './labels.ts';
 import type { HistoryMetrics } from './metrics.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor, type RevisionPolicy } from './plan.ts';
@@ -80,12 +82,22 @@ export interface TierOptions {
   lockMetrics?: SeriesLockMetrics;
   /** Longest wait for the series lock from when the request reached the store, ms (its upstream deadline). Default 5000. */
   lockWaitMs?: number;
+  /** Bytes of hot blocks kept in memory for store hits (block-cache.ts); 0: none. Default BLOCK_CACHE_BYTES. */
+  blockCacheBytes?: number;
+  /** Longest a cached series' coverage and blocks answer before they are read again, ms. Default BLOCK_CACHE_TTL_MS. */
+  blockCacheTtlMs?: number;
 }
+
+/** Hot blocks kept for store hits: ~500 five-year daily series or ~100 sixty-day minute series. */
+export const BLOCK_CACHE_BYTES = 16 * 1024 * 1024;
+/** A drop or retention pass by another process (a shared store) is seen within this long. */
+export const BLOCK_CACHE_TTL_MS = 60_000;
 
 export class Tier {
   readonly #o: TierOptions;
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #lockMetrics: SeriesLockMetrics;
+  readonly #blocks: BlockCache;
   #downUntil = -Infinity;
   #error: string | undefined;
   #errorSince = 0;
@@ -94,6 +106,7 @@ export class Tier {
   constructor(options: TierOptions) {
     this.#o = options;
     this.#lockMetrics = options.lockMetrics ?? { observe() {} };
+    this.#blocks = new BlockCache({ maxBytes: options.blockCacheBytes ?? BLOCK_CACHE_BYTES, ttlMs: options.blockCacheTtlMs ?? BLOCK_CACHE_TTL_MS });
   }
 
   get backend(): Backend {
@@ -168,10 +181,13 @@ export class Tier {
     const series = `${adapterId}|${key.symbol}|${key.period}`;
     const max = Math.max(1, Math.floor(maxBarsPerCall));
     const arrived = performance.now();
+    let full = false;
     try {
       // A window the store holds whole is answered from one read, without the locks (#stored).
-      const stored = await this.#stored(key, query);
+      const stored = await this.#stored(key, series, query);
       if (stored !== undefined) return stored;
+      // The full pass may write the series: its cached blocks go once it is done (finally below).
+      full = true;
       return await this.#locked(series, async () => {
         const gate = this.#o.seriesLock;
         // Waited behind another pass of this process: the vendor deadline starts now.
@@ -199,6 +215,8 @@ export class Tier {
       this.#o.metrics.error();
       this.#o.log?.warn({ err: error.cause, adapter: adapterId, symbol: key.symbol, period: key.period }, 'history store failed; serving from the vendor');
       return this.#direct(query, fetchRange);
+    } finally {
+      if (full) this.#blocks.forget(series);
     }
   }
 
@@ -210,7 +228,7 @@ export class Tier {
    * The answer is #serve's for the same state: the bars of [range.lo, upper] that #serve would
    * count and read, the newest `count` of them.
    */
-  async #stored(key: SeriesKey, query: CandleQuery): Promise<Candles | undefined> {
+  async #stored(key: SeriesKey, series: string, query: CandleQuery): Promise<Candles | undefined> {
     const { backend } = this.#o;
     if (backend.window === undefined) return undefined;
     const region = query.symbol.region;
@@ -220,12 +238,25 @@ export class Tier {
     const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
     if (w.open !== undefined || w.upper < w.lo || need === Infinity || (need !== undefined && need <= 0)) return undefined;
     const range = need === undefined ? { lo: w.lo, hi: w.upper } : countRange(region, period, w.lo, w.upper, need) as Interval;
-    const snap = await this.#db(() => backend.window!(key, range.lo, range.hi, need));
-    if (snap === undefined || !coveredWhole(activeAt(snap.coverage, now), range.lo, range.hi)) return undefined;
+    // Hot blocks first (block-cache.ts); else one statement, whose blocks are verified and kept.
+    let coverage: Segment[];
+    let read: { bars: Candles; held: number };
+    const cached = this.#blocks.get(series, period, range.lo, range.hi, now);
+    if (cached !== undefined && coveredWhole(activeAt(cached.coverage, now), range.lo, range.hi)) {
+      coverage = cached.coverage;
+      read = readBlocks(cached.blobs, range.lo, range.hi, need, true);
+    } else {
+      const snap = await this.#db(() => backend.window!(key, range.lo, range.hi));
+      if (snap === undefined) return undefined;
+      coverage = snap.coverage;
+      read = await this.#db(async () => readBlocks(snap.blocks.map((b) => b.data), range.lo, range.hi, need));
+      this.#blocks.put(series, period, range.lo, range.hi, snap.coverage, snap.blocks, now);
+    }
+    if (!coveredWhole(activeAt(coverage, now), range.lo, range.hi)) return undefined;
     // #serve walks further back only while fewer than `need` bars are held above the query's start.
-    if (need !== undefined && snap.held < need && range.lo > w.lo) return undefined;
-    this.#o.metrics.bars(period, 'store', snap.bars.timestamp.length);
-    return snap.bars;
+    if (need !== undefined && read.held < need && range.lo > w.lo) return undefined;
+    this.#o.metrics.bars(period, 'store', read.bars.timestamp.length);
+    return read.bars;
   }
 
   async #direct(query: CandleQuery, fetchRange: FetchRange, since?: number): Promise<Candles | undefined> {
@@ -376,7 +407,11 @@ export class Tier {
   }
 
   async drop(filter: DropFilter): Promise<number> {
-    return this.#o.backend.drop(filter);
+    try {
+      return await this.#o.backend.drop(filter);
+    } finally {
+      this.#blocks.clear();
+    }
   }
 
   async prune(retentionDays: Record<BasePeriod, number>, signal?: AbortSignal): Promise<number> {
@@ -385,6 +420,7 @@ export class Tier {
       const days = retentionDays[period];
       if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * 86_400_000, signal);
     }
+    if (deleted > 0) this.#blocks.clear();
     return deleted;
   }
 }

@@ -1,12 +1,15 @@
 // The store hit (src/store/tier.ts #stored): a closed window the store covers whole is answered
-// from one backend statement (coverage and bars from one snapshot: Backend.window), with no other
-// backend call, no lock and no vendor call; its answer is exactly what the full pass (#serve)
-// gives for the same state, for ranges, newest-N windows and minute bars, on both backends.
+// from one backend statement (coverage and bars from one snapshot: Backend.window), or from the
+// hot blocks that statement read before (src/store/block-cache.ts), with no other backend call,
+// no lock and no vendor call; its answer is exactly what the full pass (#serve) gives for the same
+// state, for ranges, newest-N windows and minute bars, on both backends; this tier's fills and a
+// drop by another process (within the cache's TTL) are seen.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CandleQuery } from '../../adapters/types.ts';
 import type { Period } from '../../src/domain.ts';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
 import type { Backend } from '../../src/store/backend.ts';
+import { BlockCache } from '../../src/store/block-cache.ts';
 import { openBackend } from '../../src/store/index.ts';
 import { labelsIn } from '../../src/store/labels.ts';
 import { createHistoryMetrics } from '../../src/store/metrics.ts';
@@ -23,8 +26,9 @@ afterEach(async () => {
   for (const p of places.splice(0)) await p.dispose();
 });
 
-const tierOn = (backend: Backend) => new Tier({
-  backend, now, revision: { bars: { '1d': 2, '1m': 30 } }, metrics: createHistoryMetrics(undefined, backend.kind, async () => 0),
+const tierOn = (backend: Backend, options: { blockCacheTtlMs?: number; now?: () => number } = {}) => new Tier({
+  backend, now: options.now ?? now, revision: { bars: { '1d': 2, '1m': 30 } }, metrics: createHistoryMetrics(undefined, backend.kind, async () => 0),
+  blockCacheTtlMs: options.blockCacheTtlMs,
 });
 
 /** Every Backend method call on `backend`, by name. */
@@ -70,6 +74,11 @@ describe.each(['sqlite', 'postgres'] as const)('store hits on %s', (kind) => {
     expect(vendor.calls).toEqual([]);
     expect(got!.timestamp.length).toBeGreaterThan(200);
     expect(got).toEqual(await full.candles('sim', q, vendor.fetch));
+    // Another window over the same blocks: the hot blocks answer, no statement at all.
+    const inside: CandleQuery = { ...q, start: localMidnight('CN', '2025-05-06'), end: localMidnight('CN', '2025-11-14') };
+    calls.length = 0;
+    expect(await fast.candles('sim', inside, vendor.fetch)).toEqual(await full.candles('sim', inside, vendor.fetch));
+    expect(calls).toEqual([]);
     // Outside the stored years: window() first, then the full pass fills the gap from the vendor.
     calls.length = 0;
     const older: CandleQuery = { ...q, start: localMidnight('CN', '2024-06-03') };
@@ -78,6 +87,32 @@ describe.each(['sqlite', 'postgres'] as const)('store hits on %s', (kind) => {
     expect(calls).toContain('fill');
     expect(vendor.calls.length).toBeGreaterThan(0);
     expect(more!.timestamp[0]).toBeLessThan(localMidnight('CN', '2024-11-01'));
+    // That fill dropped the series' hot blocks: the next hit reads the new coverage.
+    calls.length = 0;
+    expect(await fast.candles('sim', older, vendor.fetch)).toEqual(more);
+    expect(calls).toEqual(['window']);
+  });
+
+  it('a drop by another process is seen once the hot blocks are older than their TTL', async () => {
+    const { withWindow, full, vendor } = await setup();
+    let t = AFTER_CLOSE;
+    const fast = tierOn(withWindow, { blockCacheTtlMs: 60_000, now: () => t });
+    const q: CandleQuery = { symbol: SYMBOLS[0], period: '1d', start: localMidnight('CN', '2025-06-02'), end: localMidnight('CN', '2025-06-30') };
+    const before = await fast.candles('sim', q, vendor.fetch);
+    expect(before!.timestamp.length).toBeGreaterThan(15);
+    // `full` stands for another process on the same store: its drop does not reach this tier's cache.
+    await full.drop({ symbol: SYMBOLS[0].symbol, period: '1d', from: localMidnight('CN', '2025-06-01'), to: localMidnight('CN', '2025-06-30') });
+    expect(await fast.candles('sim', q, vendor.fetch)).toEqual(before);
+    expect(vendor.calls).toEqual([]);
+    t += 60_001;
+    expect(await fast.candles('sim', q, vendor.fetch)).toEqual(before);
+    // Read again: the range is uncovered now, so the vendor is asked for it.
+    expect(vendor.calls.length).toBe(1);
+    // This tier's own drop clears its hot blocks at once.
+    await fast.candles('sim', q, vendor.fetch);
+    await fast.drop({ symbol: SYMBOLS[0].symbol, period: '1d', from: localMidnight('CN', '2025-06-01'), to: localMidnight('CN', '2025-06-30') });
+    await fast.candles('sim', q, vendor.fetch);
+    expect(vendor.calls.length).toBe(2);
   });
 
   it('answers exactly what the full pass answers: ranges, newest-N and ranges with a count, daily and minute', async () => {
@@ -108,5 +143,45 @@ describe.each(['sqlite', 'postgres'] as const)('store hits on %s', (kind) => {
     }
     expect(vendor.calls).toEqual([]);
     expect(compared).toBeGreaterThan(5000);
+  });
+});
+
+describe('BlockCache', () => {
+  const DAY = 86_400_000;
+  const blob = (bytes: number) => new Uint8Array(bytes);
+  const seg = (lo: number, hi: number) => ({ lo, hi, recheckAt: null });
+  // 1d blocks span 128 days: block b holds labels [b·128, (b+1)·128) days.
+  const at = (block: number, day = 0) => (block * 128 + day) * DAY;
+
+  it('knows a block range only as read, merges reads under the same coverage, replaces on other coverage', () => {
+    const cache = new BlockCache({ maxBytes: 1 << 20, ttlMs: 60_000 });
+    const cov = [seg(at(100), at(110))];
+    cache.put('s', '1d', at(101), at(102, 5), cov, [{ block: 101, data: blob(10) }, { block: 102, data: blob(20) }], 0);
+    expect(cache.get('s', '1d', at(101, 3), at(102, 1), 1)!.blobs.map((b) => b.byteLength)).toEqual([10, 20]);
+    // Block 103 was never read: unknown, so no answer.
+    expect(cache.get('s', '1d', at(102), at(103), 1)).toBeUndefined();
+    // Block 103 read under the same coverage (absent: no bars there) joins the entry.
+    cache.put('s', '1d', at(103), at(103, 9), cov, [], 2);
+    expect(cache.get('s', '1d', at(101), at(103, 9), 3)!.blobs.map((b) => b.byteLength)).toEqual([10, 20]);
+    // Other coverage: the entry is replaced whole (what was read under the old one is gone).
+    cache.put('s', '1d', at(104), at(104, 1), [seg(at(100), at(111))], [{ block: 104, data: blob(5) }], 4);
+    expect(cache.get('s', '1d', at(101), at(101, 1), 5)).toBeUndefined();
+    expect(cache.get('s', '1d', at(104), at(104, 1), 5)!.coverage).toEqual([seg(at(100), at(111))]);
+    // Older than the TTL, or forgotten: gone.
+    expect(cache.get('s', '1d', at(104), at(104, 1), 4 + 60_001)).toBeUndefined();
+    cache.put('s', '1d', at(104), at(104, 1), cov, [{ block: 104, data: blob(5) }], 0);
+    cache.forget('s');
+    expect(cache.get('s', '1d', at(104), at(104, 1), 1)).toBeUndefined();
+  });
+
+  it('stays within its byte bound, the least recently used series going first; 0 bytes holds nothing', () => {
+    const cache = new BlockCache({ maxBytes: 64 * 1024, ttlMs: 60_000 });
+    for (let i = 0; i < 20; i++) cache.put(`s${i}`, '1d', at(1), at(1, 1), [seg(0, at(9))], [{ block: 1, data: blob(8000) }], 0);
+    expect(cache.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(cache.get('s19', '1d', at(1), at(1, 1), 1)).toBeDefined();
+    expect(cache.get('s0', '1d', at(1), at(1, 1), 1)).toBeUndefined();
+    const none = new BlockCache({ maxBytes: 0, ttlMs: 60_000 });
+    none.put('s', '1d', at(1), at(1, 1), [seg(0, at(9))], [{ block: 1, data: blob(10) }], 0);
+    expect(none.get('s', '1d', at(1), at(1, 1), 1)).toBeUndefined();
   });
 });
