@@ -135,7 +135,7 @@ describe('overlapping fills on three instances sharing one PostgreSQL store', ()
     const f = await fleet('pg');
     await askAll(f);
     const t = tally(f.vendor);
-    if (process.env.FLEET_FILL_PRINT) console.log(JSON.stringify(t), JSON.stringify(await lockWaits(f.metrics)));
+    console.log(`FIGURE overlapping fills on 3 instances, PostgreSQL advisory lock: ${t.calls} vendor requests, ${t.repeated} repeating bars; bars fetched ÷ distinct = ${t.bars} ÷ ${t.distinct} = ${(t.bars / t.distinct).toFixed(2)}; lock waits ${JSON.stringify(await lockWaits(f.metrics))}`);
     expect(t.repeated).toBe(0);
     expect(t.bars).toBe(t.distinct);
     // The union of the windows: 2023-07-01 .. 2025-05-30, about 470 trading days.
@@ -154,7 +154,7 @@ describe('overlapping fills on three instances sharing one PostgreSQL store', ()
     const f = await fleet('control', async () => null);
     await askAll(f);
     const t = tally(f.vendor);
-    if (process.env.FLEET_FILL_PRINT) console.log(JSON.stringify(t), JSON.stringify(await lockWaits(f.metrics)));
+    console.log(`FIGURE overlapping fills on 3 instances, no fleet lock (control): ${t.calls} vendor requests, ${t.repeated} repeating bars; bars fetched ÷ distinct = ${t.bars} ÷ ${t.distinct} = ${(t.bars / t.distinct).toFixed(2)}; lock waits ${JSON.stringify(await lockWaits(f.metrics))}`);
     expect(t.repeated).toBeGreaterThan(0);
     expect(t.bars).toBeGreaterThan(t.distinct);
   });
@@ -180,7 +180,7 @@ describeRedis('overlapping fills on three instances with Redis: the Redis fill l
     });
     await askAll(f);
     const t = tally(f.vendor);
-    if (process.env.FLEET_FILL_PRINT) console.log(JSON.stringify(t), JSON.stringify(await lockWaits(f.metrics)));
+    console.log(`FIGURE overlapping fills on 3 instances, Redis fill lock: ${t.calls} vendor requests, ${t.repeated} repeating bars; bars fetched ÷ distinct = ${t.bars} ÷ ${t.distinct} = ${(t.bars / t.distinct).toFixed(2)}; lock waits ${JSON.stringify(await lockWaits(f.metrics))}`);
     expect(t.repeated).toBe(0);
     expect(t.bars).toBe(t.distinct);
     const waits = await lockWaits(f.metrics);
