@@ -43,6 +43,7 @@ export const SUITES: Suite[] = [
   { id: 'heavy-burst', file: 'suites/heavy-burst.ts', budget: 120, quickBudget: 60 },
   { id: 'fanout', file: 'suites/fanout.ts', budget: 120, quickBudget: 60 },
   { id: 'history-store', file: 'suites/history-store.ts', budget: 300, quickBudget: 60 },
+  { id: 'store-hit', file: 'suites/store-hit.ts', budget: 240, quickBudget: 90 },
   { id: 'memory-soak', file: 'suites/memory-soak.ts', budget: 300, quickBudget: 90 },
 ];
 
