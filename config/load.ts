@@ -384,6 +384,13 @@ function redisTopologyProblems(raw: unknown, sources: Sources): string[] {
   if (set.length > 1) {
     out.push(`redis: ${set.join(' and ')} are both set; set one of redis.url (one node), redis.cluster (a Redis Cluster's nodes) or redis.sentinel (a master's name and its sentinels); an empty url counts as unset`);
   }
+  if (typeof redis.url === 'string' && redis.url !== '') {
+    for (const key of ['username', 'password']) {
+      if (typeof redis[key] === 'string' && redis[key] !== '') {
+        out.push(`${where(key)}: only for redis.cluster and redis.sentinel; with redis.url put the credentials in the URL (redis://user:password@host:port)`);
+      }
+    }
+  }
   const nodes: Array<[string[], unknown]> = [
     ...(Array.isArray(redis.cluster) ? redis.cluster.map((n, i): [string[], unknown] => [['redis', 'cluster', String(i)], n]) : []),
     ...(isPlainObject(redis.sentinel) && Array.isArray(redis.sentinel.nodes)

@@ -94,7 +94,13 @@ export const ConfigSchema = Type.Object({
     sentinel: Type.Optional(Type.Object({
       name: Type.String({ minLength: 1 }),
       nodes: Type.Array(HostPort, { minItems: 1, maxItems: 16 }),
+      /** The sentinels' own password (requirepass in sentinel.conf), when they have one. */
+      password: Type.Optional(Type.String()),
     })),
+    /** ACL user of the cluster's or the master's nodes (with redis.url: in the URL instead). */
+    username: Type.Optional(Type.String()),
+    /** Password of the cluster's or the master's nodes (MDQS__redis__password; with redis.url: in the URL instead). */
+    password: Type.Optional(Type.String()),
     /**
      * Instances sharing this Redis: while it is down each one admits rate limit ÷ instances, and
      * each process keeps max ÷ (instances × server.workers) of every vendor's outbound budget

@@ -32,7 +32,8 @@
 //
 // Unusable as configured (issue 27): a Redis that answers but cannot serve this topology (a node of
 // a Redis Cluster given as redis.url: MOVED replies; CROSSSLOT; a cluster with a slot without a
-// master: CLUSTERDOWN; a read-only replica: READONLY; sentinels that know no master of that name)
+// master: CLUSTERDOWN; a read-only replica: READONLY; sentinels that know no master of that name;
+// a wrong or missing password: WRONGPASS, NOAUTH)
 // is `unusable`: the tracker says down (every caller degrades as for Redis down: own tiers,
 // per-instance shares of the limits), /readyz names the problem (never "ok"), and it is logged at
 // error once per problem. The probe re-checks the topology (INFO cluster and role of a single node,
@@ -69,13 +70,23 @@ export function versionedName(name: string): string {
 export interface RedisTopologySettings {
   url: string;
   cluster?: string[];
-  sentinel?: { name: string; nodes: string[] };
+  sentinel?: { name: string; nodes: string[]; password?: string };
+  /** The data nodes' ACL user and password (cluster, sentinel; a url carries its own). */
+  username?: string;
+  password?: string;
+}
+
+/** Credentials of the data nodes (and of the sentinels), when set. */
+interface Auth {
+  username?: string;
+  password?: string;
+  sentinelPassword?: string;
 }
 
 export type RedisTopology =
   | { kind: 'single'; url: string }
-  | { kind: 'cluster'; nodes: ClusterNode[] }
-  | { kind: 'sentinel'; name: string; nodes: Array<{ host: string; port: number }> };
+  | { kind: 'cluster'; nodes: ClusterNode[]; auth?: Auth }
+  | { kind: 'sentinel'; name: string; nodes: Array<{ host: string; port: number }>; auth?: Auth };
 
 /** "host:port" or "[v6]:port" → { host, port } (config/load.ts has checked the shape). */
 export function parseHostPort(text: string): { host: string; port: number } {
@@ -86,8 +97,14 @@ export function parseHostPort(text: string): { host: string; port: number } {
 
 /** The configured topology, or undefined without Redis (an empty url counts as unset). */
 export function redisTopology(settings: RedisTopologySettings): RedisTopology | undefined {
-  if (settings.cluster !== undefined && settings.cluster.length > 0) return { kind: 'cluster', nodes: settings.cluster.map(parseHostPort) };
-  if (settings.sentinel !== undefined) return { kind: 'sentinel', name: settings.sentinel.name, nodes: settings.sentinel.nodes.map(parseHostPort) };
+  const auth: Auth = {
+    ...(settings.username ? { username: settings.username } : {}),
+    ...(settings.password ? { password: settings.password } : {}),
+    ...(settings.sentinel?.password ? { sentinelPassword: settings.sentinel.password } : {}),
+  };
+  const withAuth = Object.keys(auth).length > 0 ? { auth } : {};
+  if (settings.cluster !== undefined && settings.cluster.length > 0) return { kind: 'cluster', nodes: settings.cluster.map(parseHostPort), ...withAuth };
+  if (settings.sentinel !== undefined) return { kind: 'sentinel', name: settings.sentinel.name, nodes: settings.sentinel.nodes.map(parseHostPort), ...withAuth };
   if (settings.url !== '') return { kind: 'single', url: settings.url };
   return undefined;
 }
@@ -158,6 +175,7 @@ function open(topology: RedisTopology, nodeOptions: RedisOptions, clusterQueue: 
     case 'sentinel':
       return new RedisClient({
         ...nodeOptions,
+        ...topology.auth,
         sentinels: topology.nodes,
         name: topology.name,
         // Retried for good (null would end the client: ioredis does not reconnect after a failed
@@ -182,7 +200,7 @@ function open(topology: RedisTopology, nodeOptions: RedisOptions, clusterQueue: 
         slotsRefreshTimeout: Math.max(1000, nodeOptions.connectTimeout ?? 500),
         retryDelayOnFailover: 100,
         retryDelayOnClusterDown: 100,
-        redisOptions: { ...perNode, reconnectOnError: reconnectOnReadonly },
+        redisOptions: { ...perNode, ...topology.auth, reconnectOnError: reconnectOnReadonly },
       });
       return asRedis(cluster, topology, options);
     }
@@ -301,6 +319,9 @@ export function unusableReason(error: unknown, topology: RedisTopology | undefin
   if (/(^|: )CLUSTERDOWN/.test(message)) return `CLUSTERDOWN: the Redis Cluster is down, a hash slot has no master (${where})`;
   if (/(^|: )READONLY/.test(message)) return replicaProblem(where);
   if (/(^|: )MASTERDOWN/.test(message)) return `MASTERDOWN: the replica at ${where} lost its master`;
+  if (/(^|: )(NOAUTH|WRONGPASS)/.test(message)) {
+    return `${/WRONGPASS/.test(message) ? 'WRONGPASS' : 'NOAUTH'}: ${where} refuses these credentials; set the password (redis.password for a cluster or sentinel, in the URL for redis.url)`;
+  }
   return undefined;
 }
 
@@ -455,6 +476,8 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       redis.off('ready', onReady);
       redis.off('close', onClose);
       redis.off('sentinelError', onSentinelError);
+      redis.off('error', onError);
+      redis.off('node error', onError);
     },
   };
   const onReady = () => {
@@ -468,9 +491,16 @@ export function trackRedisHealth(redis: Redis, options: RedisHealthOptions = {})
       raise(`no master: the sentinels know no master named "${topology.name}" (${describeTopology(topology)})`, true);
     }
   };
+  // Connection-level errors that name a configuration problem (a wrong or missing password).
+  const onError = (error: Error) => {
+    const reason = unusableReason(error, topology);
+    if (reason !== undefined && /^(NOAUTH|WRONGPASS)/.test(reason)) raise(reason, false);
+  };
   redis.on('ready', onReady);
   redis.on('close', onClose);
   redis.on('sentinelError', onSentinelError);
+  redis.on('error', onError);
+  redis.on('node error', onError);
   const timer = setInterval(() => void health.probe(), options.probeIntervalMs ?? 500);
   timer.unref();
   trackers.set(redis, health);

@@ -66,6 +66,7 @@ describe('deploy/kubernetes/mdqs.yaml', () => {
     expect(config.redis.cluster).toHaveLength(3);
     expect(config.history?.backend).toBe('postgres');
     expect(config.history?.databaseUrl).toBe('from-secret-database-url');
+    expect(config.redis.password).toBe('from-secret-redis-password');
     // The metrics listener and the annotation agree; the port is declared on the container.
     const annotations = byKind('Deployment').spec.template.metadata.annotations;
     expect(config.metrics?.port).toBe(9464);
@@ -94,7 +95,7 @@ describe('deploy/kubernetes/mdqs.yaml', () => {
     const keysPath = container.env.find((e: { name: string }) => e.name === 'KEYS_FILE').value as string;
     const mount = container.volumeMounts.find((m: { mountPath: string }) => keysPath.startsWith(`${m.mountPath}/`));
     expect(pod.volumes.find((v: { name: string }) => v.name === mount.name).secret.secretName).toBe('mdqs-keys');
-    for (const name of ['DATABASE_URL', 'MDQS__metrics__token', 'MDQS__adapters__tickflow__apiKey']) {
+    for (const name of ['DATABASE_URL', 'MDQS__metrics__token', 'MDQS__redis__password', 'MDQS__adapters__tickflow__apiKey']) {
       expect(container.env.find((e: { name: string }) => e.name === name).valueFrom.secretKeyRef.name).toBe('mdqs-secrets');
     }
     expect(byKind('ConfigMap').data['config.yaml']).not.toMatch(/password|token:|apiKey/i);

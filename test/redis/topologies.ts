@@ -36,8 +36,8 @@ async function clusterPort(taken: Set<number>): Promise<number> {
   }
 }
 
-async function answers(port: number, check: (redis: Redis) => Promise<boolean> = async (r) => (await r.ping()) === 'PONG'): Promise<boolean> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+async function answers(port: number, check: (redis: Redis) => Promise<boolean> = async (r) => (await r.ping()) === 'PONG', password?: string): Promise<boolean> {
+  const client = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -49,7 +49,7 @@ async function answers(port: number, check: (redis: Redis) => Promise<boolean> =
   }
 }
 
-function launch(args: string[], port: number, dir: string): Promise<RedisProcess> {
+function launch(args: string[], port: number, dir: string, password?: string): Promise<RedisProcess> {
   const proc: ChildProcess = spawn('redis-server', args, { stdio: 'ignore', cwd: dir });
   const handle: RedisProcess = {
     port,
@@ -63,7 +63,7 @@ function launch(args: string[], port: number, dir: string): Promise<RedisProcess
       await exited;
     },
   };
-  return waitUntil(() => answers(port), `redis-server on ${port}`).then(() => handle);
+  return waitUntil(() => answers(port, undefined, password), `redis-server on ${port}`).then(() => handle);
 }
 
 export interface RedisClusterHandle {
@@ -73,8 +73,8 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
-/** Three masters, all slots assigned, cluster_state:ok on every node. */
-export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle> {
+/** Three masters, all slots assigned, cluster_state:ok on every node; with `password`, requirepass on each. */
+export async function startRedisCluster(masters = 3, password?: string): Promise<RedisClusterHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-cluster-'));
   const taken = new Set<number>();
   const ports: number[] = [];
@@ -82,12 +82,15 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
   const nodes = await Promise.all(ports.map((port) => launch([
     '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
     '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', dir,
-  ], port, dir)));
+    ...(password === undefined ? [] : ['--requirepass', password, '--masterauth', password]),
+  ], port, dir, password)));
   const addresses = ports.map((port) => `127.0.0.1:${port}`);
-  const created = spawnSync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+  const created = spawnSync('redis-cli', [
+    '--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes', ...(password === undefined ? [] : ['-a', password, '--no-auth-warning']),
+  ], { encoding: 'utf8', timeout: 30_000 });
   if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
   for (const port of ports) {
-    await waitUntil(() => answers(port, async (r) => /cluster_state:ok/.test(String(await r.cluster('INFO')))), `cluster_state:ok on ${port}`, 15_000);
+    await waitUntil(() => answers(port, async (r) => /cluster_state:ok/.test(String(await r.cluster('INFO'))), password), `cluster_state:ok on ${port}`, 15_000);
   }
   return {
     nodes,

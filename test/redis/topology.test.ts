@@ -209,6 +209,38 @@ describeRedis('one Redis node', () => {
   });
 });
 
+describeRedis('a Redis Cluster with a password (redis.password)', () => {
+  let cluster: RedisClusterHandle;
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3, 'cluster-secret');
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await cluster?.stop();
+  });
+
+  it('is used with the password; without it the problem is named (NOAUTH) and the client degrades', async () => {
+    const good = createRedisClient({ url: '', cluster: cluster.addresses, password: 'cluster-secret' }, { commandTimeoutMs: 2000 });
+    clients.push(good);
+    await ready(good);
+    const health = trackRedisHealth(good);
+    await waitUntil(async () => health.up, 'the cluster usable with the password');
+    const budget = createFleetBudget({ adapterId: 'v', max: 1, windowMs: 60_000, now: Date.now, redis: good, health, timeoutMs: 2000 });
+    expect(await budget.take()).toMatchObject({ ok: true, scope: 'fleet' });
+    expect(await budget.take()).toMatchObject({ ok: false, scope: 'fleet' });
+    health.stop();
+
+    const bad = createRedisClient({ url: '', cluster: cluster.addresses, password: 'wrong' }, { commandTimeoutMs: 2000 });
+    clients.push(bad);
+    const refused = trackRedisHealth(bad);
+    await waitUntil(async () => refused.problem !== undefined, 'the credentials problem', 10_000);
+    expect(refused.up).toBe(false);
+    expect(refused.problem?.text).toMatch(/^WRONGPASS: redis\.cluster \[127\.0\.0\.1:\d+, .*\] refuses these credentials/);
+    refused.stop();
+  }, 30_000);
+});
+
 describeRedis('a cluster node given as redis.url', () => {
   let cluster: RedisClusterHandle;
   let server: ServerProcess;
@@ -376,5 +408,11 @@ describe('redis settings: one topology', () => {
     writeFileSync(file, 'redis:\n  sentinel: { name: m, nodes: ["127.0.0.1:70000", "no-port"] }\n');
     expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/redis\.sentinel\.nodes\[0\]: got "127\.0\.0\.1:70000" .*expected a port from 1 to 65_535/);
     expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/redis\.sentinel\.nodes\[1\]: got "no-port"/);
+    // Credentials: settings for a cluster or sentinel; a URL carries its own.
+    writeFileSync(file, 'redis:\n  password: s3cret\n');
+    expect(() => loadConfig({ CONFIG_FILE: file, REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(
+      `redis.password (${file}:2): only for redis.cluster and redis.sentinel; with redis.url put the credentials in the URL (redis://user:password@host:port)`,
+    );
+    expect(loadConfig({ CONFIG_FILE: file, MDQS__redis__cluster: '["127.0.0.1:7000"]' }).config.redis.password).toBe('s3cret');
   });
 });
