@@ -11,9 +11,9 @@ import { AppError } from '../../src/errors.ts';
 import { trackRedisHealth } from '../../src/redis.ts';
 import { createUpstreamHttp, type UpstreamClient } from '../../src/upstream/http.ts';
 import { createResilience } from '../../src/upstream/resilience.ts';
-import { connectedClient, describeRedis, sharedUrl } from './support.ts';
+import { connectedClient, describeRedis, startPrivateRedis, type PrivateRedis } from './support.ts';
 
-const url = sharedUrl(11);
+let own: PrivateRedis | undefined;
 const clients: Redis[] = [];
 const https: UpstreamClient[] = [];
 let server: Server;
@@ -21,6 +21,7 @@ let base = '';
 const arrivals: number[] = [];
 
 beforeAll(async () => {
+  own = await startPrivateRedis();
   server = createServer((req, res) => {
     arrivals.push(Date.now());
     req.resume();
@@ -36,12 +37,12 @@ afterAll(async () => {
   for (const c of clients) c.disconnect();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
+  await own?.kill();
 });
 
 describeRedis('a spent vendor budget', () => {
   it('waits for room inside the deadline, else refuses at once with Retry-After; the breaker never hears of it', async () => {
-    const redis = await connectedClient(url, clients);
-    await redis.flushdb();
+    const redis = await connectedClient(own!.url, clients);
     const health = trackRedisHealth(redis);
     const states: string[] = [];
     // Two processes of one fleet: the budget (2 per 1.5 s) is theirs together.

@@ -17,9 +17,10 @@ import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { createFleetBudget, fleetGuardMs } from '../../src/upstream/budget.ts';
 import { createRedisClient, trackRedisHealth } from '../../src/redis.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
-import { connectedClient, describeRedis, sharedUrl, startPrivateRedis, waitUntil } from './support.ts';
+import { connectedClient, describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
 
-const url = sharedUrl(12);
+/** The fleet's Redis: a redis-server of this test's own. */
+let shared: PrivateRedis | undefined;
 const MAX = 30;
 const WINDOW_MS = 10_000;
 const clients: Redis[] = [];
@@ -81,7 +82,7 @@ function busiestWindow(arrivals: number[], windowMs: number): number {
 }
 
 async function instance(vendor: Vendor, processes: number): Promise<{ app: FastifyInstance; metrics: ReturnType<typeof createMetrics> }> {
-  const redis = await connectedClient(url, clients);
+  const redis = await connectedClient(shared!.url, clients);
   const metrics = createMetrics();
   const now = Date.now;
   const deps = productionDeps(now, upstreamSink(metrics), undefined, { redis, registry: metrics.registry, processes });
@@ -116,13 +117,15 @@ describeRedis('the vendor quota holds for the fleet', () => {
   let vendor: Vendor;
   let fleet: Array<{ app: FastifyInstance; metrics: ReturnType<typeof createMetrics> }>;
   beforeAll(async () => {
-    const admin = await connectedClient(url, clients);
-    await admin.flushdb();
+    shared = await startPrivateRedis();
     vendor = await startVendor();
     fleet = [await instance(vendor, 3), await instance(vendor, 3), await instance(vendor, 3)];
   });
   afterAll(async () => {
     await vendor?.close();
+    for (const app of apps.splice(0)) await app.close();
+    for (const c of clients.splice(0)) c.disconnect();
+    await shared?.kill();
   });
 
   it('budget 30 per 10 s, 300 cold requests over 20 s on three instances: never more than 30 in any 10 s at the vendor', async () => {

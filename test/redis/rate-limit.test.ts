@@ -66,9 +66,9 @@ describeRedis('the sliding-window log', () => {
     ]);
     expect(decisions[3].retryAfterMs).toBeGreaterThan(59_000);
     expect(decisions[3].retryAfterMs).toBeLessThanOrEqual(60_000);
-    expect(await redis.keys('rl:*')).toEqual(['rl:b']);
-    expect(await redis.llen('rl:b')).toBe(3);
-    const ttl = await redis.pttl('rl:b');
+    expect(await redis.keys('rl:*')).toEqual(['rl:{b}']);
+    expect(await redis.llen('rl:{b}')).toBe(3);
+    const ttl = await redis.pttl('rl:{b}');
     expect(ttl).toBeGreaterThan(59_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
