@@ -30,7 +30,7 @@ async function rateLimitAccuracy(clients: Redis[]): Promise<void> {
   log('| limit | requests | admitted | admitted ÷ limit |');
   log('|---:|---:|---:|---:|');
   for (const [limit, requests] of [[100, 1000], [1000, 5000], [5000, 15000]] as const) {
-    await clients[0].del('bench:rl:acc');
+    await clients[0].del('bench:rl:{acc}');
     let admitted = 0;
     let next = 0;
     // 64 concurrent callers per instance, like 64 keep-alive connections each.
@@ -43,7 +43,7 @@ async function rateLimitAccuracy(clients: Redis[]): Promise<void> {
     log(`| ${limit} | ${requests} | ${admitted} | ${(admitted / limit).toFixed(2)} |`);
   }
   // Sliding: limit 100 per 1 s, continuous load for 3 s; the densest 1 s interval of admissions.
-  await clients[0].del('bench:rl:slide');
+  await clients[0].del('bench:rl:{slide}');
   const admittedAt: number[] = [];
   const end = Date.now() + 3000;
   await Promise.all(limiters.flatMap((limiter) => Array.from({ length: 8 }, async () => {
