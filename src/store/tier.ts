@@ -247,7 +247,8 @@ export class Tier {
       read = readBlocks(cached.blobs, range.lo, range.hi, need, true);
     } else {
       const snap = await this.#db(() => backend.window!(key, range.lo, range.hi));
-      if (snap === undefined) return undefined;
+      // A gap: the full pass reads what it needs itself (nothing decoded or kept here).
+      if (snap === undefined || !coveredWhole(activeAt(snap.coverage, now), range.lo, range.hi)) return undefined;
       coverage = snap.coverage;
       read = await this.#db(async () => readBlocks(snap.blocks.map((b) => b.data), range.lo, range.hi, need));
       this.#blocks.put(series, period, range.lo, range.hi, snap.coverage, snap.blocks, now);
