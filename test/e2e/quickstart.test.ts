@@ -123,7 +123,8 @@ describe('the default server (npm start)', () => {
       expect(body).toHaveProperty('data');
       // /v1/meta and /v1/me describe the service and the key, not market data: no X-Upstream.
       if (path !== '/v1/meta' && path !== '/v1/me') expect(res.headers.get('x-upstream')).toBe('sim');
-      else expect(body.data.simulated).toBe(true);
+      else if (path === '/v1/meta') expect(body.data.simulated).toBe(true);
+      else expect(body.data).toMatchObject({ key_id: 'demo', plan: 'demo' });
     }
   });
 

@@ -85,7 +85,11 @@ describe('routing per market', () => {
     const ready = (await app.inject({ url: '/readyz' })).json();
     expect(Object.keys(ready.adapters).sort()).toEqual(['sim', 'tickflow', 'yahoo']);
     // Issue 8: breaker and budget state per adapter (tickflow's budget is 600 a minute; this file spent some).
-    expect(ready.adapters.tickflow).toEqual({ ready: true, circuit: 'closed', in_flight: 0, queued: 0, budget_remaining: expect.any(Number) });
+    expect(ready.adapters.tickflow).toEqual({
+      ready: true, circuit: 'closed', in_flight: 0, queued: 0, budget_remaining: expect.any(Number),
+      // Issue 27.2: the vendor budget's use (per process here: no Redis).
+      budget: { max: 600, window_ms: 60_000, scope: 'local', remaining: expect.any(Number), taken: expect.any(Number), waits: 0, refused: 0 },
+    });
     expect(ready.adapters.tickflow.budget_remaining).toBeLessThan(600);
     expect(ready.adapters.tickflow.budget_remaining).toBeGreaterThan(590);
     expect(ready.adapters.sim.budget_remaining).toBeNull();
