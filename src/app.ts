@@ -32,7 +32,7 @@ import { metricsPlugin } from './plugins/metrics.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { sharedRedisPlugin } from './plugins/shared-redis.ts';
 import { upstreamPlugin } from './plugins/upstream.ts';
-import type { HistoryTier } from './store/index.ts';
+import type { HistoryStore } from './store/index.ts';
 import type { UpstreamClient } from './upstream/http.ts';
 
 export { API_VERSION };
@@ -65,7 +65,7 @@ export interface AppOptions {
    * The candle history store (src/store/). Default: opened from `config.history` when enabled;
    * pass one to share it (tests), or set `config.history.enabled: false` for none.
    */
-  history?: HistoryTier;
+  history?: HistoryStore;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {

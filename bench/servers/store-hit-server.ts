@@ -8,7 +8,7 @@ import { loadConfig } from '../../config/load.ts';
 import { KeyStore } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
 import { createMetrics, upstreamSink } from '../../src/metrics.ts';
-import { createHistoryTier } from '../../src/store/index.ts';
+import { openHistoryStore } from '../../src/store/index.ts';
 import { historySettings } from '../../src/store/settings.ts';
 import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 
@@ -19,7 +19,7 @@ const metrics = createMetrics({ processMetrics: true });
 const deps = productionDeps(now, upstreamSink(metrics), () => {});
 const adapters = createAdapters(config.routing, config.adapters, deps);
 const settings = historySettings(config);
-const history = await createHistoryTier({
+const history = await openHistoryStore({
   backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, now,
   postgresSchema: process.env.STORE_HIT_PG_SCHEMA, revision: settings.revision, retentionDays: settings.retentionDays,
   registry: metrics.registry,

@@ -20,7 +20,7 @@ import type { Period, SymbolRef } from '../../src/domain.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import { baseFetchFor } from '../../src/service/candle-plan.ts';
-import { createHistoryTier, type HistoryTier } from '../../src/store/index.ts';
+import { openHistoryStore, type HistoryStore } from '../../src/store/index.ts';
 import { labelsIn } from '../../src/store/labels.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
 import { QUICK, reportHeadlines } from '../lib/report.ts';
@@ -93,7 +93,7 @@ const fetchRange = async (q: CandleQuery) => {
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-history-bench-'));
 const schema = `hist_bench_${process.pid}`;
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const open = () => createHistoryTier({
+const open = () => openHistoryStore({
   backend, sqlitePath: join(dir, 'history.sqlite'), databaseUrl, postgresSchema: schema, now,
   revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 },
 });
@@ -102,7 +102,7 @@ const served = new Set<string>();
 let servedBars = 0;
 const latency = { cold: [] as number[], warm: [] as number[] };
 
-async function run(tier: HistoryTier, n: number): Promise<void> {
+async function run(tier: HistoryStore, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     const req = clientRequest();
     const base = baseFetchFor(req.period, req.window);

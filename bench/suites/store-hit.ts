@@ -34,7 +34,7 @@ import { localMidnight } from '../../src/markets/calendar.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import { baseFetchFor } from '../../src/service/candle-plan.ts';
 import { blockOf } from '../../src/store/blocks.ts';
-import { createHistoryTier } from '../../src/store/index.ts';
+import { openHistoryStore } from '../../src/store/index.ts';
 import { labelsIn } from '../../src/store/labels.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
 import { BENCH_KEY, startService } from '../lib/processes.ts';
@@ -122,7 +122,7 @@ async function storeReads(backend: 'sqlite' | 'postgres'): Promise<ReadFigures> 
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-store-hit-'));
   const schema = `store_hit_${process.pid}`;
   if (backend === 'postgres') await dropPostgresSchema(DATABASE_URL, schema);
-  const open = (blockCacheBytes?: number) => createHistoryTier({
+  const open = (blockCacheBytes?: number) => openHistoryStore({
     backend, sqlitePath: join(dir, 'history.sqlite'), databaseUrl: DATABASE_URL, postgresSchema: schema, now,
     revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 }, blockCacheBytes,
   });

@@ -7,12 +7,12 @@ import fp from 'fastify-plugin';
 import type { Config } from '../../config/schema.ts';
 import { BootError } from '../errors.ts';
 import { createFillLock } from '../cache/fill-lock.ts';
-import { createHistoryTier, type HistoryTier } from '../store/index.ts';
+import { openHistoryStore, type HistoryStore } from '../store/index.ts';
 import { redisSeriesLock, type SeriesLock } from '../store/series-lock.ts';
 import { historySettings } from '../store/settings.ts';
 
 export interface History {
-  store?: HistoryTier;
+  store?: HistoryStore;
   /** Adapter ids whose candles bypass the store. */
   offFor: ReadonlySet<string>;
 }
@@ -23,13 +23,13 @@ declare module 'fastify' {
   }
 }
 
-export const historyPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; history?: HistoryTier }) => {
+export const historyPlugin = fp(async (app: FastifyInstance, options: { config: Config; now: () => number; history?: HistoryStore }) => {
   const settings = historySettings(options.config);
   let store = options.history;
   if (store === undefined && settings.enabled) {
     const seriesLock = settings.backend === 'postgres' ? fleetSeriesLock(app, options.config, options.now) : undefined;
     try {
-      store = await createHistoryTier({
+      store = await openHistoryStore({
         seriesLock, lockWaitMs: options.config.upstream.deadlineMs,
         backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, now: options.now,
         revision: settings.revision, retentionDays: settings.retentionDays, registry: app.metrics.registry,

@@ -166,7 +166,7 @@ function view(bytes: Uint8Array, sum = true): { v: DataView; n: number; base: nu
 }
 
 function corrupt(message: string, bytes: Uint8Array): never {
-  // Logged where the store's error is handled (store/tier.ts: served from the vendor).
+  // Logged where the store's error is handled (store/candle-store.ts: served from the vendor).
   countCorrupt('history', undefined, { bytes: bytes.byteLength });
   throw new CorruptBlockError(message);
 }

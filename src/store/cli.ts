@@ -14,7 +14,7 @@ import { loadConfig } from '../../config/load.ts';
 import { POOL_IDS, type BasePeriod, type PoolId, type Region, type SymbolRef } from '../domain.ts';
 import { addDays, localDate, localMidnight } from '../markets/calendar.ts';
 import { parseSymbol } from '../markets/symbols.ts';
-import { createHistoryTier, type HistoryStats, type HistoryTier } from './index.ts';
+import { openHistoryStore, type HistoryStats, type HistoryStore } from './index.ts';
 import { historySettings, type HistorySettings } from './settings.ts';
 
 type Env = Record<string, string | undefined>;
@@ -49,8 +49,8 @@ function date(value: string | undefined, name: string): string | undefined {
   return value;
 }
 
-async function openTier(settings: HistorySettings): Promise<HistoryTier> {
-  return createHistoryTier({
+async function openTier(settings: HistorySettings): Promise<HistoryStore> {
+  return openHistoryStore({
     backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl,
     now: Date.now, revision: settings.revision, retentionDays: settings.retentionDays,
     log: { warn: (fields, message) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) },

@@ -3,7 +3,7 @@
 // vendor once. The loader calls `candles()` behind its in-memory (and Redis) tiers; the store
 // never sees adjusted or derived periods (those are computed from raw base bars on top).
 //
-//   const history = await createHistoryTier({ backend: 'sqlite', sqlitePath, now, revision, retentionDays, registry, log });
+//   const history = await openHistoryStore({ backend: 'sqlite', sqlitePath, now, revision, retentionDays, registry, log });
 //   const raw = await history.candles(adapter.id, query, (q) => adapter.getCandles(q, ctx), { maxBarsPerCall });
 //
 // Decisions (README "Candle history store" has the operator's view):
@@ -23,15 +23,15 @@ import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
-import { Tier, type FetchRange, type StoreHealth } from './tier.ts';
+import { CandleStore, type FetchRange, type StoreHealth } from './candle-store.ts';
 import type { ReadinessCheck } from '../routes/ops.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
-export { DEFAULT_MAX_BARS_PER_CALL } from './tier.ts';
-export type { FetchRange } from './tier.ts';
-export type { StoreHealth } from './tier.ts';
+export { DEFAULT_MAX_BARS_PER_CALL } from './candle-store.ts';
+export type { FetchRange } from './candle-store.ts';
+export type { StoreHealth } from './candle-store.ts';
 
-export interface HistoryTier {
+export interface HistoryStore {
   /** Raw closed+open candles for `query` (base period 1m or 1d) from adapter `adapterId`. Covered
    *  parts come from the store; only missing ranges go to `fetchRange` (merged into as few calls as
    *  possible, each bounded by `maxBarsPerCall`); results are validated, closed bars stored with
@@ -48,7 +48,7 @@ export interface HistoryTier {
   close(): Promise<void>;
 }
 
-export interface HistoryTierOptions {
+export interface HistoryStoreOptions {
   backend: 'sqlite' | 'postgres';
   /** Default data/history.sqlite (its directory is created). */
   sqlitePath?: string;
@@ -79,7 +79,7 @@ export interface HistoryTierOptions {
 
 export const DEFAULT_SQLITE_PATH = 'data/history.sqlite';
 
-export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook' | 'log'>): Promise<Backend> {
+export async function openBackend(options: Pick<HistoryStoreOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook' | 'log'>): Promise<Backend> {
   if (options.backend === 'postgres') {
     if (options.databaseUrl === undefined || options.databaseUrl === '') {
       throw new Error('history.backend is postgres but DATABASE_URL is not set');
@@ -92,7 +92,7 @@ export async function openBackend(options: Pick<HistoryTierOptions, 'backend' | 
 }
 
 /** Opens (creating and migrating) the store; a store that cannot be opened throws naming it. */
-export async function createHistoryTier(options: HistoryTierOptions): Promise<HistoryTier> {
+export async function openHistoryStore(options: HistoryStoreOptions): Promise<HistoryStore> {
   const backend = await openBackend(options);
   const metrics = createHistoryMetrics(options.registry, backend.kind, () => backend.sizeBytes(), options.now);
   let seriesLock: SeriesLock | undefined;
@@ -103,7 +103,7 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
       seriesLock = openAdvisoryLock(options.databaseUrl as string, options.postgresSchema);
     }
   }
-  const tier = new Tier({
+  const tier = new CandleStore({
     backend,
     now: options.now,
     revision: { bars: { '1d': options.revision.dailyBars, '1m': options.revision.minuteBars } },
@@ -159,7 +159,7 @@ export async function createHistoryTier(options: HistoryTierOptions): Promise<Hi
  * makes it unready (another instance can do better); a shared PostgreSQL store failing is a
  * fault every instance shares: reported as degraded (history then comes from the vendor).
  */
-export function historyReadiness(store: Pick<HistoryTier, 'probe'>): ReadinessCheck {
+export function historyReadiness(store: Pick<HistoryStore, 'probe'>): ReadinessCheck {
   return {
     name: 'history',
     run: async () => {

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DatabaseSync } from 'node:sqlite';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
-import type { HistoryTier, StoreHealth } from '../../src/store/index.ts';
+import type { HistoryStore, StoreHealth } from '../../src/store/index.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
 // Saturday 2025-06-21 12:00 Shanghai: every bar asked for is closed.
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function appWithStore(options: { path?: string; history?: HistoryTier }) {
+async function appWithStore(options: { path?: string; history?: HistoryStore }) {
   const { app } = await buildTestApp({
     now,
     adapters: new Map([['sim', createSimAdapter({}, { now })]]),
@@ -57,7 +57,7 @@ function damage(path: string): void {
 }
 
 /** A stand-in store whose health the test sets: the policy decides by backend and health alone. */
-function storeWithHealth(health: StoreHealth): HistoryTier {
+function storeWithHealth(health: StoreHealth): HistoryStore {
   return {
     candles: async () => undefined,
     stats: async () => ({ series: 0, bars: 0, bytes: 0, periods: [] } as never),

@@ -7,7 +7,7 @@ import {
   assemble, blockOf, blockRuns, CorruptBlockError, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, readBlocks, type BlockBars,
 } from '../../src/store/blocks.ts';
 import { corruptCount } from '../../src/cache/corruption.ts';
-import { barsWithin } from '../../src/store/tier.ts';
+import { barsWithin } from '../../src/store/candle-store.ts';
 
 const DAY = 86_400_000;
 const MIN = 60_000;

@@ -14,7 +14,7 @@ import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { createFillLock } from '../../src/cache/fill-lock.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { trackRedisHealth } from '../../src/redis.ts';
-import { createHistoryTier, type HistoryTier } from '../../src/store/index.ts';
+import { openHistoryStore, type HistoryStore } from '../../src/store/index.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
 import { redisSeriesLock, type SeriesLock } from '../../src/store/series-lock.ts';
 import { buildTestApp, CN_MORNING, KEYS } from '../helpers/app.ts';
@@ -70,7 +70,7 @@ async function fleet(name: string, lockFor?: (i: number, registry: Registry) => 
   for (let i = 0; i < 3; i++) {
     const m = createMetrics();
     const seriesLock = lockFor === undefined ? undefined : await lockFor(i, m.registry);
-    const history: HistoryTier = await createHistoryTier({
+    const history: HistoryStore = await openHistoryStore({
       backend: 'postgres', databaseUrl: PG_URL, postgresSchema: schema, now,
       revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 }, registry: m.registry,
       seriesLock, lockWaitMs: 5000,

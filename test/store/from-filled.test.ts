@@ -1,21 +1,21 @@
 // A series first seen by a request is answered from the bars that request just stored, not read
-// back (src/store/tier.ts fromFilled): the answer must be exactly what the store returns for the
+// back (src/store/candle-store.ts fromFilled): the answer must be exactly what the store returns for the
 // same request once the series is covered, on both backends, for ranges, counts and minute bars.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CandleQuery } from '../../adapters/types.ts';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
-import type { HistoryTier } from '../../src/store/index.ts';
+import type { HistoryStore } from '../../src/store/index.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHistoryMetrics } from '../../src/store/metrics.ts';
 import { openSqliteBackend } from '../../src/store/sqlite.ts';
-import { fromFilled, Tier } from '../../src/store/tier.ts';
+import { fromFilled, CandleStore } from '../../src/store/candle-store.ts';
 import { place, ref, simVendor, type Place } from './harness.ts';
 
 const AFTER_CLOSE = localTimeMs('CN', '2026-11-20', '20:00');
 const d = (date: string) => localMidnight('CN', date);
-const open: HistoryTier[] = [];
+const open: HistoryStore[] = [];
 const places: Place[] = [];
 afterEach(async () => {
   for (const t of open.splice(0)) await t.close();
@@ -64,7 +64,7 @@ describe('no read-back', () => {
       if (out !== undefined) reads += 1;
       return out;
     };
-    const tier = new Tier({ backend, now: () => AFTER_CLOSE, revision: { bars: { '1d': 2, '1m': 30 } }, metrics: createHistoryMetrics(undefined, 'sqlite', async () => 0) });
+    const tier = new CandleStore({ backend, now: () => AFTER_CLOSE, revision: { bars: { '1d': 2, '1m': 30 } }, metrics: createHistoryMetrics(undefined, 'sqlite', async () => 0) });
     try {
       const vendor = simVendor(() => AFTER_CLOSE);
       const query = QUERIES[1][1];

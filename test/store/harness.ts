@@ -11,7 +11,7 @@ import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import type { Backend } from '../../src/store/backend.ts';
-import { createHistoryTier, type HistoryTier, type HistoryTierOptions } from '../../src/store/index.ts';
+import { openHistoryStore, type HistoryStore, type HistoryStoreOptions } from '../../src/store/index.ts';
 import { dropPostgresSchema, openPostgresBackend } from '../../src/store/postgres.ts';
 import { openSqliteBackend } from '../../src/store/sqlite.ts';
 
@@ -83,8 +83,8 @@ export function direct(now: () => number) {
 /** A place for one backend's data: a temp SQLite file or a fresh PostgreSQL schema. */
 export interface Place {
   backend: BackendName;
-  options: Pick<HistoryTierOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema'>;
-  open(now: () => number, extra?: Partial<HistoryTierOptions>): Promise<HistoryTier>;
+  options: Pick<HistoryStoreOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema'>;
+  open(now: () => number, extra?: Partial<HistoryStoreOptions>): Promise<HistoryStore>;
   dispose(): Promise<void>;
 }
 
@@ -100,7 +100,7 @@ export function place(backend: BackendName): Place {
   return {
     backend,
     options,
-    open: (now, extra = {}) => createHistoryTier({
+    open: (now, extra = {}) => openHistoryStore({
       ...options,
       now,
       revision: { dailyBars: 2, minuteBars: 30 },

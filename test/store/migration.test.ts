@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CandleQuery } from '../../adapters/types.ts';
 import type { Candles } from '../../src/domain.ts';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
-import type { HistoryTier } from '../../src/store/index.ts';
+import type { HistoryStore } from '../../src/store/index.ts';
 import { POSTGRES_STEPS, SQLITE_STEPS } from '../../src/store/schema.ts';
 import { direct, place, PG_URL, ref, simVendor, type BackendName, type Place } from './harness.ts';
 
@@ -16,7 +16,7 @@ const MOUTAI = ref('600519.SH');
 const DAILY: CandleQuery = { symbol: MOUTAI, period: '1d', start: localMidnight('CN', '2025-01-01'), end: localMidnight('CN', '2025-12-31') };
 const MINUTES: CandleQuery = { symbol: MOUTAI, period: '1m', start: localTimeMs('CN', '2026-11-16', '09:31'), end: localTimeMs('CN', '2026-11-20', '15:00') };
 
-const open: HistoryTier[] = [];
+const open: HistoryStore[] = [];
 const places: Place[] = [];
 afterEach(async () => {
   for (const t of open.splice(0)) await t.close();

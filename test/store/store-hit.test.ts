@@ -1,4 +1,4 @@
-// The store hit (src/store/tier.ts #stored): a closed window the store covers whole is answered
+// The store hit (src/store/candle-store.ts #stored): a closed window the store covers whole is answered
 // from one backend statement (coverage and bars from one snapshot: Backend.window), or from the
 // hot blocks that statement read before (src/store/block-cache.ts), with no other backend call,
 // no lock and no vendor call; its answer is exactly what the full pass (#serve) gives for the same
@@ -13,7 +13,7 @@ import { BlockCache } from '../../src/store/block-cache.ts';
 import { openBackend } from '../../src/store/index.ts';
 import { labelsIn } from '../../src/store/labels.ts';
 import { createHistoryMetrics } from '../../src/store/metrics.ts';
-import { Tier } from '../../src/store/tier.ts';
+import { CandleStore } from '../../src/store/candle-store.ts';
 import { place, ref, simVendor, type Place } from './harness.ts';
 
 const AFTER_CLOSE = localTimeMs('CN', '2026-11-20', '20:00');
@@ -26,7 +26,7 @@ afterEach(async () => {
   for (const p of places.splice(0)) await p.dispose();
 });
 
-const tierOn = (backend: Backend, options: { blockCacheTtlMs?: number; now?: () => number } = {}) => new Tier({
+const tierOn = (backend: Backend, options: { blockCacheTtlMs?: number; now?: () => number } = {}) => new CandleStore({
   backend, now: options.now ?? now, revision: { bars: { '1d': 2, '1m': 30 } }, metrics: createHistoryMetrics(undefined, backend.kind, async () => 0),
   blockCacheTtlMs: options.blockCacheTtlMs,
 });

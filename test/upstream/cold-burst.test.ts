@@ -14,7 +14,7 @@ import type { Adapter, CandleQuery } from '../../adapters/types.ts';
 import type { Candles, SymbolRef } from '../../src/domain.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { createHistoryTier, type HistoryTier } from '../../src/store/index.ts';
+import { openHistoryStore, type HistoryStore } from '../../src/store/index.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { fakeAdapter, type FakeAdapter } from '../helpers/fake-adapter.ts';
@@ -38,7 +38,7 @@ let redis: PrivateRedis;
 let vendor: FakeAdapter;
 const clients: Redis[] = [];
 const apps: FastifyInstance[] = [];
-const stores: HistoryTier[] = [];
+const stores: HistoryStore[] = [];
 
 describeRedis('a cold burst over three instances at a 300 ms vendor', () => {
   beforeAll(async () => {
@@ -62,7 +62,7 @@ describeRedis('a cold burst over three instances at a 300 ms vendor', () => {
     vendor = fakeAdapter(cheap, { delayMs: 300 });
     for (let i = 0; i < 3; i++) {
       const metrics = createMetrics();
-      const history = await createHistoryTier({
+      const history = await openHistoryStore({
         backend: 'postgres', databaseUrl: PG_URL, postgresSchema: schema, now,
         revision: { dailyBars: 2, minuteBars: 30 }, retentionDays: { '1m': 0, '1d': 0 }, registry: metrics.registry, lockWaitMs: 5000,
       });

@@ -7,7 +7,7 @@ import type { TSchema } from 'typebox';
 import type { Adapter, AdapterMethod, CallContext } from '../../../adapters/types.ts';
 import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
-import type { HistoryTier } from '../../store/index.ts';
+import type { HistoryStore } from '../../store/index.ts';
 import type { Region } from '../../domain.ts';
 import type { Need, VendorCall } from '../../upstream/router.ts';
 import type { ResourceSpec } from '../loader.ts';
@@ -24,7 +24,7 @@ export type PolicyView = Readonly<Record<string, unknown>> & { negative: CacheWi
 export interface SpecDeps {
   policy: PolicyView;
   /** The candle store in front of the vendor, and the adapters it is off for. */
-  history?: HistoryTier;
+  history?: HistoryStore;
   historyOffFor?: ReadonlySet<string>;
 }
 

@@ -7,7 +7,7 @@
 // (README, "Adding a resource").
 import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
-import type { HistoryTier } from '../../store/index.ts';
+import type { HistoryStore } from '../../store/index.ts';
 import { candles } from './candles.ts';
 import { depth } from './depth.ts';
 import type { PolicyView } from './descriptor.ts';
@@ -60,7 +60,7 @@ export function ttlFor(resource: Resource, context: TtlContext, policy: CachePol
 /** The loader's spec of each resource. */
 export type Resources = { [N in Resource]: ReturnType<ByName<N>['spec']> };
 
-export function createResources(policy: CachePolicy, deps: { history?: HistoryTier; historyOffFor?: ReadonlySet<string> } = {}): Resources {
+export function createResources(policy: CachePolicy, deps: { history?: HistoryStore; historyOffFor?: ReadonlySet<string> } = {}): Resources {
   const view = policy as unknown as PolicyView;
   return Object.fromEntries(RESOURCE_DESCRIPTORS.map((d) => [d.name, d.spec({ policy: view, ...deps })])) as Resources;
 }
