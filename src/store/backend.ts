@@ -66,7 +66,7 @@ export interface Backend {
    * The store-hit read: the series' coverage and its blocks holding labels in [lo, hi], as stored
    * (not yet verified), from one consistent snapshot in one statement (one round trip).
    * undefined: the series is not stored. The tier answers a window from it when the coverage
-   * needs no vendor call (tier.ts #stored).
+   * needs no vendor call (candle-store.ts #stored).
    */
   window?(key: SeriesKey, lo: number, hi: number): Promise<StoredWindow | undefined>;
   /** One transaction: upsert the bars, overlay the coverage. */

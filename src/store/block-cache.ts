@@ -1,5 +1,5 @@
 // The store's hot blocks in memory (issue 30): per series, the coverage and the verified blocks of
-// the store-hit reads (tier.ts #stored), bounded by bytes (least recently used series go first),
+// the store-hit reads (candle-store.ts #stored), bounded by bytes (least recently used series go first),
 // so a window over a hot series needs no statement at all (on PostgreSQL, no round trip).
 //
 // Consistency: an entry is one coverage snapshot and blocks read under that very coverage. A read
