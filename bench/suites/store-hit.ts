@@ -321,7 +321,7 @@ log(table(['backend', 'hot blocks', 'bars', 'store hit p50 / p90', 'memory-tier 
   const ratio = pct(h.ms.store, 50) / pct(h.ms.memory, 50);
   return [
     h.backend, h.cache ? 'on' : 'off', f1(h.bars), `${f2(pct(h.ms.store, 50))} / ${f2(pct(h.ms.store, 90))}`, `${f2(pct(h.ms.memory, 50))} / ${f2(pct(h.ms.memory, 90))}`,
-    `${f2(pct(h.ms.response, 50))} / ${f2(pct(h.ms.response, 90))}`, f2(ratio), h.backend === 'sqlite' ? '≤ 1.5' : '≤ 2', String(h.vendorCallsAfterFill),
+    `${f2(pct(h.ms.response, 50))} / ${f2(pct(h.ms.response, 90))}`, f2(ratio), h.cache ? (h.backend === 'sqlite' ? '≤ 1.5' : '≤ 2') : '(recorded)', String(h.vendorCallsAfterFill),
   ];
 })));
 reportHeadlines([
@@ -332,9 +332,10 @@ reportHeadlines([
   ...http.map((h) => {
     const ratio = pct(h.ms.store, 50) / pct(h.ms.memory, 50);
     const limit = h.backend === 'sqlite' ? 1.5 : 2;
+    // The target is the service's as shipped (hot blocks on); without them the figure is recorded.
     return {
       suite: 'store hit', figure: `${h.backend}${h.cache ? '' : ', no hot blocks'}: HTTP p50 store hit ÷ memory-tier hit, same rows`,
-      value: f2(ratio), target: `≤ ${limit}`, pass: ratio <= limit && h.vendorCallsAfterFill === 0,
+      value: f2(ratio), ...(h.cache ? { target: `≤ ${limit}`, pass: ratio <= limit && h.vendorCallsAfterFill === 0 } : {}),
     };
   }),
 ]);
