@@ -239,21 +239,17 @@ export class CandleStore {
     if (w.open !== undefined || w.upper < w.lo || need === Infinity || (need !== undefined && need <= 0)) return undefined;
     const range = need === undefined ? { lo: w.lo, hi: w.upper } : countRange(region, period, w.lo, w.upper, need) as Interval;
     // Hot blocks first (block-cache.ts); else one statement, whose blocks are verified and kept.
-    let coverage: Segment[];
     let read: { bars: Candles; held: number };
     const cached = this.#blocks.get(series, period, range.lo, range.hi, now);
     if (cached !== undefined && coveredWhole(activeAt(cached.coverage, now), range.lo, range.hi)) {
-      coverage = cached.coverage;
       read = readBlocks(cached.blobs, range.lo, range.hi, need, true);
     } else {
       const snap = await this.#db(() => backend.window!(key, range.lo, range.hi));
       // A gap: the full pass reads what it needs itself (nothing decoded or kept here).
       if (snap === undefined || !coveredWhole(activeAt(snap.coverage, now), range.lo, range.hi)) return undefined;
-      coverage = snap.coverage;
       read = await this.#db(async () => readBlocks(snap.blocks.map((b) => b.data), range.lo, range.hi, need));
       this.#blocks.put(series, period, range.lo, range.hi, snap.coverage, snap.blocks, now);
     }
-    if (!coveredWhole(activeAt(coverage, now), range.lo, range.hi)) return undefined;
     // #serve walks further back only while fewer than `need` bars are held above the query's start.
     if (need !== undefined && read.held < need && range.lo > w.lo) return undefined;
     this.#o.metrics.bars(period, 'store', read.bars.timestamp.length);
