@@ -102,6 +102,9 @@ for i in 0 1 2; do
   port="${INSTANCE_PORTS[$i]}"
   (
     cd "$ROOT"
+    # The fleet's Redis is the cluster its config names: a REDIS_URL from the caller's environment
+    # (a CI script's single node) would be a second topology, which the config refuses.
+    unset REDIS_URL
     export PORT="$port" HOST=127.0.0.1 CONFIG_FILE="$FLEET_DIR/config.yaml" DATABASE_URL KEYS_FILE="${KEYS_FILE:-$ROOT/config/keys.yaml}"
     export LOG_FORMAT=json NODE_ENV=production
     nohup "$NODE" --max-semi-space-size=4 src/server.ts >>"$FLEET_DIR/logs/mdqs-$port.log" 2>&1 &
