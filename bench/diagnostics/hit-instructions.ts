@@ -10,9 +10,8 @@
 //   node bench/diagnostics/hit-instructions.ts [quote|candles] [n=4000]      (~3 min)
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { IncomingMessage, ServerResponse, type RequestListener } from 'node:http';
-import { Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,75 +62,9 @@ if (!CHILD) {
 
 // The child: build the service in-process, drive `n` hits through one side, exit.
 const side = process.argv[5];
-const { loadConfig } = await import('../../config/load.ts');
-const { createAdapters, productionDeps } = await import('../../src/upstream/registry.ts');
-const { KeyStore } = await import('../../src/access/keys.ts');
-const { buildApp } = await import('../../src/app.ts');
-const { createMetrics, upstreamSink } = await import('../../src/metrics.ts');
-const { BENCH_KEY, benchKeysYaml } = await import('../lib/bench-keys.ts');
-
-const path = which === 'quote' ? '/v1/quotes?symbols=600519.SH' : '/v1/klines?symbol=600519.SH&count=1000&adjust=none';
-const dir = mkdtempSync(join(tmpdir(), 'mdqs-hit-instructions-child-'));
-const keysFile = join(dir, 'keys.yaml');
-writeFileSync(keysFile, benchKeysYaml({ windowMs: 3_600_000 }));
-const { config } = loadConfig({ LOG_LEVEL: 'info', ...process.env, KEYS_FILE: keysFile, MDQS__history__enabled: 'false', HOST: '127.0.0.1', PORT: '0' });
-const metrics = createMetrics({ processMetrics: true });
-const deps = productionDeps(Date.now, upstreamSink(metrics), () => {});
-const app = await buildApp({ config, keys: KeyStore.fromFile(keysFile), adapters: createAdapters(config.routing, config.adapters, deps), now: Date.now, metrics, upstreamClients: deps.clients });
-await app.listen({ port: 0, host: '127.0.0.1' });
-const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}${path}`;
-for (let i = 0; i < 2; i++) await (await fetch(url, { headers: { 'x-api-key': BENCH_KEY } })).arrayBuffer();
-const serviceListener = app.server.listeners('request')[0] as RequestListener;
-
-class SinkSocket extends Socket {
-  last = '';
-  keep = false;
-  constructor() {
-    super();
-    Object.defineProperty(this, 'remoteAddress', { value: '127.0.0.1' });
-  }
-  override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
-    if (this.keep) this.last += typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('latin1');
-    const cb = typeof encoding === 'function' ? encoding : callback;
-    if (typeof cb === 'function') (cb as () => void)();
-    return true;
-  }
-  override cork(): void {}
-  override uncork(): void {}
-}
-const socket = new SinkSocket();
-const headers = { host: '127.0.0.1', 'user-agent': 'wrk', 'x-api-key': BENCH_KEY };
-const rawHeaders = Object.entries(headers).flat();
-function drive(listener: RequestListener): void {
-  const req = new IncomingMessage(socket);
-  req.method = 'GET';
-  req.url = path;
-  req.httpVersionMajor = 1;
-  req.httpVersionMinor = 1;
-  req.httpVersion = '1.1';
-  req.rawHeaders = rawHeaders;
-  req.headers = { ...headers };
-  req.complete = true;
-  req.push(null);
-  const res = new ServerResponse(req);
-  res.shouldKeepAlive = true;
-  res.assignSocket(socket);
-  listener(req, res);
-  res.detachSocket(socket);
-}
-socket.keep = true;
-drive(serviceListener);
-socket.keep = false;
-const captured = socket.last;
-if (!/x-cache: HIT/i.test(captured)) throw new Error(`not a cache hit:\n${captured.slice(0, 600)}`);
-const headEnd = captured.indexOf('\r\n\r\n');
-const headerPairs = captured.slice(0, headEnd).split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)])
-  .filter(([name]) => !/^(date|connection|keep-alive)$/i.test(name)).flat();
-const body = Buffer.from(captured.slice(headEnd + 4), 'latin1');
-const bareListener: RequestListener = (_req, res) => {
-  res.writeHead(200, headerPairs);
-  res.end(body);
-};
+const { inProcessHit } = await import('../lib/in-process-hit.ts');
+const hit = await inProcessHit(which === 'quote' ? '/v1/quotes?symbols=600519.SH' : '/v1/klines?symbol=600519.SH&count=1000&adjust=none');
+const { drive, service: serviceListener, bare: bareListener } = hit;
 const listener = side === 'service' ? serviceListener : bareListener;
 async function hits(count: number): Promise<void> {
   for (let done = 0; done < count; done += 200) {
@@ -147,6 +80,6 @@ await lines.next();
 await hits(n);
 process.stdout.write('done\n');
 await lines.next();
-rmSync(dir, { recursive: true, force: true });
+await hit.close();
 process.exit(0);
 
