@@ -51,6 +51,12 @@ export interface ResourceSpec<Q, T> {
   windows(value: T | undefined, query: Q, now: number): TierWindows;
   /** Bytes of a value for the byte-bounded tiers. */
   size(value: T | undefined): number;
+  /**
+   * Folds a fresh fetch into what the tiers still hold for the key (stale or expired, before it
+   * is replaced), for resources whose history a refetch must not erase: financial statements
+   * keep a restated period's earlier version beside the new one. Without it a fetch replaces.
+   */
+  merge?(previous: T, fresh: T): T;
 }
 
 export interface LoadResult<T> {
@@ -330,6 +336,20 @@ export class Loader {
     return undefined;
   }
 
+  /** What the tiers still hold for `keys` (any state), the first tier that has each. */
+  async #held(keys: string[]): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    for (const key of keys) {
+      for (const tier of this.#o.tiers) {
+        const hit = await tier.get(key);
+        if (hit === undefined || hit.value.value === undefined) continue;
+        out.set(key, hit.value.value);
+        break;
+      }
+    }
+    return out;
+  }
+
   #batchSize<Q>(spec: ResourceSpec<Q, unknown>, region: Region, sample: Q): number {
     const chain = this.#o.router.chain(spec.resource, region, spec.need?.(sample));
     let size = Number.POSITIVE_INFINITY;
@@ -343,12 +363,16 @@ export class Loader {
       spec.resource, region, (a, vendor) => spec.fetch(a, queries, vendor), { need: spec.need?.(queries[0]), neededAt },
     );
     this.#o.onFetched?.(adapter.id, region);
+    const previous = spec.merge === undefined ? undefined : await this.#held(chunk.map((item) => item.key));
     const now = this.#o.now();
     const entries = new Map<string, DataEntry | AppError>();
     const rejected = (found as BySymbol<T>).rejected;
     const writes: Promise<void>[] = [];
     for (const item of chunk) {
-      const value = found.get(spec.key(item.query));
+      let value = found.get(spec.key(item.query));
+      const before = previous?.get(item.key);
+      // Only what the same adapter chain served is folded in (the key includes the chain).
+      if (value !== undefined && before !== undefined) value = spec.merge!(before as T, value);
       if (value === undefined && rejected?.has(spec.key(item.query))) {
         // The vendor sent only invalid rows for it: a failure of this symbol, never "unknown".
         entries.set(item.key, new AppError('UPSTREAM_BAD_RESPONSE', `${adapter.label} sent no usable data for ${spec.key(item.query)}`, {

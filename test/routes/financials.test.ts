@@ -181,6 +181,41 @@ describe('GET /v1/financials/*', () => {
     expect(sim.calls.filter((c) => c.statement === 'metrics').flatMap((c) => c.symbols).sort()).toEqual(['00700.HK', '600519.SH', 'AAPL.US']);
   });
 
+  it('a refetch keeps a restated period\'s earlier version beside the new one: as_of still sees what was known then', async () => {
+    let now = CN_MORNING;
+    const sim = countingSim(() => now);
+    // After the switch the vendor serves only the restatement of one period (new figures, a later
+    // announcement date), as a vendor that keeps only its newest version does.
+    let restate: { period_end: string; announce_date: string } | undefined;
+    const inner = sim.adapters.get('sim')!.getFinancials!.bind(sim.adapters.get('sim'));
+    sim.adapters.get('sim')!.getFinancials = async (symbols, statement, ctx) => {
+      const out = await inner(symbols, statement, ctx);
+      const series = out.get('600519.SH') as Rec[] | undefined;
+      if (restate !== undefined && series !== undefined) {
+        out.set('600519.SH', series.map((r) => (r.period_end === restate!.period_end && r.period_months === 12
+          ? { ...r, announce_date: restate!.announce_date, revenue: 1234 }
+          : r)) as never);
+      }
+      return out;
+    };
+    ({ app } = await buildTestApp({ keys: keys(), adapters: sim.adapters, now: () => now }));
+    const first = (await get('/v1/financials/income?symbols=600519.SH')).json().data['600519.SH'] as Rec[];
+    const year = first.filter((r) => r.period_months === 12).at(-1)!;
+    expect(year.announce_date).not.toBeNull();
+    restate = { period_end: year.period_end, announce_date: '2099-01-02' };
+    // Past the one-day TTL and the stale-while-revalidate hour (inside stale-if-error): refetched.
+    now += 26 * 3_600_000;
+    const calls = sim.calls.length;
+    const newest = (await get('/v1/financials/income?symbols=600519.SH')).json().data['600519.SH'] as Rec[];
+    expect(sim.calls.length).toBe(calls + 1);
+    const served = newest.filter((r) => r.period_end === year.period_end && r.period_months === 12);
+    expect(served).toEqual([expect.objectContaining({ announce_date: '2099-01-02', revenue: 1234 })]);
+    // Point in time before the restatement: the original figures, from the version the refetch kept.
+    const asOf = (await get(`/v1/financials/income?symbols=600519.SH&as_of=${year.announce_date}`)).json().data['600519.SH'] as Rec[];
+    expect(asOf.filter((r) => r.period_end === year.period_end && r.period_months === 12)).toEqual([year]);
+    expect(sim.calls.length).toBe(calls + 1);
+  });
+
   it('a symbol whose vendor failed is named in X-Failed-Symbols and is not cached; all failed is a 502', async () => {
     const sim = countingSim(() => CN_MORNING);
     ({ app } = await buildTestApp({ keys: keys(), adapters: sim.adapters }));

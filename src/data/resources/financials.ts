@@ -14,6 +14,7 @@ import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows } from '../../cache/ttl-policy.ts';
 import type { SymbolRef } from '../../domain.ts';
 import { RECORD_SCHEMAS } from '../../financials/schemas.ts';
+import { mergeVersions } from '../../financials/select.ts';
 import type { Statement, StatementRecord } from '../../financials/types.ts';
 import { DAY_MS } from '../../markets/time.ts';
 import { call, type ResourceDescriptor } from './descriptor.ts';
@@ -52,6 +53,9 @@ function financials<S extends Statement>(statement: S): ResourceDescriptor<NameO
       ...bySymbolSpec<StatementRecord<S>[]>(name, 'getFinancials', (value) => ttl({ notFound: value === undefined }, policy)),
       fetch: (adapter, refs, vendor) =>
         call<BySymbol<StatementRecord<S>[]>>(adapter, 'getFinancials', vendor, (ctx: CallContext) => [refs, statement, ctx]),
+      // A refetch keeps the versions the cached series held (a restatement never erases the
+      // original: as_of still sees what was known then), for as long as the series is cached.
+      merge: (previous, fresh) => mergeVersions(previous, fresh),
     }),
   };
 }
