@@ -12,10 +12,11 @@
 // X-Missing-Symbols, X-Cache: HIT, X-Cache-Tier, Age, ETag, Vary, X-RateLimit-*), 304 on
 // If-None-Match, the gzip variant, and the request metrics.
 //
-// Table routes negotiate their format (issue 26): the index holds one entry per URL and format
-// (`url NUL format`), and a hit negotiates the request's format exactly as the normal path does
-// (the URL's `format` parameter, else Accept) before looking it up, so a CSV request is never
-// answered with JSON bytes cached for the same URL, nor the reverse.
+// Table routes negotiate their format (issue 26): the index holds one entry per URL, and a table
+// route's entry holds a route per format answered; a hit negotiates the request's format exactly
+// as the normal path does (the URL's `format` parameter, else Accept) and takes that format's
+// route, so a CSV request is never answered with JSON bytes cached for the same URL, nor the
+// reverse. One index lookup per request either way (issue 30).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { AccessNeeds } from '../access/guard.ts';
@@ -190,9 +191,14 @@ function indexEntryBytes(route: FastRoute, url: string): number {
 }
 const INDEX_ENTRY_OVERHEAD = 400;
 
-/** The index key of a URL answered in `format` (undefined: a route that does not negotiate). */
-function indexKey(url: string, format: Format | undefined): string {
-  return format === undefined ? url : `${url}\u0000${format}`;
+/** An index entry: a route, or a table route's routes by the format each answered in. */
+type IndexEntry = FastRoute | { formats: Map<Format, FastRoute> };
+
+function entryBytes(entry: IndexEntry, url: string): number {
+  if (!('formats' in entry)) return indexEntryBytes(entry, url);
+  let bytes = 0;
+  for (const route of entry.formats.values()) bytes += indexEntryBytes(route, url);
+  return bytes;
 }
 
 /**
@@ -219,7 +225,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   // Bounded by bytes: an entry only helps while its answer is cached, and an answer is at least a
   // few hundred bytes, so an eighth of the response cache's bound covers every cached answer.
   const maxSize = options.indexMaxBytes ?? Math.max(1_048_576, Math.floor(options.cache.maxSize / 8));
-  const index = new LRUCache<string, FastRoute>({ maxSize, sizeCalculation: indexEntryBytes });
+  const index = new LRUCache<string, IndexEntry>({ maxSize, sizeCalculation: entryBytes });
   let served = 0;
   return {
     record(url, route) {
@@ -228,7 +234,17 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // Only the markets matter to the plan check: keep those, not up to 100 symbols per URL.
       const regions = new Set(route.needs.regions ?? []);
       for (const ref of route.needs.symbols ?? []) regions.add(ref.region);
-      index.set(indexKey(url, formatOfKey(route.key)), { ...route, needs: { features: route.needs.features, regions: [...regions], explicitCount: route.needs.explicitCount } });
+      const kept: FastRoute = { ...route, needs: { features: route.needs.features, regions: [...regions], explicitCount: route.needs.explicitCount } };
+      const format = formatOfKey(route.key);
+      if (format === undefined) {
+        index.set(url, kept);
+        return;
+      }
+      const held = index.peek(url);
+      const formats = held !== undefined && 'formats' in held ? new Map(held.formats) : new Map<Format, FastRoute>();
+      formats.set(format, kept);
+      // Set again (a new entry), so the index weighs every format's route.
+      index.set(url, { formats });
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
@@ -239,13 +255,15 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (req.headers.host === undefined || req.headers.upgrade !== undefined) return false;
       const url = req.url;
       if (url === undefined) return false;
-      let route = index.get(url);
-      if (route === undefined) {
-        // A table route: its entries are per negotiated format.
+      const indexed = index.get(url);
+      if (indexed === undefined) return false;
+      let route: FastRoute | undefined;
+      if ('formats' in indexed) {
+        // A table route: the route of the format this request negotiates, if that one was answered.
         const format = requestFormat(url, req.headers.accept);
         if (format === undefined) return false;
-        route = index.get(indexKey(url, format));
-      }
+        route = indexed.formats.get(format);
+      } else route = indexed;
       if (route === undefined || options.isClosing()) return false;
       const presented = req.headers['x-api-key'];
       // No key (the free tier, limited per client address) goes the normal way, never with a key's limits.
