@@ -2,7 +2,7 @@
 // by undoing splits), intraday 1m, dividends and splits → ex-factors, quotes and instrument
 // metadata from chart `meta`. No depth, no traded amount, no pools.
 
-import type { Candles, SymbolRef } from '../../src/domain.ts';
+import type { Candles, Region, SymbolRef } from '../../src/domain.ts';
 import { AppError } from '../../src/errors.ts';
 import type { ExFactor } from '../../src/domain.ts';
 import { localDate } from '../../src/markets/calendar.ts';
@@ -16,22 +16,29 @@ import { unsplit, yahooExFactors } from './raw.ts';
 import { buildChartRequest, yahooSymbol, type ChartParams, type YahooWire } from './requests.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 
-import { buildTimeseriesRequest, parseIncomeTimeseries } from './financials.ts';
+import { buildTimeseriesRequests, readTimeseries, sourcesOf, statementRecords, uniqueShareDates, type TimeseriesPeriod } from './financials.ts';
+import { deriveMetricsSeries } from '../../src/financials/derive.ts';
 import { compareRecords } from '../../src/financials/select.ts';
-import type { StatementRecord } from '../../src/financials/types.ts';
+import type { Statement, StatementRecord, StatementSet } from '../../src/financials/types.ts';
 import { YAHOO_DEFAULTS, type YahooOptions } from './options.ts';
 
 export type { YahooOptions };
+
+const FINANCIALS_MARKETS: Region[] = ['US', 'HK'];
 
 export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
   return {
     resources: {
       quotes: true, depth: false, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
-      // The income statement from fundamentals-timeseries, US and HK (financials.ts); no other statement yet.
-      financialsIncome: true, financialsBalanceSheet: false, financialsCashFlow: false, financialsMetrics: false, financialsShares: false,
+      // The four statements from fundamentals-timeseries and the metrics derived from them, US and
+      // HK (financials.ts); Yahoo has no A-share statements.
+      financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
     },
     markets: ['CN', 'HK', 'US'],
-    resourceMarkets: { financialsIncome: ['US', 'HK'] },
+    resourceMarkets: {
+      financialsIncome: FINANCIALS_MARKETS, financialsBalanceSheet: FINANCIALS_MARKETS, financialsCashFlow: FINANCIALS_MARKETS,
+      financialsMetrics: FINANCIALS_MARKETS, financialsShares: FINANCIALS_MARKETS,
+    },
     periods: { '1m': true, '1d': true },
     maxBatch,
     rawPrices: true,
@@ -144,6 +151,36 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
     return c === undefined || c === EMPTY ? NOT_FOUND : c;
   };
 
+  /**
+   * One symbol's series of `statement`, annual then quarterly, ascending (empty: no data). Only the
+   * statement's types are asked; metrics ask for the four statements' types at once and derive
+   * the record from them (src/financials/derive.ts). Each frequency may take several requests
+   * (the type list is chunked to keep URLs short); a 404 on any means no data for the symbol.
+   */
+  async function timeseries(ref: SymbolRef, statement: Statement, period2: number, ctx?: CallContext): Promise<StatementRecord<Statement>[]> {
+    const sets: Partial<StatementSet> = {};
+    for (const frequency of ['annual', 'quarterly'] as const) {
+      const periods = new Map<string, TimeseriesPeriod>();
+      for (const request of buildTimeseriesRequests(wire, yahooSymbol(ref), statement, frequency, 0, period2)) {
+        const res = await http!.request({ ...request, signal: ctx?.signal });
+        if (res.status === 404) return [];
+        if (res.status !== 200) throw new AppError('UPSTREAM_ERROR', 'The upstream data source answered with an error', { details: { adapter: ADAPTER_ID, status: res.status } });
+        readTimeseries(res.text, frequency, r, periods);
+      }
+      for (const source of sourcesOf(statement)) {
+        (sets[source] as StatementRecord<Statement>[] | undefined) ??= [];
+        (sets[source] as StatementRecord<Statement>[]).push(...statementRecords(source, periods.values()));
+      }
+    }
+    const statementSet = {
+      income: [], balance_sheet: [], cash_flow: [], ...sets,
+      shares: uniqueShareDates(sets.shares ?? []),
+    } as Omit<StatementSet, 'metrics'>;
+    for (const list of Object.values(statementSet)) list.sort(compareRecords);
+    const records = statement === 'metrics' ? deriveMetricsSeries(statementSet) : statementSet[statement];
+    return [...records].sort(compareRecords);
+  }
+
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'yahoo',
@@ -151,20 +188,10 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
 
     async getFinancials(symbols, statement, ctx) {
       const out: BySymbol<StatementRecord<typeof statement>[]> = new Map();
-      // capabilities: the income statement, US and HK; anything else is left out, never an error.
-      if (statement !== 'income') return out;
+      // capabilities: US and HK; a CN symbol is never asked (left out, never an error).
       const refs = symbols.filter((s) => s.region !== 'CN');
       const period2 = Math.floor(deps.now() / 1000);
-      const series = await mapLimit(refs, concurrency, async (ref) => {
-        const records = [];
-        for (const frequency of ['annual', 'quarterly'] as const) {
-          const res = await http!.request({ ...buildTimeseriesRequest(wire, yahooSymbol(ref), frequency, 0, period2), signal: ctx?.signal });
-          if (res.status === 404) return [];
-          if (res.status !== 200) throw new AppError('UPSTREAM_ERROR', 'The upstream data source answered with an error', { details: { adapter: ADAPTER_ID, status: res.status } });
-          records.push(...parseIncomeTimeseries(res.text, frequency, r));
-        }
-        return records.sort(compareRecords);
-      });
+      const series = await mapLimit(refs, concurrency, (ref) => timeseries(ref, statement, period2, ctx));
       refs.forEach((ref, i) => {
         if (series[i].length > 0) out.set(ref.symbol, series[i] as StatementRecord<typeof statement>[]);
       });

@@ -3,9 +3,13 @@
 // rows and events like Yahoo does, and an unknown ticker gets Yahoo's 404 "Not Found" envelope.
 
 import { http, HttpResponse, type HttpHandler } from 'msw';
-import { capture, fixture, type CapturedRequest } from './support.ts';
+import { capture, fixture, listParam, type CapturedRequest } from './support.ts';
 
 export const YAHOO_TEST_BASE = 'https://yahoo.test';
+
+/** The captured AAPL timeseries answers per frequency: `financials-timeseries-aapl-<what><frequency>.json`. */
+const TIMESERIES_CAPTURES = ['', 'balance-sheet-', 'cash-flow-'];
+type TimeseriesBody = { timeseries: { result: Array<{ meta: { type: string[] } }>; error: null } };
 
 interface ChartResult {
   meta: Record<string, unknown>;
@@ -57,12 +61,18 @@ export function yahooHandlers(log: CapturedRequest[] = [], base = YAHOO_TEST_BAS
       if (url.searchParams.get('range') !== null) return HttpResponse.json(body);
       return HttpResponse.json(cutChart(body, Number(url.searchParams.get('period1')), Number(url.searchParams.get('period2'))));
     }),
-    // fundamentals-timeseries: AAPL's captured income answers by frequency; any other ticker the
-    // meta-only "no data" answer (captured for BTC-USD).
+    // fundamentals-timeseries: AAPL's captured answers by frequency (income, balance sheet, cash
+    // flow: one capture each), of which the entries of the requested types are answered, as Yahoo
+    // answers one entry per requested type; any other ticker gets the meta-only "no data" answer
+    // (captured for BTC-USD).
     http.get(`${base}/ws/fundamentals-timeseries/v1/finance/timeseries/:ticker`, async ({ request, params }) => {
       const url = await capture(log, request);
-      const frequency = url.searchParams.get('type')?.startsWith('quarterly') ? 'quarterly' : 'annual';
-      return HttpResponse.json(fixture('yahoo', params.ticker === 'AAPL' ? `financials-timeseries-aapl-${frequency}` : 'financials-timeseries-btc-no-data'));
+      if (params.ticker !== 'AAPL') return HttpResponse.json(fixture('yahoo', 'financials-timeseries-btc-no-data'));
+      const types = new Set(listParam(url, 'type'));
+      const frequency = [...types][0]?.startsWith('quarterly') ? 'quarterly' : 'annual';
+      const entries = TIMESERIES_CAPTURES.flatMap((what) =>
+        fixture<TimeseriesBody>('yahoo', `financials-timeseries-aapl-${what}${frequency}`).timeseries.result);
+      return HttpResponse.json({ timeseries: { result: entries.filter((e) => types.has(e.meta.type[0])), error: null } });
     }),
   ];
 }

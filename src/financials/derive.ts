@@ -20,7 +20,14 @@
 //
 // "Opening" is the balance sheet at the start of the record's span (the previous fiscal year end
 // for a year-to-date record, the previous quarter end for a single quarter).
-import type { BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord } from './types.ts';
+//
+// deriveMetricsSeries pairs a vendor's four statements by date for deriveMetrics (Yahoo): for an
+// income record ending E over m months, the balance sheet at E (the same span's report first, any
+// report of that date else: a balance sheet is a position at a date), the opening balance sheet at
+// the month end m months before E, the cash flow of the same (E, m), the income of the same span
+// ending at the month end 12 months before E, and the shares at E. A missing partner leaves the
+// fields that need it out. Month-end arithmetic assumes month-end period dates, as Yahoo's are.
+import type { BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, SharesRecord, StatementSet } from './types.ts';
 
 export interface MetricsInputs {
   income: IncomeRecord;
@@ -83,4 +90,39 @@ export function deriveMetrics(inputs: MetricsInputs): MetricsRecord | undefined 
     any = true;
   }
   return any ? out : undefined;
+}
+
+/** The last day of the month `months` months before the month of `date` (YYYY-MM-DD). */
+export function monthEndBefore(date: string, months: number): string {
+  const year = Number(date.slice(0, 4));
+  const month = Number(date.slice(5, 7)) - months; // 1-based, may run below 1
+  // Day 0 of the next month is the last day of this one; Date.UTC normalises the year.
+  const last = new Date(Date.UTC(year, month, 0));
+  return last.toISOString().slice(0, 10);
+}
+
+/** The metrics series of one symbol, from its statements (each ascending); records with no derivable field are left out. */
+export function deriveMetricsSeries(set: Pick<StatementSet, 'income' | 'balance_sheet' | 'cash_flow' | 'shares'>): MetricsRecord[] {
+  const span = (r: { period_end: string; period_months?: number | null }) => `${r.period_end}|${r.period_months ?? ''}`;
+  const balanceBySpan = new Map(set.balance_sheet.map((b) => [span(b), b]));
+  const balanceByDate = new Map<string, BalanceSheetRecord>();
+  for (const b of set.balance_sheet) if (!balanceByDate.has(b.period_end)) balanceByDate.set(b.period_end, b);
+  const cashBySpan = new Map(set.cash_flow.map((c) => [span(c), c]));
+  const incomeBySpan = new Map(set.income.map((i) => [span(i), i]));
+  const sharesByDate = new Map<string, SharesRecord>(set.shares.map((s) => [s.period_end, s]));
+  const out: MetricsRecord[] = [];
+  for (const income of set.income) {
+    const months = income.period_months ?? 12;
+    const end = income.period_end;
+    const metrics = deriveMetrics({
+      income,
+      balance: balanceBySpan.get(span(income)) ?? balanceByDate.get(end),
+      opening: balanceByDate.get(monthEndBefore(end, months)),
+      cashFlow: cashBySpan.get(span(income)),
+      priorYear: incomeBySpan.get(`${monthEndBefore(end, 12)}|${income.period_months ?? ''}`),
+      shares: sharesByDate.get(end)?.total_shares,
+    });
+    if (metrics !== undefined) out.push(metrics);
+  }
+  return out;
 }
