@@ -34,6 +34,12 @@ export interface SoakOptions {
   /** Concurrent connections (no pipelining): cold requests cost tens of ms each. */
   connections: number;
   log: (line: string) => void;
+  /**
+   * The load instead of the random-key autocannon round (bench/lib/mix-load.ts: the mixed soak of
+   * issue 30, with the stream, the store, the formats and financials); it runs between the baseline
+   * and the end reading, for `seconds`. Unset (variant A): the random-key requests of randomPath().
+   */
+  load?: (service: ServiceChild, seconds: number) => Promise<LoadResult>;
 }
 
 interface Retained {
@@ -215,7 +221,7 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
     }, 200);
     let load: LoadResult;
     try {
-      load = await measure({
+      load = options.load !== undefined ? await options.load(service, options.seconds) : await measure({
         url: service.url, path: '/', headers, warmupSeconds: 0, seconds: options.seconds,
         connections: options.connections, pipelining: 1, pids: [service.pid],
         setupRequest: (request) => ({ ...request, path: randomPath(variant.universe) }),

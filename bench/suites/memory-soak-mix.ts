@@ -1,0 +1,168 @@
+// Issue 30 item 3: the memory soak with the stream, the store, the formats and financials in its mix.
+// The service is variant A's (bench/lib/random-key-soak.ts: `src/server.ts`, 5000-symbol sim
+// universe, 16 + 16 MiB cache bounds, the candle store on a fresh SQLite file in a temp dir), the
+// load bench/lib/mix-load.ts's: variant A's random-key quotes and klines, klines as Arrow/Parquet/
+// CSV, windows of several years of daily bars read back from the store, the five financial
+// statements (plain, latest, as_of, date ranges, some as CSV/Arrow/Parquet), and WebSocket stream
+// clients that subscribe, swap symbols and reconnect throughout. Targets as variant A's:
+//   peak RSS − baseline RSS − bounds ≤ 150 MiB
+//   retained after two forced full GCs (heap + external, end − baseline) ≤ bounds + 20 MiB
+// with bounds = cache.dataMaxBytes (the memory tier) + cache.responseMaxBytes (the response cache)
+// + the store's hot-block cache (src/store/candle-store.ts BLOCK_CACHE_BYTES, 16 MiB, not
+// configurable): 48 MiB by default. Not counted, as in variant A: the sim's memos
+// (adapters.sim.memoMaxBytes, 10 MiB), the calendar memos (4 MiB), SQLite's own page cache
+// (its default, ~2 MiB per connection), the stream's per-connection send buffers (1 MiB cap each,
+// drained by these clients).
+//
+// No market in session (the stream pushes only for symbols in session): the service's Date.now()
+// is moved into the latest US session (bench/lib/shift-clock.ts preloaded; SOAK_MIX_CLOCK=real
+// keeps the wall clock), and the requests' times move with it.
+//
+//   node bench/suites/memory-soak-mix.ts                    this checkout, no extra node flags
+//   SOAK_START_FLAGS=1 node bench/suites/memory-soak-mix.ts  with `npm start`'s flags and variables
+// The knobs of bench/suites/memory-soak.ts (SOAK_SECONDS 180, SOAK_CACHE_MIB 16, SOAK_UNIVERSE 5000,
+// SOAK_CONNECTIONS 32, SOAK_ROOT, SOAK_NODE_ARGS, SOAK_ENV, SOAK_MALLOC_ARENA_MAX, SOAK_SMAPS, SOAK_JSON),
+// plus SOAK_STREAM_CLIENTS (50), SOAK_STREAM_POOL (150 symbols: what the sim's default memo keeps
+// ticking), SOAK_STORE_SYMBOLS (250), SOAK_STORE_YEARS (6), SOAK_FINANCIALS_SYMBOLS (the universe: the symbols
+// financials draw from), SOAK_MIX_CLOCK (auto | real) and
+// SOAK_MIX_WEIGHTS (random,format,store,financials; default 35,15,25,25).
+import { fileURLToPath } from 'node:url';
+import { mib, runSoak } from '../lib/random-key-soak.ts';
+import { runMix, sessionClockOffset, writeMixKeysFile, MIX_KINDS, type MixResult } from '../lib/mix-load.ts';
+import { startScriptSettings } from '../lib/processes.ts';
+import { featuresOf } from '../lib/bench-keys.ts';
+import { QUICK, reportHeadlines } from '../lib/report.ts';
+import { BLOCK_CACHE_BYTES } from '../../src/store/candle-store.ts';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+const MIB = 1048576;
+const SHIFT_CLOCK = fileURLToPath(new URL('../lib/shift-clock.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const num = (name: string, fallback: number) => {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? fallback : Number(raw);
+};
+
+const seconds = num('SOAK_SECONDS', QUICK ? 15 : 180);
+const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
+const universe = num('SOAK_UNIVERSE', 5000);
+const connections = num('SOAK_CONNECTIONS', 32);
+const root = process.env.SOAK_ROOT || undefined;
+const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
+const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
+  const at = pair.indexOf('=');
+  return [pair.slice(0, at), pair.slice(at + 1)];
+}));
+if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
+for (const [k, v] of Object.entries(start?.env ?? {})) env[k] ??= v;
+
+const [wRandom, wFormat, wStore, wFinancials] = (process.env.SOAK_MIX_WEIGHTS ?? '35,15,25,25').split(',').map(Number);
+// Server start, warm-up and the two after-GC readings besides the soak itself.
+const clockOffsetMs = process.env.SOAK_MIX_CLOCK === 'real' ? 0 : sessionClockOffset('US', seconds * 1000 + 10 * 60_000);
+const keysFile = writeMixKeysFile(await featuresOf(root ?? ROOT));
+env.KEYS_FILE = keysFile;
+const serviceArgs = [...nodeArgs];
+if (clockOffsetMs !== 0) {
+  env.MDQS_BENCH_CLOCK_OFFSET_MS = String(clockOffsetMs);
+  serviceArgs.push('--import', SHIFT_CLOCK);
+}
+const mixOptions = {
+  universe, connections,
+  streamClients: num('SOAK_STREAM_CLIENTS', 50),
+  streamPool: num('SOAK_STREAM_POOL', 150),
+  storeSymbols: num('SOAK_STORE_SYMBOLS', 250),
+  storeYears: num('SOAK_STORE_YEARS', 6),
+  financialsSymbols: num('SOAK_FINANCIALS_SYMBOLS', universe),
+  clockOffsetMs,
+  weights: { random: wRandom, format: wFormat, store: wStore, financials: wFinancials },
+};
+const bounds = 2 * cacheBytes + BLOCK_CACHE_BYTES;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+log(`mixed soak: ${root ?? 'this checkout'}, node flags [${nodeArgs.join(' ')}]${Object.keys(env).length > 0 ? `, env ${Object.entries(env).filter(([k]) => k !== 'KEYS_FILE').map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, ${seconds} s`);
+log(`  bounds ${mib(bounds)} = data ${mib(cacheBytes)} + response ${mib(cacheBytes)} + store block cache ${mib(BLOCK_CACHE_BYTES)}; service clock ${clockOffsetMs === 0 ? 'the wall clock' : `${new Date(Date.now() + clockOffsetMs).toISOString()} (wall ${(clockOffsetMs / 3_600_000).toFixed(2)} h)`}`);
+log(`  HTTP ${connections} connections, weights random ${wRandom} / format ${wFormat} / store ${wStore} / financials ${wFinancials}; ${mixOptions.streamClients} stream clients on ${mixOptions.streamPool} symbols; ${mixOptions.storeSymbols} store symbols × ${mixOptions.storeYears} years of 1d; financials over ${Math.min(universe, mixOptions.financialsSymbols)} symbols`);
+
+let mix: MixResult | undefined;
+let s: Awaited<ReturnType<typeof runSoak>>;
+try {
+  s = await runSoak(
+    { name: 'mix', universe, cacheBytes, root, nodeArgs: serviceArgs, env },
+    {
+      seconds, connections, log,
+      load: async (service, secs) => {
+        mix = await runMix(service, secs, mixOptions);
+        return mix.load;
+      },
+    },
+  );
+} finally {
+  rmSync(dirname(keysFile), { recursive: true, force: true });
+}
+const m = mix!;
+const over = s.maxRss - s.baseline.rss - bounds;
+const retainedGrowth = s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
+const serverErrors = [...m.kinds.values()].reduce((n, k) => n + [...k.statuses].filter(([st]) => st >= 500).reduce((a, [, c]) => a + c, 0), 0);
+const noAnswer = [...m.kinds.values()].reduce((n, k) => n + (k.statuses.get(0) ?? 0), 0);
+const rows: Array<[string, string]> = [
+  ['req/s (statuses, all routes from /metrics)', `${s.load.reqPerSec.toFixed(1)} (${s.statuses})`],
+  ['server CPU per request; other processes’ share of the machine', `${((1000 * (s.load.serverCores[0] ?? 0)) / Math.max(1e-9, s.load.reqPerSec)).toFixed(1)} ms; ${(100 * s.load.foreignCpu).toFixed(0)} %`],
+  ['baseline RSS', mib(s.baseline.rss)],
+  ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
+  [`peak − baseline − bounds (${mib(bounds)}; ≤ 150 MiB)`, `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
+  ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
+  ['RSS anonymous + file-backed, baseline → end', `${mib(s.baseline.rssAnon)} + ${mib(s.baseline.rssFile)} → ${mib(s.end.rssAnon)} + ${mib(s.end.rssFile)}`],
+  ['RSS outside the main heap and external, baseline → end', `${mib(s.baseline.rss - s.baseline.heapTotal - s.baseline.external)} → ${mib(s.end.rss - s.end.heapTotal - s.end.external)}`],
+  ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
+  ...(s.peakUsage === undefined ? [] : [[
+    'highest sampled RSS: main heap committed + external (array buffers) + the rest',
+    `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
+  ] as [string, string]]),
+  ...(s.peakUsage === undefined ? [] : [[
+    'at that sample: worker heap committed (used); main isolate malloced',
+    `${mib(s.peakUsage.workerHeapTotal ?? 0)} (${mib(s.peakUsage.workerHeapUsed ?? 0)}); ${mib(s.peakUsage.mallocedMemory ?? 0)}`,
+  ] as [string, string]]),
+  ['worker heap committed, end', mib(s.end.workerHeapTotal)],
+  ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
+  ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
+  [`retained growth (≤ bounds + 20 MiB = ${mib(bounds + 20 * MIB)})`, `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],
+  ['caches account (data + response; the block cache is not on /metrics)', `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
+];
+for (const [k, v] of rows) log(`| ${k} | ${v} |`);
+
+const pct = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+log('');
+log('| kind | requests | statuses (0 = no answer) | p50 / p99 ms | MiB received |');
+log('|---|---|---|---|---|');
+for (const kind of MIX_KINDS) {
+  const k = m.kinds.get(kind)!;
+  const statuses = [...k.statuses].sort((a, b) => a[0] - b[0]).map(([st, n]) => `${st}×${n}`).join(' ') || '–';
+  log(`| ${kind} | ${k.requests} | ${statuses} | ${pct(k.latenciesMs, 50).toFixed(0)} / ${pct(k.latenciesMs, 99).toFixed(0)} | ${(k.bytes / MIB).toFixed(1)} |`);
+}
+log('');
+const frames = [...m.stream.frames].sort((a, b) => b[1] - a[1]).map(([op, n]) => `${op} ${n}`).join(', ') || 'none';
+const closes = [...m.stream.unexpectedCloses].map(([code, n]) => `${code}×${n}`).join(' ') || 'none';
+const streamRows: Array<[string, string]> = [
+  ['5xx answers (no 5xx expected); requests without an answer', `${serverErrors} ${serverErrors === 0 ? 'PASS' : 'FAIL'}; ${noAnswer}`],
+  ['stream: clients, connections opened (reconnects), failed handshakes', `${mixOptions.streamClients}, ${m.stream.connects} (${m.stream.reconnects}), ${m.stream.failedHandshakes}`],
+  ['stream: subscribe / unsubscribe messages sent; peak connections, subscriptions (/metrics)', `${m.stream.subscribes} / ${m.stream.unsubscribes}; ${m.stream.peakConnections}, ${m.stream.peakSubscriptions}`],
+  ['stream: frames received by op; MiB (inflated)', `${frames}; ${(m.stream.bytes / MIB).toFixed(1)}`],
+  ['stream: closes not asked for; server frames sent, conflations, slow-client closes', `${closes}; ${m.server.wsFramesSent}, ${m.server.wsConflations}, ${m.server.wsSlowCloses}`],
+  ['store: bars served from the store / from the vendor; fill calls; store errors; corrupt blocks', `${m.server.storeBars} / ${m.server.upstreamBars}; ${m.server.fills}; ${m.server.storeErrors}; ${m.server.corrupt}`],
+];
+for (const [k, v] of streamRows) log(`| ${k} | ${v} |`);
+
+reportHeadlines([
+  { suite: 'memory soak (mix)', figure: `peak RSS − baseline − bounds (${mib(bounds)}, ${seconds} s, ${s.load.reqPerSec.toFixed(0)} req/s, ${mixOptions.streamClients} stream clients)`, value: mib(over), target: '≤ 150 MiB', pass: over <= 150 * MIB },
+  { suite: 'memory soak (mix)', figure: 'retained growth after GC (heap + external)', value: mib(retainedGrowth), target: `≤ ${mib(bounds + 20 * MIB)}`, pass: retainedGrowth <= bounds + 20 * MIB },
+  { suite: 'memory soak (mix)', figure: '5xx answers', value: String(serverErrors), target: '0', pass: serverErrors === 0 },
+]);
+if (process.env.SOAK_JSON) {
+  const kinds = Object.fromEntries([...m.kinds].map(([kind, k]) => [kind, { requests: k.requests, statuses: Object.fromEntries(k.statuses), bytes: k.bytes }]));
+  process.stdout.write(`${JSON.stringify({ ...s, nodeArgs: serviceArgs, root, bounds, over, retainedGrowth, kinds, stream: { ...m.stream, frames: Object.fromEntries(m.stream.frames), unexpectedCloses: Object.fromEntries(m.stream.unexpectedCloses) }, server: m.server })}\n`);
+}
