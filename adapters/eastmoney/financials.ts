@@ -22,9 +22,52 @@
 //   every record: period_end←REPORT_DATE, currency←CURRENCY, period_months from START_DATE to
 //   REPORT_DATE (HK reports are year-to-date: interim 6, annual 12); announce_date null (the
 //   table has no publication date, so as_of leaves these records out).
+//
+// A-shares (CN): the F10 statement tables, one request each, on the datacenter's `data/get` form
+// (`type=<report>&sty=<style>&p&ps&st&sr`, the form WackyGem/Fleur documents with a real 601088.SH
+// answer; no capture of these tables through `data/v1/get` was found). Its envelope is
+// `{version, result: {pages, data}}` without code/success (readStatementRows); should it carry a
+// `code`, the datacenter's verdicts above apply. Rebuilt captures (mocks/fixtures/README.md):
+// financials-cn-income|balance|cashflow|shares-601088.json. Statements are as reported: year-to-date
+// (Q1 3 months, interim 6, Q3 9, annual 12, from REPORT_DATE's month), announce_date←NOTICE_DATE,
+// currency←CURRENCY, 'CNY' where the row has none (Fleur's profile of the whole table counts 878 of
+// 298,396 income rows with a null CURRENCY; A-share statements are in yuan). Mapping, each column
+// checked against the 601088.SH rows (amounts in yuan, EPS in yuan per share):
+//   income    RPT_F10_FINANCE_GINCOME (sty APP_F10_GINCOME): revenue←TOTAL_OPERATE_INCOME (营业总收入)
+//             operating_cost←OPERATE_COST operating_profit←OPERATE_PROFIT total_profit←TOTAL_PROFIT
+//             income_tax←INCOME_TAX net_income←NETPROFIT net_income_attributable←PARENT_NETPROFIT
+//             basic_eps←BASIC_EPS diluted_eps←DILUTED_EPS rd_expense←RESEARCH_EXPENSE
+//             selling_expense←SALE_EXPENSE admin_expense←MANAGE_EXPENSE financial_expense←FINANCE_EXPENSE
+//             non_operating_income←NONBUSINESS_INCOME non_operating_expense←NONBUSINESS_EXPENSE
+//   balance   RPT_F10_FINANCE_GBALANCE (sty F10_FINANCE_GBALANCE): total_assets←TOTAL_ASSETS
+//             total_current_assets←TOTAL_CURRENT_ASSETS total_non_current_assets←TOTAL_NONCURRENT_ASSETS
+//             cash_and_equivalents←MONETARYFUNDS (货币资金: cash and deposits, the statement's own line)
+//             accounts_receivable←ACCOUNTS_RECE inventory←INVENTORY fixed_assets←FIXED_ASSET
+//             intangible_assets←INTANGIBLE_ASSET goodwill←GOODWILL total_liabilities←TOTAL_LIABILITIES
+//             total_current_liabilities←TOTAL_CURRENT_LIAB total_non_current_liabilities←TOTAL_NONCURRENT_LIAB
+//             accounts_payable←ACCOUNTS_PAYABLE short_term_borrowing←SHORT_LOAN long_term_borrowing←LONG_LOAN
+//             total_equity←TOTAL_EQUITY equity_attributable←TOTAL_PARENT_EQUITY
+//             minority_interest←MINORITY_EQUITY retained_earnings←UNASSIGN_RPOFIT (Eastmoney's spelling)
+//   cash flow RPT_F10_FINANCE_GCASHFLOW (sty APP_F10_GCASHFLOW): net_operating_cash_flow←NETCASH_OPERATE
+//             net_investing_cash_flow←NETCASH_INVEST net_financing_cash_flow←NETCASH_FINANCE
+//             net_cash_change←CCE_ADD capex←CONSTRUCT_LONG_ASSET (购建固定资产、无形资产和其他长期资产
+//             支付的现金, positive as schemas.ts wants it)
+//   shares    RPT_F10_EH_EQUITY (data/v1/get, one row per share-capital change): period_end←END_DATE
+//             announce_date←NOTICE_DATE total_shares←TOTAL_SHARES float_shares←LISTED_A_SHARES
+//             (已上市流通A股: what trades on the A-share market. Not UNLIMITED_SHARES, which adds the
+//             H shares of an A+H issuer: 601088.SH 19,868,519,955 = 16,491,037,955 A + 3,377,482,000 H;
+//             not FREE_SHARES, which equals TOTAL_SHARES in the captures, even before listing);
+//             period_months null, no currency (a count).
+//   metrics   derived (src/financials/derive.ts) from the four: no captured answer of
+//             RPT_F10_FINANCE_MAINFINADATA (or of emweb ZYZBAjaxNew) was found, so the indicator
+//             table is not requested. Inputs per income record: the balance sheet of the same date,
+//             the one at the previous year end (opening, the span being year-to-date), the income
+//             record of the same span a year earlier, total shares at the latest change on or
+//             before period_end. Costs four requests per symbol.
 import type { SymbolRef } from '../../src/domain.ts';
+import { deriveMetrics } from '../../src/financials/derive.ts';
 import type {
-  PeriodMonths, StatementRecord, StatementSet, Statement,
+  BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, PeriodMonths, SharesRecord, StatementRecord, StatementSet, Statement,
 } from '../../src/financials/types.ts';
 import { PERIOD_MONTHS } from '../../src/financials/types.ts';
 import type { JsonRecord, PayloadReader } from '../common/validate.ts';
@@ -37,7 +80,6 @@ export const EASTMONEY_REPORTS = {
   cnIncome: 'RPT_F10_FINANCE_GINCOME',
   cnBalance: 'RPT_F10_FINANCE_GBALANCE',
   cnCashFlow: 'RPT_F10_FINANCE_GCASHFLOW',
-  cnIndicators: 'RPT_F10_FINANCE_MAINFINADATA',
   cnShares: 'RPT_F10_EH_EQUITY',
   hkIndicators: 'RPT_HKF10_FN_MAININDICATOR',
 } as const;
@@ -137,9 +179,8 @@ export function parseHkIndicators(text: string, r: PayloadReader): StatementSet 
 }
 
 /**
- * The adapter's statements (capabilities: HK only; A-share statements are not served, see
- * mocks/fixtures/README.md): per HK symbol one RPT_HKF10_FN_MAININDICATOR page, `statement`'s
- * records from it. A 9201 answer, or rows without that statement's figures, leave the symbol out.
+ * An HK symbol's statements: one RPT_HKF10_FN_MAININDICATOR page, `statement`'s records from it.
+ * A 9201 answer, or rows without that statement's figures, leave the symbol out.
  */
 export function financialsSeries<S extends Statement>(text: string, statement: S, r: PayloadReader): StatementRecord<S>[] | undefined {
   const list = parseHkIndicators(text, r)[statement] as StatementRecord<S>[];
@@ -148,3 +189,143 @@ export function financialsSeries<S extends Statement>(text: string, statement: S
 }
 
 const HEAD_KEYS = new Set(['period_end', 'announce_date', 'currency', 'period_months']);
+
+// ---- A-shares -------------------------------------------------------------------------------
+
+/** The A-share statement tables and the `sty` field style the `data/get` form names with each. */
+export const CN_STATEMENT_TABLES = {
+  income: { report: EASTMONEY_REPORTS.cnIncome, style: 'APP_F10_GINCOME' },
+  balance_sheet: { report: EASTMONEY_REPORTS.cnBalance, style: 'F10_FINANCE_GBALANCE' },
+  cash_flow: { report: EASTMONEY_REPORTS.cnCashFlow, style: 'APP_F10_GCASHFLOW' },
+} as const;
+export type CnStatement = keyof typeof CN_STATEMENT_TABLES;
+
+/** Newest first; 100 reports is 25 years of quarters (older pages are not fetched). */
+export const CN_STATEMENT_PAGE_SIZE = 100;
+
+/** One `data/get` page of an A-share statement table for one symbol (dotted SECUCODE), newest first. */
+export function buildCnStatementRequest(statement: CnStatement, ref: SymbolRef, pageSize = CN_STATEMENT_PAGE_SIZE, host = DATACENTER_FINANCIALS_HOST): DatacenterRequest {
+  const { report, style } = CN_STATEMENT_TABLES[statement];
+  const params = new URLSearchParams({
+    type: report,
+    sty: style,
+    filter: `(SECUCODE="${ref.symbol}")`,
+    p: '1',
+    ps: String(pageSize),
+    sr: '-1',
+    st: 'REPORT_DATE',
+    source: 'HSF10',
+    client: 'PC',
+  });
+  return { url: `${host}/securities/api/data/get?${params.toString()}`, headers: { Referer: 'https://emweb.securities.eastmoney.com/' } };
+}
+
+/**
+ * A `data/get` answer → its rows. `{version, result: {pages, data}}` has no code; `result: null`
+ * (or `data: null`) is no rows. An answer that does carry a `code` is read as `data/v1/get`'s
+ * (9201 no data, 9501 and others failures).
+ */
+export function readStatementRows(text: string, r: PayloadReader): unknown[] {
+  const body = r.record(r.json(text, 'body'), 'body');
+  if (body.code !== undefined) return readDatacenter(text, r);
+  if (body.result === null) return [];
+  const data = r.record(body.result, 'result').data;
+  return data === null ? [] : r.array(data, 'result.data');
+}
+
+const CN_FIELDS: { [S in CnStatement]: Fields<S> } = {
+  income: {
+    revenue: 'TOTAL_OPERATE_INCOME', operating_cost: 'OPERATE_COST', operating_profit: 'OPERATE_PROFIT', total_profit: 'TOTAL_PROFIT',
+    income_tax: 'INCOME_TAX', net_income: 'NETPROFIT', net_income_attributable: 'PARENT_NETPROFIT', basic_eps: 'BASIC_EPS',
+    diluted_eps: 'DILUTED_EPS', rd_expense: 'RESEARCH_EXPENSE', selling_expense: 'SALE_EXPENSE', admin_expense: 'MANAGE_EXPENSE',
+    financial_expense: 'FINANCE_EXPENSE', non_operating_income: 'NONBUSINESS_INCOME', non_operating_expense: 'NONBUSINESS_EXPENSE',
+  },
+  balance_sheet: {
+    total_assets: 'TOTAL_ASSETS', total_current_assets: 'TOTAL_CURRENT_ASSETS', total_non_current_assets: 'TOTAL_NONCURRENT_ASSETS',
+    cash_and_equivalents: 'MONETARYFUNDS', accounts_receivable: 'ACCOUNTS_RECE', inventory: 'INVENTORY', fixed_assets: 'FIXED_ASSET',
+    intangible_assets: 'INTANGIBLE_ASSET', goodwill: 'GOODWILL', total_liabilities: 'TOTAL_LIABILITIES',
+    total_current_liabilities: 'TOTAL_CURRENT_LIAB', total_non_current_liabilities: 'TOTAL_NONCURRENT_LIAB',
+    accounts_payable: 'ACCOUNTS_PAYABLE', short_term_borrowing: 'SHORT_LOAN', long_term_borrowing: 'LONG_LOAN',
+    total_equity: 'TOTAL_EQUITY', equity_attributable: 'TOTAL_PARENT_EQUITY', minority_interest: 'MINORITY_EQUITY',
+    retained_earnings: 'UNASSIGN_RPOFIT',
+  },
+  cash_flow: {
+    net_operating_cash_flow: 'NETCASH_OPERATE', net_investing_cash_flow: 'NETCASH_INVEST', net_financing_cash_flow: 'NETCASH_FINANCE',
+    net_cash_change: 'CCE_ADD', capex: 'CONSTRUCT_LONG_ASSET',
+  },
+};
+
+/** A-share reports run on the calendar year, year-to-date: the report date's month is the span. */
+export function yearToDateMonths(periodEnd: string): PeriodMonths | null {
+  const months = Number(periodEnd.slice(5, 7));
+  return (PERIOD_MONTHS as readonly number[]).includes(months) ? (months as PeriodMonths) : null;
+}
+
+function optionalDate(value: unknown, path: string, r: PayloadReader): string | null {
+  return value === null || value === undefined ? null : dateOf(value, path, r);
+}
+
+const byPeriod = (a: { period_end: string }, b: { period_end: string }) => (a.period_end < b.period_end ? -1 : a.period_end > b.period_end ? 1 : 0);
+
+/** An A-share statement table's answer → records, ascending by period_end; no rows (9201) is []. */
+export function parseCnStatement<S extends CnStatement>(text: string, statement: S, r: PayloadReader): StatementRecord<S>[] {
+  const fields = CN_FIELDS[statement] as Fields<S>;
+  return readStatementRows(text, r).map((raw, i) => {
+    const path = `result.data[${i}]`;
+    const row = r.record(raw, path);
+    const periodEnd = dateOf(row.REPORT_DATE, `${path}.REPORT_DATE`, r);
+    const head = {
+      period_end: periodEnd,
+      announce_date: optionalDate(row.NOTICE_DATE, `${path}.NOTICE_DATE`, r),
+      currency: r.optionalString(row.CURRENCY, `${path}.CURRENCY`) ?? 'CNY',
+      period_months: yearToDateMonths(periodEnd),
+    } as StatementRecord<S>;
+    return pick(row, fields, head, path, r);
+  }).sort(byPeriod);
+}
+
+/** RPT_F10_EH_EQUITY's answer → one shares record per capital change, ascending; 9201 is []. */
+export function parseCnShares(text: string, r: PayloadReader): SharesRecord[] {
+  return readDatacenter(text, r).map((raw, i) => {
+    const path = `result.data[${i}]`;
+    const row = r.record(raw, path);
+    const head: SharesRecord = {
+      period_end: dateOf(row.END_DATE, `${path}.END_DATE`, r),
+      announce_date: optionalDate(row.NOTICE_DATE, `${path}.NOTICE_DATE`, r),
+      period_months: null,
+    };
+    return pick(row, { total_shares: 'TOTAL_SHARES', float_shares: 'LISTED_A_SHARES' }, head, path, r);
+  }).sort(byPeriod);
+}
+
+export interface CnStatements {
+  income: IncomeRecord[];
+  balance_sheet: BalanceSheetRecord[];
+  cash_flow: CashFlowRecord[];
+  shares: SharesRecord[];
+}
+
+/** A year earlier, same month and day (A-share report dates are quarter ends: no 29 February). */
+const yearBefore = (date: string) => `${Number(date.slice(0, 4)) - 1}${date.slice(4)}`;
+
+/** Metrics per income record, derived from the A-share statements (see the header), ascending. */
+export function deriveCnMetrics(statements: CnStatements): MetricsRecord[] {
+  const balanceAt = new Map(statements.balance_sheet.map((b) => [b.period_end, b]));
+  const cashAt = new Map(statements.cash_flow.map((c) => [c.period_end, c]));
+  const incomeAt = new Map(statements.income.map((x) => [`${x.period_end}/${x.period_months}`, x]));
+  const shares = [...statements.shares].sort(byPeriod);
+  const sharesAt = (date: string) => shares.filter((s) => s.period_end <= date).at(-1)?.total_shares;
+  const out: MetricsRecord[] = [];
+  for (const income of statements.income) {
+    const metrics = deriveMetrics({
+      income,
+      balance: balanceAt.get(income.period_end),
+      opening: balanceAt.get(`${Number(income.period_end.slice(0, 4)) - 1}-12-31`),
+      cashFlow: cashAt.get(income.period_end),
+      priorYear: incomeAt.get(`${yearBefore(income.period_end)}/${income.period_months}`),
+      shares: sharesAt(income.period_end),
+    });
+    if (metrics !== undefined) out.push(metrics);
+  }
+  return out.sort(byPeriod);
+}

@@ -10,8 +10,11 @@ import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../commo
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows, parseHkDividendRows, parseRightsRows, type CorporateAction } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
-import { buildFinancialsRequest, EASTMONEY_REPORTS, financialsSeries } from './financials.ts';
-import type { StatementRecord } from '../../src/financials/types.ts';
+import {
+  buildCnStatementRequest, buildFinancialsRequest, deriveCnMetrics, EASTMONEY_REPORTS, financialsSeries, parseCnShares, parseCnStatement,
+  type CnStatement, type DatacenterRequest,
+} from './financials.ts';
+import type { Statement, StatementRecord } from '../../src/financials/types.ts';
 import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
 import {
   DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
@@ -35,7 +38,7 @@ export const DEFAULT_HISTORY_HOSTS = [
   'https://push2his.eastmoney.com', 'https://82.push2his.eastmoney.com', 'https://72.push2his.eastmoney.com', 'https://33.push2his.eastmoney.com',
 ];
 export const DEFAULT_DATACENTER_HOSTS = ['https://datacenter-web.eastmoney.com'];
-/** The F10 data hosts (HK dividend table RPT_HKF10_MAIN_DIVBASIC). */
+/** The F10 data hosts (HK dividend table RPT_HKF10_MAIN_DIVBASIC; the HK and A-share statement tables). */
 export const DEFAULT_F10_HOSTS = ['https://datacenter.eastmoney.com'];
 
 export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
@@ -47,10 +50,12 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
     markets: ['CN', 'HK', 'US'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
     // (§1.10): the router sends US ex-factors to the next adapter of the chain.
-    // Statements: HK from the F10 main-indicator table (financials.ts); no A-share statements yet.
+    // Statements (financials.ts): HK from the F10 main-indicator table; A-shares from the F10
+    // income, balance-sheet, cash-flow and share-capital tables, metrics derived from those.
     resourceMarkets: {
       exFactors: ['CN', 'HK'],
-      financialsIncome: ['HK'], financialsBalanceSheet: ['HK'], financialsCashFlow: ['HK'], financialsMetrics: ['HK'], financialsShares: ['HK'],
+      financialsIncome: ['CN', 'HK'], financialsBalanceSheet: ['CN', 'HK'], financialsCashFlow: ['CN', 'HK'],
+      financialsMetrics: ['CN', 'HK'], financialsShares: ['CN', 'HK'],
     },
     periods: { '1m': true, '1d': true },
     maxBatch,
@@ -183,21 +188,37 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
+  /** An A-share symbol's records of `statement`: one table, or all four for the derived metrics. */
+  async function cnStatement(
+    ref: SymbolRef, statement: Statement, report: (build: (host: string) => DatacenterRequest) => Promise<string>,
+  ): Promise<StatementRecord<Statement>[]> {
+    const table = (s: CnStatement) => report((h) => buildCnStatementRequest(s, ref, undefined, h)).then((text) => parseCnStatement(text, s, r));
+    const shares = () => report((h) => buildFinancialsRequest(EASTMONEY_REPORTS.cnShares, ref, 500, h)).then((text) => parseCnShares(text, r));
+    if (statement === 'shares') return shares();
+    if (statement !== 'metrics') return table(statement);
+    const [income, balance, cashFlow, capital] = await Promise.all([table('income'), table('balance_sheet'), table('cash_flow'), shares()]);
+    return deriveCnMetrics({ income, balance_sheet: balance, cash_flow: cashFlow, shares: capital });
+  }
+
   return {
     id: ADAPTER_ID,
     label: options.label ?? 'eastmoney',
 
     async getFinancials(symbols, statement, ctx) {
-      // capabilities.resourceMarkets: HK only; other symbols are left out, never an error.
-      const refs = symbols.filter((s) => s.region === 'HK');
+      // capabilities.resourceMarkets: CN and HK; other symbols are left out, never an error. A
+      // symbol with no rows (9201) is left out too: an answer, not a failure.
       const resource = FINANCIALS_RESOURCES[statement];
-      const texts = await mapLimit(refs, concurrency, (ref) => fetchText(f10Hosts, (h) => ({
-        ...buildFinancialsRequest(EASTMONEY_REPORTS.hkIndicators, ref, 200, h), resource,
-      }), ctx));
+      const refs = symbols.filter((s) => s.region === 'HK' || s.region === 'CN');
+      const report = (build: (host: string) => DatacenterRequest) => fetchText(f10Hosts, (h) => ({ ...build(h), resource }), ctx);
+      const series = await mapLimit(refs, concurrency, async (ref): Promise<StatementRecord<Statement>[] | undefined> => {
+        if (ref.region === 'HK') return financialsSeries(await report((h) => buildFinancialsRequest(EASTMONEY_REPORTS.hkIndicators, ref, 200, h)), statement, r);
+        const list = await cnStatement(ref, statement, report);
+        return list.length === 0 ? undefined : list;
+      });
       const out: BySymbol<StatementRecord<typeof statement>[]> = new Map();
       refs.forEach((ref, i) => {
-        const series = financialsSeries(texts[i], statement, r);
-        if (series !== undefined) out.set(ref.symbol, series);
+        const list = series[i];
+        if (list !== undefined) out.set(ref.symbol, list as StatementRecord<typeof statement>[]);
       });
       return out;
     },

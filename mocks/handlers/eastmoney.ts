@@ -24,6 +24,25 @@ const DIVIDENDS: Record<string, string> = { '000001': 'dividends-000001' };
 const RIGHTS: Record<string, string> = { '601398': 'rights-601398' };
 /** RPT_HKF10_MAIN_DIVBASIC answers by code. */
 const HK_DIVIDENDS: Record<string, string> = { '00883': 'hk-divbasic-00883' };
+/**
+ * F10 statements by report name and SECUCODE filter; other codes answer the captured 9201 (no
+ * data). The A-share statement tables are asked through `data/get` (`type=`), the HK indicator and
+ * share-capital tables through `data/v1/get` (`reportName=`).
+ */
+const F10_FINANCIALS: Record<string, Record<string, string>> = {
+  RPT_HKF10_FN_MAININDICATOR: { '02367.HK': 'financials-hk-indicators-02367' },
+  RPT_F10_FINANCE_GINCOME: { '601088.SH': 'financials-cn-income-601088' },
+  RPT_F10_FINANCE_GBALANCE: { '601088.SH': 'financials-cn-balance-601088' },
+  RPT_F10_FINANCE_GCASHFLOW: { '601088.SH': 'financials-cn-cashflow-601088' },
+  RPT_F10_EH_EQUITY: { '601088.SH': 'financials-cn-shares-601088' },
+};
+
+function f10Financials(report: string | null, url: URL): Envelope | undefined {
+  const table = F10_FINANCIALS[report ?? ''];
+  if (table === undefined) return undefined;
+  const secucode = /^\(SECUCODE="([^"]+)"\)$/.exec(url.searchParams.get('filter') ?? '')?.[1] ?? '';
+  return em(table[secucode] ?? 'financials-no-data-9201');
+}
 
 function ulist(url: URL): Envelope {
   const wanted = new Set(listParam(url, 'secids'));
@@ -69,14 +88,18 @@ export function eastmoneyHandlers(log: CapturedRequest[] = [], hosts: typeof EAS
         const table = url.searchParams.get('reportName') === 'RPT_IPO_ALLOTMENT' ? RIGHTS : DIVIDENDS;
         return HttpResponse.json(em(table[code] ?? 'dividends-empty'));
       })),
-    ...(hosts.f10 ?? []).map((h) =>
+    ...(hosts.f10 ?? []).flatMap((h) => [
       http.get(`${h}/securities/api/data/v1/get`, async ({ request }) => {
         const url = await capture(log, request);
-        if (url.searchParams.get('reportName') === 'RPT_HKF10_FN_MAININDICATOR') {
-          return HttpResponse.json(em(url.searchParams.get('filter') === '(SECUCODE="02367.HK")' ? 'financials-hk-indicators-02367' : 'financials-no-data-9201'));
-        }
+        const financials = f10Financials(url.searchParams.get('reportName'), url);
+        if (financials !== undefined) return HttpResponse.json(financials);
         const code = /SECURITY_CODE="(\d+)"/.exec(url.searchParams.get('filter') ?? '')?.[1] ?? '';
         return HttpResponse.json(em(HK_DIVIDENDS[code] ?? 'dividends-empty'));
-      })),
+      }),
+      http.get(`${h}/securities/api/data/get`, async ({ request }) => {
+        const url = await capture(log, request);
+        return HttpResponse.json(f10Financials(url.searchParams.get('type'), url) ?? em('dividends-bad-report'));
+      }),
+    ]),
   ];
 }

@@ -1,10 +1,19 @@
-// Eastmoney datacenter financials: the pure request builder and parser against real captures
-// (mocks/fixtures/README.md names each source), input to output, including "no data".
+// Eastmoney datacenter financials: the pure request builders and parsers against real captures
+// (mocks/fixtures/README.md names each source and what was rebuilt), input to output, including
+// "no data"; then the adapter's getFinancials through msw.
 import { readFileSync } from 'node:fs';
+import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { buildFinancialsRequest, EASTMONEY_REPORTS, parseHkIndicators, spanMonths } from '../../adapters/eastmoney/financials.ts';
+import {
+  buildCnStatementRequest, buildFinancialsRequest, deriveCnMetrics, EASTMONEY_REPORTS, parseCnShares, parseCnStatement,
+  parseHkIndicators, readStatementRows, spanMonths, yearToDateMonths,
+} from '../../adapters/eastmoney/financials.ts';
+import { createEastmoneyAdapter } from '../../adapters/eastmoney/index.ts';
 import { payloadReader } from '../../adapters/common/validate.ts';
 import { AppError } from '../../src/errors.ts';
+import { EASTMONEY_TEST_HOSTS as HOSTS, eastmoneyHandlers } from '../../mocks/handlers/eastmoney.ts';
+import type { CapturedRequest } from '../../mocks/handlers/support.ts';
+import { failure, ref, testHttp, vendorServer } from './helpers.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../mocks/fixtures/eastmoney/${name}`, import.meta.url), 'utf8');
 const r = payloadReader('eastmoney');
@@ -82,12 +91,12 @@ describe('eastmoney financials', () => {
 });
 
 describe('eastmoney adapter: statements through the HK main-indicator table', () => {
-  it('declares the five statements for HK only', async () => {
+  it('declares the five statements for CN and HK (not US)', async () => {
     const { eastmoneyCapabilities } = await import('../../adapters/eastmoney/index.ts');
     const caps = eastmoneyCapabilities(50);
     for (const r of ['financialsIncome', 'financialsBalanceSheet', 'financialsCashFlow', 'financialsMetrics', 'financialsShares'] as const) {
       expect(caps.resources[r]).toBe(true);
-      expect(caps.resourceMarkets?.[r]).toEqual(['HK']);
+      expect(caps.resourceMarkets?.[r]).toEqual(['CN', 'HK']);
     }
   });
 
@@ -99,5 +108,188 @@ describe('eastmoney adapter: statements through the HK main-indicator table', ()
     ]);
     expect(financialsSeries(text, 'shares', r)?.at(-1)?.period_months).toBeNull();
     expect(financialsSeries(fixture('financials-no-data-9201.json'), 'income', r)).toBeUndefined();
+  });
+});
+
+// ---- A-shares: 601088.SH (中国神华), rows rebuilt from WackyGem/Fleur's documented answers ----
+
+const SHENHUA = { symbol: '601088.SH', code: '601088', exchange: 'SH', region: 'CN' } as const;
+const HEAD_Q1_2026 = { period_end: '2026-03-31', announce_date: '2026-04-25', currency: 'CNY', period_months: 3 } as const;
+const reasonOf = (parse: () => unknown) => {
+  try {
+    parse();
+  } catch (error) {
+    return (error as AppError).reason;
+  }
+  return 'no error';
+};
+
+describe('eastmoney financials: A-share statements', () => {
+  it('builds the data/get request of each statement table, newest first, on the dotted SECUCODE', () => {
+    const url = new URL(buildCnStatementRequest('income', SHENHUA).url);
+    expect(url.origin + url.pathname).toBe('https://datacenter.eastmoney.com/securities/api/data/get');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      type: 'RPT_F10_FINANCE_GINCOME', sty: 'APP_F10_GINCOME', filter: '(SECUCODE="601088.SH")', p: '1', ps: '100',
+      sr: '-1', st: 'REPORT_DATE', source: 'HSF10', client: 'PC',
+    });
+    const tableOf = (s: 'balance_sheet' | 'cash_flow') => Object.fromEntries(new URL(buildCnStatementRequest(s, SHENHUA, 8, 'https://f10.em.test').url).searchParams);
+    expect(tableOf('balance_sheet')).toMatchObject({ type: 'RPT_F10_FINANCE_GBALANCE', sty: 'F10_FINANCE_GBALANCE', ps: '8' });
+    expect(tableOf('cash_flow')).toMatchObject({ type: 'RPT_F10_FINANCE_GCASHFLOW', sty: 'APP_F10_GCASHFLOW' });
+    // Share capital: the v1 form akshare's stock_zh_a_gbjg_em sends.
+    expect(Object.fromEntries(new URL(buildFinancialsRequest(EASTMONEY_REPORTS.cnShares, SHENHUA, 500).url).searchParams)).toEqual({
+      reportName: 'RPT_F10_EH_EQUITY', columns: 'ALL', filter: '(SECUCODE="601088.SH")', pageNumber: '1', pageSize: '500',
+      sortTypes: '-1', sortColumns: 'END_DATE', source: 'HSF10', client: 'PC',
+    });
+  });
+
+  it('income (RPT_F10_FINANCE_GINCOME, 2026 Q1): year-to-date, announced 2026-04-25, every mapped column', () => {
+    expect(parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r)).toEqual([{
+      ...HEAD_Q1_2026,
+      revenue: 70397000000, operating_cost: 47244000000, operating_profit: 16637000000, total_profit: 16594000000,
+      income_tax: 3282000000, net_income: 13312000000, net_income_attributable: 10667000000, basic_eps: 0.53, diluted_eps: 0.53,
+      rd_expense: 333000000, selling_expense: 114000000, admin_expense: 2410000000, financial_expense: 292000000,
+      non_operating_income: 64000000, non_operating_expense: 107000000,
+    }]);
+  });
+
+  it('balance sheet (RPT_F10_FINANCE_GBALANCE): GOODWILL null is left out, never a zero', () => {
+    const [sheet] = parseCnStatement(fixture('financials-cn-balance-601088.json'), 'balance_sheet', r);
+    expect(sheet).toEqual({
+      ...HEAD_Q1_2026,
+      total_assets: 783279000000, total_current_assets: 167634000000, total_non_current_assets: 615645000000,
+      cash_and_equivalents: 118585000000, accounts_receivable: 13308000000, inventory: 10792000000, fixed_assets: 271055000000,
+      intangible_assets: 69511000000, total_liabilities: 227396000000, total_current_liabilities: 169294000000,
+      total_non_current_liabilities: 58102000000, accounts_payable: 34365000000, short_term_borrowing: 86700000000,
+      long_term_borrowing: 29673000000, total_equity: 555883000000, equity_attributable: 480902000000, minority_interest: 74981000000,
+      retained_earnings: 280670000000,
+    });
+    expect('goodwill' in sheet).toBe(false);
+    // The captured sheet balances: assets = liabilities + equity.
+    expect(sheet.total_liabilities! + sheet.total_equity!).toBe(sheet.total_assets);
+  });
+
+  it('cash flow (RPT_F10_FINANCE_GCASHFLOW): net flows, CCE_ADD, capex from CONSTRUCT_LONG_ASSET (positive)', () => {
+    expect(parseCnStatement(fixture('financials-cn-cashflow-601088.json'), 'cash_flow', r)).toEqual([{
+      ...HEAD_Q1_2026,
+      net_operating_cash_flow: 17363000000, net_investing_cash_flow: -102346000000, net_financing_cash_flow: 106535000000,
+      net_cash_change: 21409000000, capex: 9583000000,
+    }]);
+  });
+
+  it('shares (RPT_F10_EH_EQUITY): END_DATE, NOTICE_DATE; float is the listed A shares, not UNLIMITED_SHARES (A + H)', () => {
+    expect(parseCnShares(fixture('financials-cn-shares-601088.json'), r)).toEqual([{
+      period_end: '2026-04-07', announce_date: '2026-04-09', period_months: null, total_shares: 21689434304, float_shares: 16491037955,
+    }]);
+  });
+
+  it('metrics derived from the four statements; those needing an opening sheet, a prior year or shares at period end are left out', () => {
+    const income = parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r);
+    const balance = parseCnStatement(fixture('financials-cn-balance-601088.json'), 'balance_sheet', r);
+    const cashFlow = parseCnStatement(fixture('financials-cn-cashflow-601088.json'), 'cash_flow', r);
+    const shares = parseCnShares(fixture('financials-cn-shares-601088.json'), r);
+    expect(deriveCnMetrics({ income, balance_sheet: balance, cash_flow: cashFlow, shares })).toEqual([{
+      ...HEAD_Q1_2026,
+      eps_basic: 0.53, eps_diluted: 0.53,
+      roe_diluted: 2.2181, // 10,667 / 480,902 × 100
+      gross_margin: 32.8892, // (70,397 − 47,244) / 70,397 × 100
+      net_margin: 18.9099, // 13,312 / 70,397 × 100
+      debt_to_asset_ratio: 29.0313, // 227,396 / 783,279 × 100
+      operating_cash_to_revenue: 24.6644, // 17,363 / 70,397 × 100
+    }]);
+    // Shares are taken at the latest change on or before period_end: the 2026-04-07 change is after
+    // 2026-03-31, so bps and ocfps stay out; a year-end sheet and a prior-year Q1 would add roe, roa, yoy.
+    expect(deriveCnMetrics({ income, balance_sheet: [], cash_flow: [], shares: [] })).toEqual([{
+      ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53, gross_margin: 32.8892, net_margin: 18.9099,
+    }]);
+  });
+
+  it('period_months from the report month (year-to-date): 3, 6, 9, 12; anything else null', () => {
+    expect(['2025-03-31', '2025-06-30', '2025-09-30', '2025-12-31', '2025-05-31'].map(yearToDateMonths)).toEqual([3, 6, 9, 12, null]);
+  });
+
+  it('a row without CURRENCY is stated in CNY; a row without NOTICE_DATE has a null announce_date', () => {
+    const text = fixture('financials-cn-income-601088.json').replace('"CURRENCY": "CNY"', '"CURRENCY": null').replace('"NOTICE_DATE": "2026-04-25 00:00:00"', '"NOTICE_DATE": null');
+    expect(parseCnStatement(text, 'income', r)[0]).toMatchObject({ currency: 'CNY', announce_date: null, period_months: 3 });
+  });
+
+  it('no data: the captured 9201 answer and a data/get `result: null` give no records, not a failure', () => {
+    const noData = fixture('financials-no-data-9201.json');
+    expect(parseCnStatement(noData, 'income', r)).toEqual([]);
+    expect(parseCnShares(noData, r)).toEqual([]);
+    expect(readStatementRows('{"version":null,"result":null}', r)).toEqual([]);
+    expect(readStatementRows('{"result":{"pages":0,"data":null}}', r)).toEqual([]);
+  });
+
+  it('failures: 9501 is UPSTREAM_ERROR; an HTML page, a missing result or a string figure is UPSTREAM_BAD_RESPONSE', () => {
+    expect(reasonOf(() => parseCnStatement(fixture('dividends-bad-report.json'), 'income', r))).toBe('UPSTREAM_ERROR');
+    expect(reasonOf(() => parseCnShares(fixture('dividends-bad-report.json'), r))).toBe('UPSTREAM_ERROR');
+    expect(reasonOf(() => parseCnStatement('<html><body>502 Bad Gateway</body></html>', 'cash_flow', r))).toBe('UPSTREAM_BAD_RESPONSE');
+    expect(reasonOf(() => parseCnShares('<html></html>', r))).toBe('UPSTREAM_BAD_RESPONSE');
+    expect(reasonOf(() => parseCnStatement('{"version":"x"}', 'income', r))).toBe('UPSTREAM_BAD_RESPONSE');
+    const spoiled = fixture('financials-cn-income-601088.json').replace('"PARENT_NETPROFIT": 10667000000', '"PARENT_NETPROFIT": "10667000000"');
+    expect(reasonOf(() => parseCnStatement(spoiled, 'income', r))).toBe('UPSTREAM_BAD_RESPONSE');
+    const badDate = fixture('financials-cn-balance-601088.json').replace('"REPORT_DATE": "2026-03-31 00:00:00"', '"REPORT_DATE": "2026Q1"');
+    expect(reasonOf(() => parseCnStatement(badDate, 'balance_sheet', r))).toBe('UPSTREAM_BAD_RESPONSE');
+  });
+});
+
+describe('eastmoney adapter: A-share statements through msw', () => {
+  const log: CapturedRequest[] = [];
+  const { server } = vendorServer(eastmoneyHandlers(log), () => {
+    log.length = 0;
+  });
+  const adapter = () => createEastmoneyAdapter({
+    quoteHosts: HOSTS.quote, historyHosts: HOSTS.history, datacenterHosts: HOSTS.datacenter, f10Hosts: HOSTS.f10,
+  }, { now: () => Date.UTC(2026, 10, 1), http: testHttp('eastmoney') });
+  const f10 = () => log.filter((q) => q.url.origin === 'https://f10.em.test').map((q) => `${q.url.pathname} ${q.url.searchParams.get('type') ?? q.url.searchParams.get('reportName')} ${q.url.searchParams.get('filter')}`);
+
+  it('income: one data/get request per CN symbol; the unknown code (9201) and the US symbol are left out, HK still served', async () => {
+    const found = await adapter().getFinancials!([ref('601088.SH'), ref('999999.SH'), ref('AAPL.US'), ref('02367.HK')], 'income');
+    expect([...found.keys()].sort()).toEqual(['02367.HK', '601088.SH']);
+    expect(found.get('601088.SH')).toEqual([{ ...HEAD_Q1_2026, ...parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r)[0] }]);
+    expect(found.get('601088.SH')?.[0].revenue).toBe(70397000000);
+    expect(found.get('02367.HK')?.at(-1)?.period_end).toBe('2025-06-30');
+    expect(f10().sort()).toEqual([
+      '/securities/api/data/get RPT_F10_FINANCE_GINCOME (SECUCODE="601088.SH")',
+      '/securities/api/data/get RPT_F10_FINANCE_GINCOME (SECUCODE="999999.SH")',
+      '/securities/api/data/v1/get RPT_HKF10_FN_MAININDICATOR (SECUCODE="02367.HK")',
+    ]);
+    const sent = log.find((q) => q.url.searchParams.get('type') === 'RPT_F10_FINANCE_GINCOME')!;
+    expect(sent.headers.get('referer')).toBe('https://emweb.securities.eastmoney.com/');
+  });
+
+  it('balance sheet, cash flow and shares: each its own table', async () => {
+    const a = adapter();
+    expect((await a.getFinancials!([ref('601088.SH')], 'balance_sheet')).get('601088.SH')?.[0].total_assets).toBe(783279000000);
+    expect((await a.getFinancials!([ref('601088.SH')], 'cash_flow')).get('601088.SH')?.[0].capex).toBe(9583000000);
+    expect((await a.getFinancials!([ref('601088.SH')], 'shares')).get('601088.SH')).toEqual([{
+      period_end: '2026-04-07', announce_date: '2026-04-09', period_months: null, total_shares: 21689434304, float_shares: 16491037955,
+    }]);
+    expect(f10()).toEqual([
+      '/securities/api/data/get RPT_F10_FINANCE_GBALANCE (SECUCODE="601088.SH")',
+      '/securities/api/data/get RPT_F10_FINANCE_GCASHFLOW (SECUCODE="601088.SH")',
+      '/securities/api/data/v1/get RPT_F10_EH_EQUITY (SECUCODE="601088.SH")',
+    ]);
+  });
+
+  it('metrics: the four tables asked, the derived record answered', async () => {
+    const found = await adapter().getFinancials!([ref('601088.SH')], 'metrics');
+    expect(found.get('601088.SH')).toEqual([{
+      ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53, roe_diluted: 2.2181, gross_margin: 32.8892, net_margin: 18.9099,
+      debt_to_asset_ratio: 29.0313, operating_cash_to_revenue: 24.6644,
+    }]);
+    expect(f10().sort()).toEqual([
+      '/securities/api/data/get RPT_F10_FINANCE_GBALANCE (SECUCODE="601088.SH")',
+      '/securities/api/data/get RPT_F10_FINANCE_GCASHFLOW (SECUCODE="601088.SH")',
+      '/securities/api/data/get RPT_F10_FINANCE_GINCOME (SECUCODE="601088.SH")',
+      '/securities/api/data/v1/get RPT_F10_EH_EQUITY (SECUCODE="601088.SH")',
+    ]);
+  });
+
+  it('a 9501 answer fails the call (UPSTREAM_ERROR); an HTML page is UPSTREAM_BAD_RESPONSE', async () => {
+    server.use(http.get(`${HOSTS.f10[0]}/securities/api/data/get`, () => HttpResponse.json(JSON.parse(fixture('dividends-bad-report.json')))));
+    expect((await failure(adapter().getFinancials!([ref('601088.SH')], 'income'))).reason).toBe('UPSTREAM_ERROR');
+    server.use(http.get(`${HOSTS.f10[0]}/securities/api/data/get`, () => new HttpResponse('<html><body>upstream busy</body></html>', { headers: { 'content-type': 'text/html' } })));
+    expect((await failure(adapter().getFinancials!([ref('601088.SH')], 'cash_flow'))).reason).toBe('UPSTREAM_BAD_RESPONSE');
   });
 });
