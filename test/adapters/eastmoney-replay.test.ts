@@ -2,7 +2,9 @@
 // served through msw to the adapter, each served field checked against what the vendor's own
 // fields imply: close − change (f60) = prev_close, amplitude and change % against it, volume units,
 // the stated decimals, preKPrice for the first row; a newly listed stock, a US name, an index with
-// no change column, instrument metadata.
+// no change column, instrument metadata; ulist quotes (a five-code snapshot, a limit-up day and a
+// listing with '-' for every day field), five-level depth, and the vendor's own "no such code"
+// answers (rc 100 / 102 with data: null, the datacenter's 9201).
 
 import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
@@ -14,8 +16,12 @@ import { cnTime, ref, testHttp, vendorServer } from './helpers.ts';
 
 const QUOTE = 'https://push2.replay.test';
 const HISTORY = 'https://push2his.replay.test';
+const DATACENTER = 'https://dc.replay.test';
 let klines: Record<string, string> = {};
 let stock: Record<string, string> = {};
+/** The ulist.np answer to serve (a fixture name), and the `secids` each ulist call asked for. */
+let ulist: string | undefined;
+let ulistAsked: string[] = [];
 
 const { server } = vendorServer([
   http.get(`${HISTORY}/api/qt/stock/kline/get`, ({ request }) => {
@@ -30,14 +36,21 @@ const { server } = vendorServer([
     const name = stock[new URL(request.url).searchParams.get('secid') ?? ''];
     return HttpResponse.json(name === undefined ? fixture('eastmoney', 'stock-empty') : fixture('eastmoney', name));
   }),
+  http.get(`${QUOTE}/api/qt/ulist.np/get`, ({ request }) => {
+    ulistAsked.push(new URL(request.url).searchParams.get('secids') ?? '');
+    return HttpResponse.json(fixture('eastmoney', ulist ?? 'replay-ulist-unknown-rc102'));
+  }),
+  http.get(`${DATACENTER}/api/data/v1/get`, () => HttpResponse.json(fixture('eastmoney', 'replay-datacenter-empty-9201'))),
 ], () => {
   klines = {};
   stock = {};
+  ulist = undefined;
+  ulistAsked = [];
 });
 
 const NOW = cnTime('2026-11-01', '12:00');
 const adapter = () => createEastmoneyAdapter(
-  { quoteHosts: [QUOTE], historyHosts: [HISTORY], datacenterHosts: ['https://dc.replay.test'], usMarkets: { APP: 105 } },
+  { quoteHosts: [QUOTE], historyHosts: [HISTORY], datacenterHosts: [DATACENTER], usMarkets: { APP: 105 } },
   { now: () => NOW, http: testHttp('eastmoney') },
 );
 
@@ -164,5 +177,157 @@ describe('eastmoney replay: stock/get', () => {
     expect(c.timestamp).toEqual([cnTime('2026-05-08', '09:31')]);
     expect([c.open[0], c.high[0], c.low[0], c.close[0], c.volume[0], c.amount[0]]).toEqual([9.08, 9.08, 9.08, 9.08, 0, 0]);
     expect(c.prev_close).toEqual([9.09]);
+  });
+});
+
+type UlistRow = Record<string, number | string>;
+const ulistRows = (name: string) => fixture<{ data: { diff: UlistRow[] } }>('eastmoney', name).data.diff;
+const num = (v: number | string) => (v === '-' ? null : Number(v));
+
+describe('eastmoney replay: ulist.np quotes', () => {
+  // The snapshot of 2026-09-30 after the close, five secids in one call (two codes 000001 on two markets).
+  const SYMBOLS = ['600000.SH', '000001.SZ', '000001.SH', '300750.SZ', '601398.SH'];
+  const SECIDS = ['1.600000', '0.000001', '1.000001', '0.300750', '1.601398'];
+
+  it('five codes field by field: f2/f17/f15/f16/f18 prices, f5 lots ×100, f6 amount, f124 time, derived change/pct/amplitude', async () => {
+    ulist = 'replay-ulist-quotes-20260930';
+    const quotes = await adapter().getQuotes(SYMBOLS.map(ref));
+    expect(ulistAsked.map((s) => s.split(',').sort())).toEqual([[...SECIDS].sort()]);
+    expect([...quotes.keys()].sort()).toEqual([...SYMBOLS].sort());
+    for (const row of ulistRows('replay-ulist-quotes-20260930')) {
+      const symbol = SYMBOLS[SECIDS.indexOf(`${row.f13}.${row.f12}`)];
+      const q = quotes.get(symbol)!;
+      const [last, open, high, low, prev] = [row.f2, row.f17, row.f15, row.f16, row.f18].map(Number);
+      expect(q).toMatchObject({ symbol, region: 'CN', last_price: last, open, high, low, prev_close: prev });
+      expect(q.volume).toBe(Number(row.f5) * 100);
+      expect(q.amount).toBe(Number(row.f6));
+      expect(q.timestamp).toBe(Number(row.f124) * 1000);
+      // After the 15:00 close of 2026-09-30, Beijing time.
+      expect(q.timestamp).toBeGreaterThanOrEqual(cnTime('2026-09-30', '15:00'));
+      expect(q.timestamp).toBeLessThan(cnTime('2026-10-01'));
+      expect(q.ext.name).toBe(row.f14);
+      // The answer carries no f3/f4/f7: each is derived from the vendor's own prices.
+      expect(q.ext.change_amount).toBeCloseTo(last - prev, 9);
+      expect(q.ext.change_pct).toBeCloseTo((last - prev) / prev, 9);
+      expect(q.ext.amplitude).toBeCloseTo((high - low) / prev, 9);
+      for (const p of [q.last_price, q.open, q.high, q.low, q.prev_close]) expect(decimalsOf(p)).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('the secid, not the code, tells 平安银行 (0.000001) from 上证指数 (1.000001)', async () => {
+    ulist = 'replay-ulist-quotes-20260930';
+    const quotes = await adapter().getQuotes(SYMBOLS.map(ref));
+    expect(quotes.get('000001.SZ')).toMatchObject({ last_price: 11.57, prev_close: 11.35, ext: { name: '平安银行' } });
+    expect(quotes.get('000001.SH')).toMatchObject({ last_price: 3842.19, prev_close: 3830.45, ext: { name: '上证指数' } });
+  });
+
+  it('600000.SH agrees with Tencent\'s own figures for the session in the same capture file (volume in lots ×100 = shares)', async () => {
+    ulist = 'replay-ulist-quotes-20260930';
+    const q = (await adapter().getQuotes([ref('600000.SH')])).get('600000.SH')!;
+    // Tencent `qt.sh600000` of the same file: change 0.30, change % 3.27, amplitude % 3.59,
+    // "9.48/1474848/1386209937" (price / lots / yuan); its 2026-09-30 day row 9.22 9.48 9.49 9.16 1474848.
+    expect([q.open, q.last_price, q.high, q.low]).toEqual([9.22, 9.48, 9.49, 9.16]);
+    expect(q.ext.change_amount).toBeCloseTo(0.3, 9);
+    expect(Math.round(q.ext.change_pct * 10_000) / 100).toBe(3.27);
+    expect(Math.round(q.ext.amplitude * 10_000) / 100).toBe(3.59);
+    expect(q.volume).toBe(1474848 * 100);
+    expect(q.amount).toBe(1386209937);
+    // The session's average price lies within its range only with the volume in shares.
+    const vwap = q.amount / q.volume;
+    expect(vwap).toBeGreaterThanOrEqual(q.low);
+    expect(vwap).toBeLessThanOrEqual(q.high);
+  });
+
+  it('000002.SZ on a limit-up day: f4 change, f3 % and f8 turnover as the vendor prints them, consistent with its prices', async () => {
+    ulist = 'replay-ulist-rows-000002-000003';
+    const q = (await adapter().getQuotes([ref('000002.SZ')])).get('000002.SZ')!;
+    const row = ulistRows('replay-ulist-rows-000002-000003')[0];
+    expect(q).toMatchObject({ last_price: 3.32, open: 3.03, high: 3.32, low: 3.01, prev_close: 3.02, volume: 4408253 * 100, amount: 1419831684.34 });
+    expect(q.ext).toMatchObject({ name: row.f14, change_amount: 0.3, change_pct: 0.0993, turnover_rate: 0.0454 });
+    // The vendor's f4 and f3 are its own prices' change and change %, to their print.
+    expect(q.last_price - q.prev_close).toBeCloseTo(Number(row.f4), 9);
+    expect(Math.abs(((q.last_price - q.prev_close) / q.prev_close) * 100 - Number(row.f3))).toBeLessThanOrEqual(0.005);
+    // Limit up: the last price is the previous close × 1.1 to the cent, and the day's high.
+    expect(Math.round(q.prev_close * 1.1 * 100) / 100).toBe(q.last_price);
+    expect(q.high).toBe(q.last_price);
+    const vwap = q.amount / q.volume;
+    expect(vwap).toBeGreaterThanOrEqual(q.low);
+    expect(vwap).toBeLessThanOrEqual(q.high);
+  });
+
+  it('000003.SZ with \'-\' in every day field and only f18: served at the previous close with no volume (the vendor gives nothing else)', async () => {
+    ulist = 'replay-ulist-rows-000002-000003';
+    const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, { now: () => NOW, http: testHttp('eastmoney') });
+    const q = (await a.getQuotes([ref('000003.SZ')])).get('000003.SZ')!;
+    const row = ulistRows('replay-ulist-rows-000002-000003')[1];
+    expect(num(row.f2)).toBeNull();
+    expect(q).toMatchObject({ last_price: 2.71, open: 2.71, high: 2.71, low: 2.71, prev_close: 2.71, volume: 0, amount: 0, timestamp: NOW });
+    expect(q.ext).toMatchObject({ name: 'PT金田A', change_amount: 0, change_pct: 0, amplitude: 0 });
+  });
+
+  it('the vendor\'s "every code unknown" answer (rc 102, data: null) is no quote and no error', async () => {
+    ulist = 'replay-ulist-unknown-rc102';
+    expect((await adapter().getQuotes([ref('600000.SH'), ref('999999.SZ')])).size).toBe(0);
+  });
+});
+
+describe('eastmoney replay: stock/get depth and instrument (600000.SH, 2022-02-11 after the close)', () => {
+  const raw = () => fixture<{ data: Record<string, number | string> }>('eastmoney', 'replay-stock-get-600000').data;
+
+  it('five levels a side: f19/f20 … f11/f12 bids, f39/f40 … f31/f32 asks, lots ×100, f86 time', async () => {
+    stock = { '1.600000': 'replay-stock-get-600000' };
+    const d = (await adapter().getDepth([ref('600000.SH')])).get('600000.SH')!;
+    const f = raw();
+    const n = (k: string) => Number(f[k]);
+    expect(d.timestamp).toBe(n('f86') * 1000);
+    expect(d.timestamp).toBe(cnTime('2022-02-11', '15:59') + 51_000);
+    expect(d.bid_prices).toEqual(['f19', 'f17', 'f15', 'f13', 'f11'].map(n));
+    expect(d.bid_volumes).toEqual(['f20', 'f18', 'f16', 'f14', 'f12'].map((k) => n(k) * 100));
+    expect(d.ask_prices).toEqual(['f39', 'f37', 'f35', 'f33', 'f31'].map(n));
+    expect(d.ask_volumes).toEqual(['f40', 'f38', 'f36', 'f34', 'f32'].map((k) => n(k) * 100));
+    // One tick apart, inside the day's range, the last trade at the best ask.
+    expect(d.ask_prices[0] - d.bid_prices[0]).toBeCloseTo(0.01, 9);
+    expect(d.bid_prices[0]).toBeGreaterThanOrEqual(n('f45'));
+    expect(d.ask_prices[0]).toBeLessThanOrEqual(n('f44'));
+    expect(d.ask_prices[0]).toBe(n('f43'));
+  });
+
+  it('the same answer\'s own totals: outer + inner volume = total lots, amount / (lots × 100) = its average price f71', () => {
+    const f = raw();
+    expect(Number(f.f49) + Number(f.f161)).toBe(Number(f.f47));
+    expect(Math.round((Number(f.f48) / (Number(f.f47) * 100)) * 100) / 100).toBe(Number(f.f71));
+    // f169 (change) and f170 (change %) against f43 / f60, to their print.
+    expect(Number(f.f43) - Number(f.f60)).toBeCloseTo(Number(f.f169), 9);
+    expect(Math.abs(((Number(f.f43) - Number(f.f60)) / Number(f.f60)) * 100 - Number(f.f170))).toBeLessThanOrEqual(0.005);
+  });
+
+  it('instrument: limit up / down = previous close ±10 % to the cent, listing 1999-11-10 (f189), shares f84 / f85', async () => {
+    stock = { '1.600000': 'replay-stock-get-600000' };
+    const i = (await adapter().getInstruments([ref('600000.SH')])).get('600000.SH')!;
+    const f = raw();
+    expect(i).toMatchObject({ code: '600000', exchange: 'SH', name: '浦发银行', region: 'CN', symbol: '600000.SH', type: 'stock' });
+    expect(i.ext).toMatchObject({ limit_up: 9.56, limit_down: 7.82, listing_date: '1999-11-10', total_shares: f.f84, float_shares: f.f85, tick_size: 0.01 });
+    const prev = Number(f.f60);
+    expect(Math.round(prev * 1.1 * 100) / 100).toBe(i.ext.limit_up);
+    expect(Math.round(prev * 0.9 * 100) / 100).toBe(i.ext.limit_down);
+  });
+});
+
+describe('eastmoney replay: the vendor\'s own "no such code" and "no rows" answers', () => {
+  it('push2his kline, rc 100 with data: null (a real answer) → an unknown symbol, not an error', async () => {
+    server.use(http.get(`${HISTORY}/api/qt/stock/kline/get`, () => HttpResponse.json(fixture('eastmoney', 'replay-kline-unknown-rc100'))));
+    expect(await adapter().getCandles({ symbol: ref('601872.SH'), period: '1d', count: 5 })).toBeUndefined();
+    expect(await adapter().getCandles({ symbol: ref('601872.SH'), period: '1m', count: 5 })).toBeUndefined();
+  });
+
+  it('trends2, rc 100 with data: null (a real answer) → no intraday, not an error', async () => {
+    server.use(http.get(`${QUOTE}/api/qt/stock/trends2/get`, () => HttpResponse.json(fixture('eastmoney', 'replay-trends-unknown-rc100'))));
+    expect(await adapter().getIntraday!(ref('600000.SH'))).toBeUndefined();
+  });
+
+  it('datacenter 9201 返回数据为空 (a real answer) for both tables, real raw closes → a known symbol with no ex-factors', async () => {
+    klines = { '1.601872': 'replay-kline-daily-601872' };
+    const out = await adapter().getExFactors([ref('601872.SH')]);
+    expect(out.get('601872.SH')).toEqual([]);
   });
 });

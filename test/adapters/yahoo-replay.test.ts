@@ -1,18 +1,20 @@
 // Replay of real Yahoo v8 chart answers found in public material (sources: mocks/fixtures/README.md):
 // float32 noise is rounded to the vendor's stated decimals (meta.priceHint) at the adapter
-// boundary, and the first bar keeps the vendor's previous close (meta.chartPreviousClose).
+// boundary, and the first bar keeps the vendor's previous close (meta.chartPreviousClose); one-minute
+// bars in the New York session, a split and a dividend (checked against the vendor's own adjclose),
+// a listing with no bar in the window, and the vendor's own error bodies.
 
 import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
 import { createYahooAdapter } from '../../adapters/yahoo/index.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
 import { fixture } from '../../mocks/handlers/support.ts';
-import { ref, testHttp, vendorServer } from './helpers.ts';
+import { nyTime, ref, testHttp, vendorServer } from './helpers.ts';
 
 const BASE = 'https://yahoo.replay.test';
 let answers: Record<string, string> = {};
 
-vendorServer([
+const { server } = vendorServer([
   http.get(`${BASE}/v8/finance/chart/:ticker`, ({ params }) => {
     const name = answers[String(params.ticker)];
     return name === undefined
@@ -77,5 +79,148 @@ describe('yahoo replay: daily charts', () => {
   it('an unknown ticker (404 "No data found") is an unknown symbol', async () => {
     const { adapter } = replay('replay-chart-5d-nvda', 'ZZZZ.US', localMidnight('US', '2024-01-23'));
     expect(await adapter.getCandles({ symbol: ref('ZZZZ.US'), period: '1d', count: 5 })).toBeUndefined();
+  });
+});
+
+const r2 = (x: number, hint: number) => Math.round(x * 10 ** hint) / 10 ** hint;
+
+describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, priceHint 2)', () => {
+  const NOW = nyTime('2023-05-02', '16:30');
+  const body = () => fixture<ChartBody>('yahoo', 'replay-chart-1m-amzn').chart.result[0];
+  /** The vendor's 31 rows (bar starts 15:30 … 15:59, then the closing print stamped 16:00) as our 30 end-labelled bars. */
+  function expected() {
+    const b = body();
+    const q = b.indicators.quote[0];
+    const hint = b.meta.priceHint;
+    const bars = b.timestamp.slice(0, 30).map((_, i) => ({
+      t: (b.timestamp[i] + 60) * 1000, open: r2(q.open[i], hint), high: r2(q.high[i], hint), low: r2(q.low[i], hint), close: r2(q.close[i], hint), volume: q.volume[i],
+    }));
+    // The 16:00 print folds into the 16:00 bar (its last price, its range; volume added).
+    const last = bars[29];
+    bars[29] = { ...last, high: Math.max(last.high, r2(q.high[30], hint)), low: Math.min(last.low, r2(q.low[30], hint)), close: r2(q.close[30], hint), volume: last.volume + q.volume[30] };
+    return bars;
+  }
+
+  it('getCandles 1m: bar-end labels 15:31 … 16:00 New York time, prices to priceHint, shares as sent, the closing print folded in', async () => {
+    answers = { AMZN: 'replay-chart-1m-amzn' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const out = (await a.getCandles({ symbol: ref('AMZN.US'), period: '1m', start: nyTime('2023-05-02', '15:31'), end: nyTime('2023-05-02', '16:00') }))!;
+    const want = expected();
+    expect(out.timestamp).toEqual(Array.from({ length: 30 }, (_, i) => nyTime('2023-05-02', '15:31') + i * 60_000));
+    expect(out.timestamp).toEqual(want.map((b) => b.t));
+    expect(out.open).toEqual(want.map((b) => b.open));
+    expect(out.high).toEqual(want.map((b) => b.high));
+    expect(out.low).toEqual(want.map((b) => b.low));
+    expect(out.close).toEqual(want.map((b) => b.close));
+    expect(out.volume).toEqual(want.map((b) => b.volume));
+    expect(out.amount.every((x) => x === 0)).toBe(true);
+    // Every bar inside the regular session the answer states (currentTradingPeriod.regular).
+    const regular = (body().meta as unknown as { currentTradingPeriod: { regular: { start: number; end: number } } }).currentTradingPeriod.regular;
+    for (const t of out.timestamp) {
+      expect(t).toBeGreaterThan(regular.start * 1000);
+      expect(t).toBeLessThanOrEqual(regular.end * 1000);
+    }
+    // The last bar closes at the vendor's own regularMarketPrice.
+    expect(out.close.at(-1)).toBe(body().meta.regularMarketPrice);
+    for (const column of [out.open, out.high, out.low, out.close]) for (const p of column) expect(decimalsOf(p)).toBeLessThanOrEqual(2);
+  });
+
+  it('getIntraday: the first bar\'s prev_close is meta.previousClose 102.05, then the close before', async () => {
+    answers = { AMZN: 'replay-chart-1m-amzn' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const out = (await a.getIntraday!(ref('AMZN.US')))!;
+    const want = expected();
+    expect(out.close).toEqual(want.map((b) => b.close));
+    // 102.05 is also the regularMarketPreviousClose of the v7 quote quoted in the same source file.
+    expect(out.prev_close).toEqual([102.05, ...want.slice(0, 29).map((b) => b.close)]);
+  });
+
+  it('the minute prices carry sub-cent prints (103.6052) that priceHint 2 rounds to the cent: the served price is the rounded one', async () => {
+    answers = { AMZN: 'replay-chart-1m-amzn' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const out = (await a.getCandles({ symbol: ref('AMZN.US'), period: '1m', start: nyTime('2023-05-02', '15:31'), end: nyTime('2023-05-02', '16:00') }))!;
+    const q = body().indicators.quote[0];
+    expect(q.open[2]).toBe(103.6052017211914); // float32 of 103.6052
+    expect(out.open[2]).toBe(103.61);
+  });
+});
+
+describe('yahoo replay: a 4-for-1 split and a dividend (AAPL, 2020-08-31 … 2020-11-06)', () => {
+  const NOW = nyTime('2020-11-07', '12:00');
+  const body = () => fixture<ChartBody & { chart: { result: Array<{ indicators: { adjclose: Array<{ adjclose: number[] }> } }> } }>('yahoo', 'replay-chart-split-div-aapl').chart.result[0];
+  const dates = () => body().timestamp.map((s) => new Date((s - 4 * 3600) * 1000).toISOString().slice(0, 10));
+
+  it('daily candles: the split day first, every field to priceHint, prev_close = chartPreviousClose 124.808 → 124.81 (= 499.23 / 4)', async () => {
+    answers = { AAPL: 'replay-chart-split-div-aapl' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const out = (await a.getCandles({ symbol: ref('AAPL.US'), period: '1d', start: localMidnight('US', '2020-08-31'), end: localMidnight('US', '2020-11-06') }))!;
+    const b = body();
+    const q = b.indicators.quote[0];
+    const r = (x: number) => r2(x, 2);
+    expect(dates()[0]).toBe('2020-08-31');
+    expect(dates().at(-1)).toBe('2020-11-06');
+    expect(out.timestamp).toEqual(dates().map((d) => localMidnight('US', d)));
+    expect(out.open).toEqual(q.open.map(r));
+    expect(out.high).toEqual(q.high.map(r));
+    expect(out.low).toEqual(q.low.map(r));
+    expect(out.close).toEqual(q.close.map(r));
+    expect(out.volume).toEqual(q.volume);
+    expect(out.prev_close).toEqual([124.81, ...q.close.slice(0, -1).map(r)]);
+    for (const column of [out.open, out.high, out.low, out.close, out.prev_close!]) for (const p of column) expect(decimalsOf(p)).toBeLessThanOrEqual(2);
+  });
+
+  it('ex-factors: 4 on 2020-08-31 (bonus 3), and P_prev / (P_prev − 0.205) on 2020-11-06 — the step of the vendor\'s own adjclose / close', async () => {
+    answers = { AAPL: 'replay-chart-split-div-aapl' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const list = (await a.getExFactors([ref('AAPL.US')])).get('AAPL.US')!;
+    const b = body();
+    const q = b.indicators.quote[0];
+    const adj = b.indicators.adjclose[0].adjclose;
+    const prev = r2(q.close[47], 2); // 2020-11-05's close, 119.03
+    expect(list).toHaveLength(2);
+    expect(list[0]).toMatchObject({ timestamp: localMidnight('US', '2020-08-31'), ex_factor: 4, bonus_ratio: 3, cash_dividend: 0, rights_ratio: 0 });
+    expect(list[1]).toMatchObject({ timestamp: localMidnight('US', '2020-11-06'), cash_dividend: 0.205, bonus_ratio: 0, rights_ratio: 0 });
+    expect(list[1].ex_factor).toBeCloseTo(prev / (prev - 0.205), 12);
+    // Yahoo's adjclose / close is one constant before the ex-date and another from it on: their
+    // ratio is the vendor's own dividend factor (float32 noise aside).
+    const before = adj[47] / q.close[47];
+    const from = adj[48] / q.close[48];
+    for (let i = 0; i < 47; i++) expect(adj[i] / q.close[i]).toBeCloseTo(before, 5);
+    expect(Math.abs(from / before - list[1].ex_factor)).toBeLessThan(2e-6);
+  });
+});
+
+describe('yahoo replay: a listing with no bar in the window (LUCYW, 2024-01-01 … 02, priceHint 4)', () => {
+  it('candles: an empty result for a known ticker, not an unknown symbol', async () => {
+    answers = { LUCYW: 'replay-chart-empty-window-lucyw' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => localMidnight('US', '2024-01-03'), http: testHttp('yahoo') });
+    const out = await a.getCandles({ symbol: ref('LUCYW.US'), period: '1d', start: localMidnight('US', '2024-01-01'), end: localMidnight('US', '2024-01-02') });
+    expect(out).toBeDefined();
+    expect(out!.timestamp).toEqual([]);
+  });
+
+  it('instrument from meta: first trade 2022-08-15 09:30 EDT → listing_date 2022-08-15, priceHint 4 → tick 0.0001, longName', async () => {
+    answers = { LUCYW: 'replay-chart-empty-window-lucyw' };
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => localMidnight('US', '2024-01-03'), http: testHttp('yahoo') });
+    const i = (await a.getInstruments([ref('LUCYW.US')])).get('LUCYW.US')!;
+    expect(fixture<ChartBody>('yahoo', 'replay-chart-empty-window-lucyw').chart.result[0].meta.firstTradeDate).toBe(nyTime('2022-08-15', '09:30') / 1000);
+    expect(i).toMatchObject({ code: 'LUCYW', exchange: 'US', name: 'Innovative Eyewear, Inc.', region: 'US', type: 'stock' });
+    expect(i.ext).toMatchObject({ listing_date: '2022-08-15', tick_size: 0.0001 });
+  });
+});
+
+describe('yahoo replay: the vendor\'s own error bodies', () => {
+  it('400 "Data doesn\'t exist for startDate = …" is an empty window of a known ticker', async () => {
+    server.use(http.get(`${BASE}/v8/finance/chart/:ticker`, () => HttpResponse.json(fixture('yahoo', 'chart-no-data-range'), { status: 400 })));
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => localMidnight('US', '2020-08-01'), http: testHttp('yahoo') });
+    const out = await a.getCandles({ symbol: ref('AAPL.US'), period: '1d', start: localMidnight('US', '2019-08-14'), end: localMidnight('US', '2020-07-30') });
+    expect(out?.timestamp).toEqual([]);
+  });
+
+  it('404 "No data found, symbol may be delisted" is an unknown symbol for quotes and instruments too', async () => {
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => localMidnight('US', '2024-01-03'), http: testHttp('yahoo') });
+    expect((await a.getQuotes([ref('ZZZZ.US')])).size).toBe(0);
+    expect((await a.getInstruments([ref('ZZZZ.US')])).size).toBe(0);
+    expect(await a.getIntraday!(ref('ZZZZ.US'))).toBeUndefined();
   });
 });
