@@ -24,10 +24,11 @@
 //   table has no publication date, so as_of leaves these records out).
 //
 // A-shares (CN): the F10 statement tables, one request each, on the datacenter's `data/get` form
-// (`type=<report>&sty=<style>&p&ps&st&sr`, the form WackyGem/Fleur documents with a real 601088.SH
-// answer; no capture of these tables through `data/v1/get` was found). Its envelope is
-// `{version, result: {pages, data}}` without code/success (readStatementRows); should it carry a
-// `code`, the datacenter's verdicts above apply. Rebuilt captures (mocks/fixtures/README.md):
+// (`type=<report>&sty=<style>&p&ps&st&sr`, the form WackyGem/Fleur documents with real 601088.SH
+// answers; no capture of these tables through `data/v1/get` was found). Its envelope depends on
+// the style: the income and cash-flow answers carry `code: 0, success, message` and
+// `result.count`, the balance sheet's only `{version, result: {pages, data}}` (readStatementRows:
+// a `code` gets the datacenter's verdicts above; none, the rows). Captures (mocks/fixtures/README.md):
 // financials-cn-income|balance|cashflow|shares-601088.json. Statements are as reported: year-to-date
 // (Q1 3 months, interim 6, Q3 9, annual 12, from REPORT_DATE's month), announce_date←NOTICE_DATE,
 // currency←CURRENCY, 'CNY' where the row has none (Fleur's profile of the whole table counts 878 of
@@ -221,9 +222,9 @@ export function buildCnStatementRequest(statement: CnStatement, ref: SymbolRef, 
 }
 
 /**
- * A `data/get` answer → its rows. `{version, result: {pages, data}}` has no code; `result: null`
- * (or `data: null`) is no rows. An answer that does carry a `code` is read as `data/v1/get`'s
- * (9201 no data, 9501 and others failures).
+ * A `data/get` answer → its rows. With a `code` (income, cash flow) it is read as `data/v1/get`'s
+ * (0 rows, 9201 no data, 9501 and others failures); without (the balance sheet's
+ * `{version, result: {pages, data}}`), `result: null` or `data: null` is no rows.
  */
 export function readStatementRows(text: string, r: PayloadReader): unknown[] {
   const body = r.record(r.json(text, 'body'), 'body');

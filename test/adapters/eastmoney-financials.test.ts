@@ -111,10 +111,46 @@ describe('eastmoney adapter: statements through the HK main-indicator table', ()
   });
 });
 
-// ---- A-shares: 601088.SH (中国神华), rows rebuilt from WackyGem/Fleur's documented answers ----
+// ---- A-shares: 601088.SH (中国神华), the answers WackyGem/Fleur documents (mocks/fixtures/README.md) ----
 
 const SHENHUA = { symbol: '601088.SH', code: '601088', exchange: 'SH', region: 'CN' } as const;
+const HEAD_FY2025 = { period_end: '2025-12-31', announce_date: '2026-03-31', currency: 'CNY', period_months: 12 } as const;
 const HEAD_Q1_2026 = { period_end: '2026-03-31', announce_date: '2026-04-25', currency: 'CNY', period_months: 3 } as const;
+const INCOME_Q1_2026 = {
+  ...HEAD_Q1_2026,
+  revenue: 70397000000, operating_cost: 47244000000, operating_profit: 16637000000, total_profit: 16594000000,
+  income_tax: 3282000000, net_income: 13312000000, net_income_attributable: 10667000000, basic_eps: 0.53, diluted_eps: 0.53,
+  rd_expense: 333000000, selling_expense: 114000000, admin_expense: 2410000000, financial_expense: 292000000,
+  non_operating_income: 64000000, non_operating_expense: 107000000,
+};
+const SHARES_601088 = [
+  { period_end: '2010-10-11', announce_date: '2010-09-28', period_months: null, total_shares: 19889620455, float_shares: 16311037955 },
+  { period_end: '2013-10-09', announce_date: '2013-09-27', period_months: null, total_shares: 19889620455, float_shares: 16491037955 },
+  { period_end: '2021-03-08', announce_date: '2021-03-09', period_months: null, total_shares: 19868519955, float_shares: 16491037955 },
+  { period_end: '2026-03-16', announce_date: '2026-03-18', period_months: null, total_shares: 21231768401, float_shares: 16491037955 },
+  { period_end: '2026-04-07', announce_date: '2026-04-09', period_months: null, total_shares: 21689434304, float_shares: 16491037955 },
+];
+const METRICS_601088 = [
+  {
+    ...HEAD_FY2025, eps_basic: 2.66, eps_diluted: 2.66,
+    ocfps: 3.7778, // 75,059 M / 19,868,519,955 shares (the 2021-03-08 change, the last before 2025-12-31)
+    gross_margin: 35.0781, // (294,916 − 191,465) / 294,916 × 100
+    net_margin: 21.2884, // 62,783 / 294,916 × 100
+    operating_cash_to_revenue: 25.451, // 75,059 / 294,916 × 100
+  },
+  {
+    ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53,
+    bps: 22.6501, // 480,902 M / 21,231,768,401 shares (the 2026-03-16 change)
+    ocfps: 0.8178, // 17,363 M / 21,231,768,401
+    roe_diluted: 2.2181, // 10,667 / 480,902 × 100
+    roa: 1.8868, // 13,312 / mean(627,761, 783,279) × 100: the 2025 year-end sheet opens the year-to-date span
+    gross_margin: 32.8892, // (70,397 − 47,244) / 70,397 × 100
+    net_margin: 18.9099, // 13,312 / 70,397 × 100
+    debt_to_asset_ratio: 29.0313, // 227,396 / 783,279 × 100
+    inventory_turnover: 4.1731, // 47,244 / mean(11,850, 10,792)
+    operating_cash_to_revenue: 24.6644, // 17,363 / 70,397 × 100
+  },
+];
 const reasonOf = (parse: () => unknown) => {
   try {
     parse();
@@ -142,19 +178,22 @@ describe('eastmoney financials: A-share statements', () => {
     });
   });
 
-  it('income (RPT_F10_FINANCE_GINCOME, 2026 Q1): year-to-date, announced 2026-04-25, every mapped column', () => {
-    expect(parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r)).toEqual([{
-      ...HEAD_Q1_2026,
-      revenue: 70397000000, operating_cost: 47244000000, operating_profit: 16637000000, total_profit: 16594000000,
-      income_tax: 3282000000, net_income: 13312000000, net_income_attributable: 10667000000, basic_eps: 0.53, diluted_eps: 0.53,
-      rd_expense: 333000000, selling_expense: 114000000, admin_expense: 2410000000, financial_expense: 292000000,
-      non_operating_income: 64000000, non_operating_expense: 107000000,
-    }]);
+  it('income (RPT_F10_FINANCE_GINCOME): as reported, year-to-date, ascending; every mapped column', () => {
+    expect(parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r)).toEqual([
+      {
+        ...HEAD_FY2025,
+        revenue: 294916000000, operating_cost: 191465000000, operating_profit: 75532000000, total_profit: 79339000000,
+        income_tax: 16556000000, net_income: 62783000000, net_income_attributable: 52849000000, basic_eps: 2.66, diluted_eps: 2.66,
+        rd_expense: 2854000000, selling_expense: 527000000, admin_expense: 11380000000, financial_expense: 445000000,
+        non_operating_income: 685000000, non_operating_expense: -3122000000, // negative as Eastmoney has it
+      },
+      INCOME_Q1_2026,
+    ]);
   });
 
-  it('balance sheet (RPT_F10_FINANCE_GBALANCE): GOODWILL null is left out, never a zero', () => {
-    const [sheet] = parseCnStatement(fixture('financials-cn-balance-601088.json'), 'balance_sheet', r);
-    expect(sheet).toEqual({
+  it('balance sheet (RPT_F10_FINANCE_GBALANCE, the envelope without code): null and absent columns are left out, never zeros', () => {
+    const [fy2025, q1] = parseCnStatement(fixture('financials-cn-balance-601088.json'), 'balance_sheet', r);
+    expect(q1).toEqual({
       ...HEAD_Q1_2026,
       total_assets: 783279000000, total_current_assets: 167634000000, total_non_current_assets: 615645000000,
       cash_and_equivalents: 118585000000, accounts_receivable: 13308000000, inventory: 10792000000, fixed_assets: 271055000000,
@@ -163,44 +202,48 @@ describe('eastmoney financials: A-share statements', () => {
       long_term_borrowing: 29673000000, total_equity: 555883000000, equity_attributable: 480902000000, minority_interest: 74981000000,
       retained_earnings: 280670000000,
     });
-    expect('goodwill' in sheet).toBe(false);
-    // The captured sheet balances: assets = liabilities + equity.
-    expect(sheet.total_liabilities! + sheet.total_equity!).toBe(sheet.total_assets);
+    expect('goodwill' in q1).toBe(false); // GOODWILL: null
+    expect(q1.total_liabilities! + q1.total_equity!).toBe(q1.total_assets); // the captured sheet balances
+    // The 2025 row as printed stops at its 150th column (TOTAL_LIAB_EQUITY): the later totals are absent.
+    expect(fy2025).toEqual({
+      ...HEAD_FY2025,
+      total_assets: 627761000000, total_current_assets: 146969000000, cash_and_equivalents: 96772000000, accounts_receivable: 13225000000,
+      inventory: 11850000000, fixed_assets: 272172000000, intangible_assets: 69857000000, total_current_liabilities: 89262000000,
+      accounts_payable: 41176000000, short_term_borrowing: 409000000, long_term_borrowing: 28268000000, total_equity: 481451000000,
+      minority_interest: 72344000000,
+    });
   });
 
   it('cash flow (RPT_F10_FINANCE_GCASHFLOW): net flows, CCE_ADD, capex from CONSTRUCT_LONG_ASSET (positive)', () => {
-    expect(parseCnStatement(fixture('financials-cn-cashflow-601088.json'), 'cash_flow', r)).toEqual([{
-      ...HEAD_Q1_2026,
-      net_operating_cash_flow: 17363000000, net_investing_cash_flow: -102346000000, net_financing_cash_flow: 106535000000,
-      net_cash_change: 21409000000, capex: 9583000000,
-    }]);
+    expect(parseCnStatement(fixture('financials-cn-cashflow-601088.json'), 'cash_flow', r)).toEqual([
+      {
+        ...HEAD_FY2025, net_operating_cash_flow: 75059000000, net_investing_cash_flow: -21794000000, net_financing_cash_flow: -96242000000,
+        net_cash_change: -43125000000, capex: 48398000000,
+      },
+      {
+        ...HEAD_Q1_2026, net_operating_cash_flow: 17363000000, net_investing_cash_flow: -102346000000, net_financing_cash_flow: 106535000000,
+        net_cash_change: 21409000000, capex: 9583000000,
+      },
+    ]);
   });
 
-  it('shares (RPT_F10_EH_EQUITY): END_DATE, NOTICE_DATE; float is the listed A shares, not UNLIMITED_SHARES (A + H)', () => {
-    expect(parseCnShares(fixture('financials-cn-shares-601088.json'), r)).toEqual([{
-      period_end: '2026-04-07', announce_date: '2026-04-09', period_months: null, total_shares: 21689434304, float_shares: 16491037955,
-    }]);
+  it('shares (RPT_F10_EH_EQUITY): one record per capital change, ascending; float is the listed A shares, not UNLIMITED_SHARES (A + H)', () => {
+    expect(parseCnShares(fixture('financials-cn-shares-601088.json'), r)).toEqual(SHARES_601088);
+    const row = (JSON.parse(fixture('financials-cn-shares-601088.json')) as { result: { data: Record<string, number>[] } }).result.data[0];
+    expect(row.UNLIMITED_SHARES).toBe(row.LISTED_A_SHARES + row.H_FREE_SHARE);
   });
 
-  it('metrics derived from the four statements; those needing an opening sheet, a prior year or shares at period end are left out', () => {
+  it('metrics derived from the four statements; a field whose inputs are missing is left out', () => {
     const income = parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r);
     const balance = parseCnStatement(fixture('financials-cn-balance-601088.json'), 'balance_sheet', r);
     const cashFlow = parseCnStatement(fixture('financials-cn-cashflow-601088.json'), 'cash_flow', r);
     const shares = parseCnShares(fixture('financials-cn-shares-601088.json'), r);
-    expect(deriveCnMetrics({ income, balance_sheet: balance, cash_flow: cashFlow, shares })).toEqual([{
-      ...HEAD_Q1_2026,
-      eps_basic: 0.53, eps_diluted: 0.53,
-      roe_diluted: 2.2181, // 10,667 / 480,902 × 100
-      gross_margin: 32.8892, // (70,397 − 47,244) / 70,397 × 100
-      net_margin: 18.9099, // 13,312 / 70,397 × 100
-      debt_to_asset_ratio: 29.0313, // 227,396 / 783,279 × 100
-      operating_cash_to_revenue: 24.6644, // 17,363 / 70,397 × 100
-    }]);
-    // Shares are taken at the latest change on or before period_end: the 2026-04-07 change is after
-    // 2026-03-31, so bps and ocfps stay out; a year-end sheet and a prior-year Q1 would add roe, roa, yoy.
-    expect(deriveCnMetrics({ income, balance_sheet: [], cash_flow: [], shares: [] })).toEqual([{
-      ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53, gross_margin: 32.8892, net_margin: 18.9099,
-    }]);
+    // No 2024 sheet or income: no roe (opening equity), no yoy; the 2025 sheet lacks its liabilities.
+    expect(deriveCnMetrics({ income, balance_sheet: balance, cash_flow: cashFlow, shares })).toEqual(METRICS_601088);
+    expect(deriveCnMetrics({ income, balance_sheet: [], cash_flow: [], shares: [] })).toEqual([
+      { ...HEAD_FY2025, eps_basic: 2.66, eps_diluted: 2.66, gross_margin: 35.0781, net_margin: 21.2884 },
+      { ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53, gross_margin: 32.8892, net_margin: 18.9099 },
+    ]);
   });
 
   it('period_months from the report month (year-to-date): 3, 6, 9, 12; anything else null', () => {
@@ -208,11 +251,13 @@ describe('eastmoney financials: A-share statements', () => {
   });
 
   it('a row without CURRENCY is stated in CNY; a row without NOTICE_DATE has a null announce_date', () => {
-    const text = fixture('financials-cn-income-601088.json').replace('"CURRENCY": "CNY"', '"CURRENCY": null').replace('"NOTICE_DATE": "2026-04-25 00:00:00"', '"NOTICE_DATE": null');
-    expect(parseCnStatement(text, 'income', r)[0]).toMatchObject({ currency: 'CNY', announce_date: null, period_months: 3 });
+    const text = fixture('financials-cn-income-601088.json').replaceAll('"CURRENCY": "CNY"', '"CURRENCY": null').replace('"NOTICE_DATE": "2026-04-25 00:00:00"', '"NOTICE_DATE": null');
+    const [fy2025, q1] = parseCnStatement(text, 'income', r);
+    expect([fy2025.currency, fy2025.announce_date]).toEqual(['CNY', '2026-03-31']);
+    expect([q1.currency, q1.announce_date, q1.period_months]).toEqual(['CNY', null, 3]);
   });
 
-  it('no data: the captured 9201 answer and a data/get `result: null` give no records, not a failure', () => {
+  it('no data: the captured 9201 answer and a `result: null` give no records, not a failure', () => {
     const noData = fixture('financials-no-data-9201.json');
     expect(parseCnStatement(noData, 'income', r)).toEqual([]);
     expect(parseCnShares(noData, r)).toEqual([]);
@@ -220,7 +265,7 @@ describe('eastmoney financials: A-share statements', () => {
     expect(readStatementRows('{"result":{"pages":0,"data":null}}', r)).toEqual([]);
   });
 
-  it('failures: 9501 is UPSTREAM_ERROR; an HTML page, a missing result or a string figure is UPSTREAM_BAD_RESPONSE', () => {
+  it('failures: 9501 is UPSTREAM_ERROR; an HTML page, a missing result, a string figure or a bad date is UPSTREAM_BAD_RESPONSE', () => {
     expect(reasonOf(() => parseCnStatement(fixture('dividends-bad-report.json'), 'income', r))).toBe('UPSTREAM_ERROR');
     expect(reasonOf(() => parseCnShares(fixture('dividends-bad-report.json'), r))).toBe('UPSTREAM_ERROR');
     expect(reasonOf(() => parseCnStatement('<html><body>502 Bad Gateway</body></html>', 'cash_flow', r))).toBe('UPSTREAM_BAD_RESPONSE');
@@ -246,8 +291,8 @@ describe('eastmoney adapter: A-share statements through msw', () => {
   it('income: one data/get request per CN symbol; the unknown code (9201) and the US symbol are left out, HK still served', async () => {
     const found = await adapter().getFinancials!([ref('601088.SH'), ref('999999.SH'), ref('AAPL.US'), ref('02367.HK')], 'income');
     expect([...found.keys()].sort()).toEqual(['02367.HK', '601088.SH']);
-    expect(found.get('601088.SH')).toEqual([{ ...HEAD_Q1_2026, ...parseCnStatement(fixture('financials-cn-income-601088.json'), 'income', r)[0] }]);
-    expect(found.get('601088.SH')?.[0].revenue).toBe(70397000000);
+    expect(found.get('601088.SH')?.map((x) => [x.period_end, x.period_months, x.revenue])).toEqual([['2025-12-31', 12, 294916000000], ['2026-03-31', 3, 70397000000]]);
+    expect(found.get('601088.SH')?.[1]).toEqual(INCOME_Q1_2026);
     expect(found.get('02367.HK')?.at(-1)?.period_end).toBe('2025-06-30');
     expect(f10().sort()).toEqual([
       '/securities/api/data/get RPT_F10_FINANCE_GINCOME (SECUCODE="601088.SH")',
@@ -260,11 +305,9 @@ describe('eastmoney adapter: A-share statements through msw', () => {
 
   it('balance sheet, cash flow and shares: each its own table', async () => {
     const a = adapter();
-    expect((await a.getFinancials!([ref('601088.SH')], 'balance_sheet')).get('601088.SH')?.[0].total_assets).toBe(783279000000);
-    expect((await a.getFinancials!([ref('601088.SH')], 'cash_flow')).get('601088.SH')?.[0].capex).toBe(9583000000);
-    expect((await a.getFinancials!([ref('601088.SH')], 'shares')).get('601088.SH')).toEqual([{
-      period_end: '2026-04-07', announce_date: '2026-04-09', period_months: null, total_shares: 21689434304, float_shares: 16491037955,
-    }]);
+    expect((await a.getFinancials!([ref('601088.SH')], 'balance_sheet')).get('601088.SH')?.map((b) => b.total_assets)).toEqual([627761000000, 783279000000]);
+    expect((await a.getFinancials!([ref('601088.SH')], 'cash_flow')).get('601088.SH')?.map((c) => c.capex)).toEqual([48398000000, 9583000000]);
+    expect((await a.getFinancials!([ref('601088.SH')], 'shares')).get('601088.SH')).toEqual(SHARES_601088);
     expect(f10()).toEqual([
       '/securities/api/data/get RPT_F10_FINANCE_GBALANCE (SECUCODE="601088.SH")',
       '/securities/api/data/get RPT_F10_FINANCE_GCASHFLOW (SECUCODE="601088.SH")',
@@ -272,12 +315,9 @@ describe('eastmoney adapter: A-share statements through msw', () => {
     ]);
   });
 
-  it('metrics: the four tables asked, the derived record answered', async () => {
+  it('metrics: the four tables asked, the derived records answered', async () => {
     const found = await adapter().getFinancials!([ref('601088.SH')], 'metrics');
-    expect(found.get('601088.SH')).toEqual([{
-      ...HEAD_Q1_2026, eps_basic: 0.53, eps_diluted: 0.53, roe_diluted: 2.2181, gross_margin: 32.8892, net_margin: 18.9099,
-      debt_to_asset_ratio: 29.0313, operating_cash_to_revenue: 24.6644,
-    }]);
+    expect(found.get('601088.SH')).toEqual(METRICS_601088);
     expect(f10().sort()).toEqual([
       '/securities/api/data/get RPT_F10_FINANCE_GBALANCE (SECUCODE="601088.SH")',
       '/securities/api/data/get RPT_F10_FINANCE_GCASHFLOW (SECUCODE="601088.SH")',
