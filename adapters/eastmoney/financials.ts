@@ -201,8 +201,11 @@ export const CN_STATEMENT_TABLES = {
 } as const;
 export type CnStatement = keyof typeof CN_STATEMENT_TABLES;
 
-/** Newest first; 100 reports is 25 years of quarters (older pages are not fetched). */
-export const CN_STATEMENT_PAGE_SIZE = 100;
+/**
+ * Newest first, one page: 200 reports is 50 years of quarters, more than any A-share has (the
+ * oldest listings date from 1990; Fleur's pipeline asks these tables for 500 rows a page).
+ */
+export const CN_STATEMENT_PAGE_SIZE = 200;
 
 /** One `data/get` page of an A-share statement table for one symbol (dotted SECUCODE), newest first. */
 export function buildCnStatementRequest(statement: CnStatement, ref: SymbolRef, pageSize = CN_STATEMENT_PAGE_SIZE, host = DATACENTER_FINANCIALS_HOST): DatacenterRequest {

@@ -165,7 +165,7 @@ describe('eastmoney financials: A-share statements', () => {
     const url = new URL(buildCnStatementRequest('income', SHENHUA).url);
     expect(url.origin + url.pathname).toBe('https://datacenter.eastmoney.com/securities/api/data/get');
     expect(Object.fromEntries(url.searchParams)).toEqual({
-      type: 'RPT_F10_FINANCE_GINCOME', sty: 'APP_F10_GINCOME', filter: '(SECUCODE="601088.SH")', p: '1', ps: '100',
+      type: 'RPT_F10_FINANCE_GINCOME', sty: 'APP_F10_GINCOME', filter: '(SECUCODE="601088.SH")', p: '1', ps: '200',
       sr: '-1', st: 'REPORT_DATE', source: 'HSF10', client: 'PC',
     });
     const tableOf = (s: 'balance_sheet' | 'cash_flow') => Object.fromEntries(new URL(buildCnStatementRequest(s, SHENHUA, 8, 'https://f10.em.test').url).searchParams);
