@@ -48,10 +48,41 @@ export function priceDecimals(meta: JsonRecord, r: PayloadReader): number | unde
   return hint !== null && Number.isInteger(hint) && hint >= 0 && hint <= 8 ? hint : undefined;
 }
 
-/** A price rounded to the vendor's decimals (unchanged when none are stated or it is not finite). */
+/** float32's spacing relative to a value is at most 2^-23: noise below that is the widening's. */
+const FLOAT32_NOISE = 2 ** -23;
+
+/** The shortest decimal that is this float32 (103.6052017211914 → 103.6052), else the value. */
+function shortestFloat32(value: number): number {
+  if (Math.fround(value) !== value) return value;
+  for (let digits = 1; digits <= 9; digits++) {
+    const candidate = Number(value.toPrecision(digits));
+    if (Math.fround(candidate) === value) return candidate;
+  }
+  return value;
+}
+
+/**
+ * A price as the vendor printed it: rounded to its stated decimals where it differs from them by
+ * float32 noise only (493.3999938964844 → 493.4); a price with more digits than stated is a real
+ * print (US minute bars carry sub-penny executions: AMZN 103.6052 and 103.605 under priceHint 2),
+ * kept as the shortest decimal its float32 came from, never rounded to the cent (that would serve
+ * a price nobody traded). Unchanged when no decimals are stated or it is not finite.
+ */
 export function toDecimals(value: number, decimals: number | undefined): number {
+  if (decimals === undefined || !Number.isFinite(value)) return value;
+  const rounded = round(value, decimals);
+  if (Math.abs(value - rounded) <= Math.abs(value) * FLOAT32_NOISE) return rounded;
+  return shortestFloat32(value);
+}
+
+/**
+ * A figure Yahoo computes rather than prints (meta's previous closes, a split-adjusted
+ * chartPreviousClose of 124.808 for 499.23 / 4), to the stated decimals.
+ */
+export function toStated(value: number, decimals: number | undefined): number {
   return decimals === undefined || !Number.isFinite(value) ? value : round(value, decimals);
 }
+
 
 /** Rows are checked (checkBars): invalid ones dropped and reported, one per stamp, ascending. */
 export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck): Chart {
@@ -105,7 +136,7 @@ export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck
   const previous = r.optionalValue(meta.chartPreviousClose, 'meta.chartPreviousClose');
   const chart: Chart = { meta, rows, dividends, splits };
   if (decimals !== undefined) chart.decimals = decimals;
-  if (previous !== null && Number.isFinite(previous) && previous > 0) chart.previousClose = px(previous);
+  if (previous !== null && Number.isFinite(previous) && previous > 0) chart.previousClose = toStated(previous, decimals);
   return chart;
 }
 
@@ -120,7 +151,7 @@ export function toEndLabels(rows: Bar[]): Bar[] {
  */
 export function chartPrevClose(chart: Chart, r: PayloadReader): number | undefined {
   const value = r.optionalValue(chart.meta.previousClose, 'meta.previousClose') ?? r.optionalValue(chart.meta.chartPreviousClose, 'meta.chartPreviousClose');
-  return value !== null && Number.isFinite(value) && value > 0 ? toDecimals(value, chart.decimals) : undefined;
+  return value !== null && Number.isFinite(value) && value > 0 ? toStated(value, chart.decimals) : undefined;
 }
 
 /**
@@ -132,9 +163,9 @@ export function parseQuote(chart: Chart, ref: SymbolRef, now: number, r: Payload
   // Every meta price to the stated decimals, as the bars are (parseChart).
   const n = (k: string) => {
     const v = r.optionalValue(m[k], `meta.${k}`);
-    return v === null || k === 'regularMarketTime' || k === 'regularMarketVolume' ? v : toDecimals(v, chart.decimals);
+    return v === null || k === 'regularMarketTime' || k === 'regularMarketVolume' ? v : toStated(v, chart.decimals);
   };
-  const last = toDecimals(r.value(m.regularMarketPrice, 'meta.regularMarketPrice'), chart.decimals);
+  const last = toStated(r.value(m.regularMarketPrice, 'meta.regularMarketPrice'), chart.decimals);
   const row = chart.rows[chart.rows.length - 1];
   // [verify] chose: `previousClose` when present, else `chartPreviousClose` (with range=1d both
   // are the previous session's close).

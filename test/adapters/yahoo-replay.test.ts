@@ -83,6 +83,13 @@ describe('yahoo replay: daily charts', () => {
 });
 
 const r2 = (x: number, hint: number) => Math.round(x * 10 ** hint) / 10 ** hint;
+/** What the vendor printed: the stated decimals where the value is float32 noise away from them, else the float32's shortest decimal. */
+const printed = (x: number, hint: number) => {
+  const cents = r2(x, hint);
+  if (Math.abs(x - cents) <= Math.abs(x) * 2 ** -23) return cents;
+  for (let d = 1; d <= 9; d++) if (Math.fround(Number(x.toPrecision(d))) === x) return Number(x.toPrecision(d));
+  return x;
+};
 
 describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, priceHint 2)', () => {
   const NOW = nyTime('2023-05-02', '16:30');
@@ -93,15 +100,15 @@ describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, pri
     const q = b.indicators.quote[0];
     const hint = b.meta.priceHint;
     const bars = b.timestamp.slice(0, 30).map((_, i) => ({
-      t: (b.timestamp[i] + 60) * 1000, open: r2(q.open[i], hint), high: r2(q.high[i], hint), low: r2(q.low[i], hint), close: r2(q.close[i], hint), volume: q.volume[i],
+      t: (b.timestamp[i] + 60) * 1000, open: printed(q.open[i], hint), high: printed(q.high[i], hint), low: printed(q.low[i], hint), close: printed(q.close[i], hint), volume: q.volume[i],
     }));
     // The 16:00 print folds into the 16:00 bar (its last price, its range; volume added).
     const last = bars[29];
-    bars[29] = { ...last, high: Math.max(last.high, r2(q.high[30], hint)), low: Math.min(last.low, r2(q.low[30], hint)), close: r2(q.close[30], hint), volume: last.volume + q.volume[30] };
+    bars[29] = { ...last, high: Math.max(last.high, printed(q.high[30], hint)), low: Math.min(last.low, printed(q.low[30], hint)), close: printed(q.close[30], hint), volume: last.volume + q.volume[30] };
     return bars;
   }
 
-  it('getCandles 1m: bar-end labels 15:31 … 16:00 New York time, prices to priceHint, shares as sent, the closing print folded in', async () => {
+  it('getCandles 1m: bar-end labels 15:31 … 16:00 New York time, prices as printed, shares as sent, the closing print folded in', async () => {
     answers = { AMZN: 'replay-chart-1m-amzn' };
     const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
     const out = (await a.getCandles({ symbol: ref('AMZN.US'), period: '1m', start: nyTime('2023-05-02', '15:31'), end: nyTime('2023-05-02', '16:00') }))!;
@@ -122,7 +129,9 @@ describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, pri
     }
     // The last bar closes at the vendor's own regularMarketPrice.
     expect(out.close.at(-1)).toBe(body().meta.regularMarketPrice);
-    for (const column of [out.open, out.high, out.low, out.close]) for (const p of column) expect(decimalsOf(p)).toBeLessThanOrEqual(2);
+    // Cents, or the sub-penny print itself (four decimals at most here), never float32 noise.
+    for (const column of [out.open, out.high, out.low, out.close]) for (const p of column) expect(decimalsOf(p)).toBeLessThanOrEqual(4);
+    expect([out.open, out.high, out.low, out.close].flat().filter((p) => decimalsOf(p) > 2).length).toBeGreaterThan(0);
   });
 
   it('getIntraday: the first bar\'s prev_close is meta.previousClose 102.05, then the close before', async () => {
@@ -135,13 +144,18 @@ describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, pri
     expect(out.prev_close).toEqual([102.05, ...want.slice(0, 29).map((b) => b.close)]);
   });
 
-  it('the minute prices carry sub-cent prints (103.6052) that priceHint 2 rounds to the cent: the served price is the rounded one', async () => {
+  it('the minute prices carry sub-penny prints (103.6052, 103.605) beside priceHint 2: served as printed, not rounded to the cent', async () => {
     answers = { AMZN: 'replay-chart-1m-amzn' };
     const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
     const out = (await a.getCandles({ symbol: ref('AMZN.US'), period: '1m', start: nyTime('2023-05-02', '15:31'), end: nyTime('2023-05-02', '16:00') }))!;
     const q = body().indicators.quote[0];
     expect(q.open[2]).toBe(103.6052017211914); // float32 of 103.6052
-    expect(out.open[2]).toBe(103.61);
+    expect(out.open[2]).toBe(103.6052);
+    expect(q.open[1]).toBe(103.6050033569336); // float32 of 103.605 (a midpoint execution)
+    expect(out.open[1]).toBe(103.605);
+    // A cent price keeps its cents: float32 noise removed, nothing snapped.
+    expect(q.open[0]).toBe(103.69999694824219);
+    expect(out.open[0]).toBe(103.7);
   });
 });
 
