@@ -4,7 +4,7 @@
 // f59 nor the disputed f152 divisor is applied; f59 is used only for the A-share tick size.
 
 import type { Depth, Instrument, InstrumentType, Quote, Region, SymbolRef } from '../../src/domain.ts';
-import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
+import { localDate, localMidnight, localTimeMs, sessions } from '../../src/markets/calendar.ts';
 import type { BySymbol } from '../types.ts';
 import type { Bar } from '../common/bars.ts';
 import { EXT_TYPE, checkedDepth, derivedExt, round, type DepthLevel } from '../common/shapes.ts';
@@ -58,6 +58,7 @@ export function parseUlistQuotes(
     const prev = prevClose ?? last;
     const derived = derivedExt(ref, '', { last, prevClose: prev, high, low });
     const time = n('f124');
+    const halted = traded === null && suspendedToday(ref.region, now);
     out.push({
       symbol: ref.symbol,
       region: ref.region,
@@ -69,6 +70,7 @@ export function parseUlistQuotes(
       volume: Math.round((n('f5') ?? 0) * units.volume[ref.region]),
       amount: n('f6') ?? 0,
       timestamp: time === null ? now : Math.round(time * 1000),
+      ...(halted ? { session: 'halted' as const } : {}),
       ext: {
         type: EXT_TYPE[ref.region],
         name: r.optionalString(row.f14, `${p}.f14`) ?? '',
@@ -80,6 +82,18 @@ export function parseUlistQuotes(
     });
   }
   return checkQuotes(out, check);
+}
+
+/**
+ * An A-share with no trade today once today's continuous session has opened is suspended (停牌):
+ * every listed A-share trades in the opening auction unless it is. Its quote is the previous close
+ * with no volume, as terminals show it, marked `session: 'halted'` so it is never read as a live
+ * price. HK and US listings can go minutes without a trade: not labelled from an empty day.
+ */
+function suspendedToday(region: Region, now: number): boolean {
+  if (region !== 'CN') return false;
+  const today = sessions(region, localDate(region, now));
+  return today.length > 0 && now >= today[0].start;
 }
 
 /** ulist f12/f13 → US market number per Eastmoney ticker. */

@@ -263,6 +263,23 @@ describe('eastmoney replay: ulist.np quotes', () => {
     expect(num(row.f2)).toBeNull();
     expect(q).toMatchObject({ last_price: 2.71, open: 2.71, high: 2.71, low: 2.71, prev_close: 2.71, volume: 0, amount: 0, timestamp: NOW });
     expect(q.ext).toMatchObject({ name: 'PT金田A', change_amount: 0, change_pct: 0, amplitude: 0 });
+    // A Sunday: no session today, nothing to be suspended from.
+    expect(q.session).toBeUndefined();
+  });
+
+  it('an A-share with no trade once the session has opened is labelled halted; before the open, and a traded one, are not', async () => {
+    ulist = 'replay-ulist-rows-000002-000003';
+    const at = async (now: number) => {
+      const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, { now: () => now, http: testHttp('eastmoney') });
+      return a.getQuotes([ref('000003.SZ'), ref('000002.SZ')]);
+    };
+    const open = await at(cnTime('2026-11-25', '10:30'));
+    expect(open.get('000003.SZ')!.session).toBe('halted');
+    expect(open.get('000002.SZ')!.session).toBeUndefined();
+    const afterClose = await at(cnTime('2026-11-25', '16:00'));
+    expect(afterClose.get('000003.SZ')!.session).toBe('halted');
+    const beforeOpen = await at(cnTime('2026-11-25', '09:10'));
+    expect(beforeOpen.get('000003.SZ')!.session).toBeUndefined();
   });
 
   it('the vendor\'s "every code unknown" answer (rc 102, data: null) is no quote and no error', async () => {

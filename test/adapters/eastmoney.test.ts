@@ -55,10 +55,11 @@ describe('eastmoney adapter: requests and normalised results', () => {
     });
     expect(quotes.get('00700.HK')?.volume).toBe(15_234_567);
     expect(quotes.get('AAPL.US')?.timestamp).toBe(nyTime('2024-06-03', '16:00'));
-    // A suspension: '-' for every field of the day; the quote stands at the previous close.
+    // A suspension: '-' for every field of the day; the quote stands at the previous close,
+    // labelled halted (the session had opened).
     expect(quotes.get('000001.SZ')).toEqual({
       symbol: '000001.SZ', region: 'CN', last_price: 10.39, open: 10.39, high: 10.39, low: 10.39, prev_close: 10.39,
-      volume: 0, amount: 0, timestamp: cnTime('2024-06-04', '15:00'),
+      volume: 0, amount: 0, timestamp: cnTime('2024-06-04', '15:00'), session: 'halted',
       ext: { type: 'cn_equity', name: '平安银行', amplitude: 0, change_amount: 0, change_pct: 0, turnover_rate: null },
     });
 
@@ -306,6 +307,6 @@ runAdapterContract('eastmoney', () => adapter(), {
   batch: [MT, TENCENT, AAPL],
   candles: [MT],
   exFactors: [PINGAN, MT],
-  financials: [ref('02367.HK'), TENCENT],
+  financials: [ref('02367.HK'), TENCENT, ref('601088.SH')],
   unknown: UNKNOWN,
 });
