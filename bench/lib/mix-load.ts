@@ -61,6 +61,8 @@ export interface KindStats {
   statuses: Map<number, number>;
   bytes: number;
   latenciesMs: number[];
+  /** The first few 5xx answers: status, path and the start of the body. */
+  serverErrorSamples: string[];
 }
 
 export interface StreamStats {
@@ -73,6 +75,8 @@ export interface StreamStats {
   unsubscribes: number;
   /** Frames received by `op` (subscribed, quotes, depth, error, …). */
   frames: Map<string, number>;
+  /** The first few `error` frames. */
+  errorSamples: string[];
   bytes: number;
   /** Closes the client did not ask for, by code. */
   unexpectedCloses: Map<number, number>;
@@ -147,7 +151,7 @@ export function sessionClockOffset(region: Region, needMs: number, now = Date.no
 }
 
 function emptyKind(): KindStats {
-  return { requests: 0, statuses: new Map(), bytes: 0, latenciesMs: [] };
+  return { requests: 0, statuses: new Map(), bytes: 0, latenciesMs: [], serverErrorSamples: [] };
 }
 
 interface PlannedRequest {
@@ -213,20 +217,22 @@ function planner(options: MixOptions) {
   };
 }
 
-function httpGet(agent: Agent, port: number, request: PlannedRequest): Promise<{ status: number; bytes: number }> {
+function httpGet(agent: Agent, port: number, request: PlannedRequest): Promise<{ status: number; bytes: number; head: string }> {
   return new Promise((resolve) => {
     const headers: Record<string, string> = { 'x-api-key': BENCH_KEY };
     if (request.accept !== undefined) headers.accept = request.accept;
     const req = get({ host: '127.0.0.1', port, path: request.path, agent, headers }, (res) => {
       let bytes = 0;
+      let head = '';
       res.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
+        if ((res.statusCode ?? 0) >= 500 && head.length < 300) head += chunk.toString('utf8', 0, 300);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
-      res.on('error', () => resolve({ status: 0, bytes }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, head }));
+      res.on('error', () => resolve({ status: 0, bytes, head }));
     });
     req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, bytes: 0 }));
+    req.on('error', (error) => resolve({ status: 0, bytes: 0, head: error.message }));
   });
 }
 
@@ -270,6 +276,7 @@ async function streamClient(url: string, index: number, options: MixOptions, sta
       stats.bytes += text.length;
       const op = /"op":"(\w+)"/.exec(text.slice(0, 40))?.[1] ?? 'other';
       stats.frames.set(op, (stats.frames.get(op) ?? 0) + 1);
+      if (op === 'error' && stats.errorSamples.length < 5) stats.errorSamples.push(text.slice(0, 300));
     });
     const send = (op: 'subscribe' | 'unsubscribe', channel: 'quotes' | 'depth', symbols: string[]) => {
       if (symbols.length === 0 || ws.readyState !== WebSocket.OPEN) return;
@@ -316,7 +323,7 @@ function percentile(sorted: readonly number[], p: number): number {
 export async function runMix(service: { url: string; port: number; pid: number }, seconds: number, options: MixOptions): Promise<MixResult> {
   const kinds = new Map<MixKind, KindStats>(MIX_KINDS.map((k) => [k, emptyKind()]));
   const stream: StreamStats = {
-    connects: 0, reconnects: 0, failedHandshakes: 0, subscribes: 0, unsubscribes: 0, frames: new Map(), bytes: 0, unexpectedCloses: new Map(),
+    connects: 0, reconnects: 0, failedHandshakes: 0, subscribes: 0, unsubscribes: 0, frames: new Map(), errorSamples: [], bytes: 0, unexpectedCloses: new Map(),
     peakConnections: 0, peakSubscriptions: 0,
   };
   const next = planner(options);
@@ -351,8 +358,9 @@ export async function runMix(service: { url: string; port: number; pid: number }
     while (performance.now() < deadline) {
       const request = next();
       const at = performance.now();
-      const { status, bytes } = await httpGet(agent, service.port, request);
+      const { status, bytes, head } = await httpGet(agent, service.port, request);
       const k = kinds.get(request.kind)!;
+      if ((status >= 500 || status === 0) && k.serverErrorSamples.length < 3) k.serverErrorSamples.push(`${status} ${request.path} ${head.slice(0, 200)}`);
       k.requests += 1;
       k.statuses.set(status, (k.statuses.get(status) ?? 0) + 1);
       k.bytes += bytes;

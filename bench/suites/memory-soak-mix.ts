@@ -156,6 +156,8 @@ const streamRows: Array<[string, string]> = [
   ['store: bars served from the store / from the vendor; fill calls; store errors; corrupt blocks', `${m.server.storeBars} / ${m.server.upstreamBars}; ${m.server.fills}; ${m.server.storeErrors}; ${m.server.corrupt}`],
 ];
 for (const [k, v] of streamRows) log(`| ${k} | ${v} |`);
+for (const kind of MIX_KINDS) for (const line of m.kinds.get(kind)!.serverErrorSamples) log(`  ${kind}: ${line}`);
+for (const line of m.stream.errorSamples) log(`  stream error frame: ${line}`);
 
 reportHeadlines([
   { suite: 'memory soak (mix)', figure: `peak RSS − baseline − bounds (${mib(bounds)}, ${seconds} s, ${s.load.reqPerSec.toFixed(0)} req/s, ${mixOptions.streamClients} stream clients)`, value: mib(over), target: '≤ 150 MiB', pass: over <= 150 * MIB },
