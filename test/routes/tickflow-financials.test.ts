@@ -47,7 +47,11 @@ let app: FastifyInstance;
 let stocks: string[];
 let etfs: string[];
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ keys: sdkKeys() }));
+  // Every simulated stock's statements, cold: the sim builds each one's price history since listing
+  // (~14 ms a symbol on a quiet machine, in-process CPU), so three concurrent chunks of 100 can
+  // outlast the 5 s default deadline on a loaded CI machine. This test is about the client's
+  // requests, not deadlines: it gives the sim room.
+  ({ app } = await buildTestApp({ keys: sdkKeys(), configure: (c) => { c.upstream.deadlineMs = 30_000; } }));
   const res = await app.inject({
     method: 'POST', url: '/v1/universes/batch', headers: { ...SDK_HEADERS, 'x-api-key': KEY },
     payload: JSON.stringify({ ids: ['CN_Stock', 'HK_Stock', 'US_Stock', 'CN_ETF'] }),
