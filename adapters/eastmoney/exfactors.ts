@@ -48,8 +48,13 @@ export function parseDividendRows(rows: unknown[], symbol: string, r: PayloadRea
     if (m === null) return;
     const n = (k: string) => r.optionalNumber(row[k], `${p}.${k}`);
     const combined = n('BONUS_IT_RATIO');
-    const shares = combined ?? (n('BONUS_RATIO') ?? 0) + (n('IT_RATIO') ?? 0);
-    const cash = n('PRETAX_BONUS_RMB') ?? 0;
+    const bonus = n('BONUS_RATIO');
+    const transfer = n('IT_RATIO');
+    // Older rows can carry the plan only as text, with every ratio column null (600519's
+    // 2015-07-17 "10送1.00派43.74元" in the replay): the text's shares then, never cash-only.
+    const plan = planPerTen(r.optionalString(row.IMPL_PLAN_PROFILE, `${p}.IMPL_PLAN_PROFILE`));
+    const shares = combined ?? (bonus !== null || transfer !== null ? (bonus ?? 0) + (transfer ?? 0) : plan?.shares ?? 0);
+    const cash = n('PRETAX_BONUS_RMB') ?? plan?.cash ?? 0;
     if (!Number.isFinite(cash) || !Number.isFinite(shares) || cash < 0 || shares < 0) {
       check.drop('invalid_dividend', rows.length);
       check.nothingUsable();
@@ -65,6 +70,20 @@ export function parseDividendRows(rows: unknown[], symbol: string, r: PayloadRea
   });
   check.flush();
   return out;
+}
+
+/**
+ * The per-10-shares parts of a plan text ("10送3.5转5派3元", "10转3派1.50元(含税)",
+ * "10派192.93元(含税,扣税后173.637元)"): bonus + transfer shares and pre-tax cash, or undefined when
+ * the text is not such a plan (a rights issue, a blank, "不分配不转增").
+ */
+export function planPerTen(text: string | null): { shares: number; cash: number } | undefined {
+  if (text === null) return undefined;
+  const m = /^10股?(?:送(?:红股)?([\d.]+)股?)?(?:转(?:增)?([\d.]+)股?)?(?:派(?:发现金)?(?:红利)?([\d.]+)元)?/.exec(text.replace(/\s+/g, ''));
+  if (m === null || (m[1] === undefined && m[2] === undefined && m[3] === undefined)) return undefined;
+  const parts = [m[1], m[2], m[3]].map((v) => (v === undefined ? 0 : Number(v)));
+  if (parts.some((v) => !Number.isFinite(v))) return undefined;
+  return { shares: parts[0] + parts[1], cash: parts[2] };
 }
 
 /** Earliest ex-date of the actions (the raw closes must reach back before it), or undefined. */

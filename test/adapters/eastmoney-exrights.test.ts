@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  deriveExFactors, parseHkDividendRows, parseHkPlan, parseRightsRows,
+  deriveExFactors, parseDividendRows, parseHkDividendRows, parseHkPlan, parseRightsRows, planPerTen,
 } from '../../adapters/eastmoney/exfactors.ts';
 import { payloadReader, rowCheck } from '../../adapters/common/validate.ts';
 import type { InvalidRowsEvent } from '../../adapters/types.ts';
@@ -56,6 +56,31 @@ describe('rights issues (RPT_IPO_ALLOTMENT, real row: 601398 10配0.45 at 2.99)'
     // (10 − 0.1 + 2.655) / 1.5 = 8.37; f = 10 / 8.37.
     expect(f.ex_factor).toBeCloseTo(10 / 8.37, 12);
     expect(f).toMatchObject({ cash_dividend: 0.1, bonus_ratio: 0.2, rights_ratio: 0.3, rights_price: 8.85 });
+  });
+});
+
+describe('A-share plan texts (IMPL_PLAN_PROFILE), read when every ratio column is null', () => {
+  it('送, 转 and 派 per 10 shares in the forms the dividend table writes; anything else is no plan', () => {
+    expect(planPerTen('10送1.00派43.74元(含税)')).toEqual({ shares: 1, cash: 43.74 });
+    expect(planPerTen('10送3.5转5派3元')).toEqual({ shares: 8.5, cash: 3 });
+    expect(planPerTen('10转3派1.50元')).toEqual({ shares: 3, cash: 1.5 });
+    expect(planPerTen('10派192.93元(含税,扣税后173.637元)')).toEqual({ shares: 0, cash: 192.93 });
+    expect(planPerTen('10股派2.18元')).toEqual({ shares: 0, cash: 2.18 });
+    expect(planPerTen('不分配不转增')).toBeUndefined();
+    expect(planPerTen(null)).toBeUndefined();
+  });
+
+  it('a row with null ratio columns keeps the text\'s bonus shares; filled columns win over the text', () => {
+    const r = payloadReader('eastmoney');
+    const rows = [
+      { SECUCODE: '600519.SH', EX_DIVIDEND_DATE: '2015-07-17 00:00:00', IMPL_PLAN_PROFILE: '10送1.00派43.74元(含税)', BONUS_IT_RATIO: null, BONUS_RATIO: null, IT_RATIO: null, PRETAX_BONUS_RMB: 43.74 },
+      { SECUCODE: '600519.SH', EX_DIVIDEND_DATE: '2016-07-01 00:00:00', IMPL_PLAN_PROFILE: '10转3派1.50元', BONUS_IT_RATIO: null, BONUS_RATIO: null, IT_RATIO: 3, PRETAX_BONUS_RMB: 1.5 },
+    ];
+    const actions = parseDividendRows(rows, '600519.SH', r, rowCheck('eastmoney', undefined, 'exFactors', '600519.SH'));
+    expect(actions).toEqual([
+      { exDate: '2015-07-17', cash: expect.closeTo(4.374, 12), shares: expect.closeTo(0.1, 12) },
+      { exDate: '2016-07-01', cash: expect.closeTo(0.15, 12), shares: expect.closeTo(0.3, 12) },
+    ]);
   });
 });
 

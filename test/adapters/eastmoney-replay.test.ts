@@ -459,7 +459,7 @@ describe('eastmoney replay: ex-factors of 600519.SH from RPT_SHAREBONUS_DET and 
   // ratio columns came back null and only IMPL_PLAN_PROFILE carries the bonus / transfer shares.
   // parseDividendRows reads only the columns, so the 10送1 of 2015-07-17 becomes a cash-only event
   // (ex_factor 1.0177 instead of 1.1195) while parts_known says true. Adapter finding, not fixed here.
-  it.fails('2015-07-17 10送1.00派43.74 with null ratio columns: the plan text\'s bonus share is lost (adapter reads no IMPL_PLAN_PROFILE)', () => {
+  it('2015-07-17 10送1.00派43.74 with null ratio columns: the bonus share comes from the plan text (IMPL_PLAN_PROFILE), not lost', () => {
     const r = payloadReader('eastmoney');
     const table = bonusRows('replay-sharebonus-600519-share-rows');
     // Raw closes 2015-07-14…22 from the same probe; its fqt=1 closes (−75.32, −73.31) step by
