@@ -24,6 +24,7 @@
 
 import { deriveMetrics } from '../../src/financials/derive.ts';
 import { LRUCache } from 'lru-cache';
+import { statementInputBytes } from './memo.ts';
 import type {
   BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, PeriodMonths, SharesRecord, Statement, StatementRecord, StatementSet,
 } from '../../src/financials/types.ts';
@@ -485,32 +486,36 @@ export function simShareRecords(input: SimFinancialsInput): SharesRecord[] {
   return out;
 }
 
-/** How many symbols' statement sets the adapter keeps (one request asks for one statement; the
- * next statement of the same symbols, usually moments later, reuses the set). */
-const SETS_KEPT = 2_048;
-
 /**
  * The sim adapter's statements: one symbol's series of one statement at `today`, from its
  * history's planned actions and realised events; undefined when it publishes none (ETFs, a stock
- * with no report announced yet). The five statements of a symbol are built together once per day
- * and kept (bounded), since the loader asks for them one statement at a time.
+ * with no report announced yet). What is kept is those inputs, byte-bounded (`maxBytes`, the
+ * statements' share of adapters.sim.memoMaxBytes: memo.ts), not the built statements: a
+ * symbol's five statements weigh ~66 KB and were kept by count (2,048 sets, ~130 MiB: the mixed
+ * memory soak, BENCHMARKS.md), while its inputs weigh a few KB and rebuilding the statements
+ * from them costs ~1 ms; the history walk that produces them (~12 ms a symbol) is what the memo
+ * spares when the loader asks for a symbol's statements one after another.
  */
-export function createSimFinancials(): {
+export function createSimFinancials(maxBytes: number): {
   series<S extends Statement>(inst: SimInstrument, history: () => Pick<SimFinancialsInput, 'planned' | 'events'>, today: string, statement: S): StatementRecord<S>[] | undefined;
+  stats(): { entries: number; bytes: number; maxBytes: number };
 } {
-  const sets = new LRUCache<string, { set: StatementSet | null }>({ max: SETS_KEPT });
+  type Inputs = Pick<SimFinancialsInput, 'planned' | 'events'>;
+  const inputs = new LRUCache<string, Inputs>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (v) => statementInputBytes(v) });
   return {
     series(inst, history, today, statement) {
       if (inst.type !== 'stock') return undefined;
       const key = `${inst.symbol}|${today}`;
-      let held = sets.get(key);
+      let held = inputs.get(key);
       if (held === undefined) {
         const { planned, events } = history();
-        held = { set: simStatements({ inst, planned, events, today }) ?? null };
-        sets.set(key, held);
+        // Copies: the history's own arrays grow as its walk advances.
+        held = { planned: planned.slice(), events: events.slice() };
+        inputs.set(key, held);
       }
-      const list = held.set?.[statement];
-      return list === undefined || list.length === 0 ? undefined : list.slice();
+      const list = simStatements({ inst, planned: held.planned, events: held.events, today })?.[statement];
+      return list === undefined || list.length === 0 ? undefined : list;
     },
+    stats: () => ({ entries: inputs.size, bytes: inputs.calculatedSize, maxBytes }),
   };
 }

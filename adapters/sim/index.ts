@@ -12,7 +12,7 @@ import { createFaultInjector } from './faults.ts';
 import { SIM_POOLS, simPoolMembers, type SimInstrument } from './instruments.ts';
 import { chunksToCandles, createSimMarket, MAX_MINUTE_BARS, minuteBarsToCandles, type MinuteChunk } from './market.ts';
 import type { DailyHistory } from './daily.ts';
-import { DEFAULT_MEMO_MAX_BYTES, MIN_MEMO_MAX_BYTES } from './memo.ts';
+import { DEFAULT_MEMO_MAX_BYTES, MIN_MEMO_MAX_BYTES, memoBudget } from './memo.ts';
 import { allocMinuteBars, type MinuteBars } from './minute.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { buildDepth, buildInstrument, buildQuote } from './snapshot.ts';
@@ -50,7 +50,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
   const market = createSimMarket({ syntheticUniverse: options.syntheticUniverse, memoMaxBytes });
   const injector = createFaultInjector(options.latency, options.faults);
   const synthetic = syntheticSymbols(Math.max(0, Math.floor(options.syntheticUniverse ?? 0)));
-  const financials = createSimFinancials();
+  const financials = createSimFinancials(memoBudget(memoMaxBytes).statements);
 
   const check = (resource: Resource, symbol?: string) => rowCheck('sim', deps.onInvalidRows, resource, symbol);
   /** Candles through the boundary checks (with the injected malformed row, if this call drew one). */

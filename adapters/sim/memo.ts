@@ -37,14 +37,17 @@ export const MIDNIGHT_ENTRIES = 8_192;
 /**
  * Shares of what the midnights leave: full histories (the candle requests in flight, 0.1–0.5 MB
  * each), days of 1m bars (~16 KB a symbol's day: the stream's in-progress day), recent tails
- * (~12 KB: quotes, depth, ex-factors and the stream).
+ * (~12 KB: quotes, depth, ex-factors and the stream), and the financial statements' inputs (a
+ * symbol's planned actions and paid events, ~2–10 KB: financials.ts; the statements themselves
+ * are rebuilt from them per call, ~1 ms a symbol, rather than kept at ~66 KB a symbol).
  */
-const SHARES = { histories: 0.4, minuteDays: 0.33, tails: 0.27 } as const;
+const SHARES = { histories: 0.32, minuteDays: 0.33, tails: 0.27, statements: 0.08 } as const;
 
 export interface MemoBudget {
   histories: number;
   minuteDays: number;
   tails: number;
+  statements: number;
   /** Entries per region of the midnight memo. */
   midnightEntries: number;
 }
@@ -64,6 +67,7 @@ export function memoBudget(maxBytes: number | undefined): MemoBudget {
     histories: Math.floor(rest * SHARES.histories),
     minuteDays: Math.floor(rest * SHARES.minuteDays),
     tails: Math.floor(rest * SHARES.tails),
+    statements: Math.floor(rest * SHARES.statements),
     midnightEntries: MIDNIGHT_ENTRIES,
   };
 }
@@ -80,6 +84,11 @@ export function historyBytes(history: DailyHistory): number {
   if (walk !== undefined) bytes += (walk.days.length + walk.noise.length) * SLOT;
   bytes += history.events.length * EVENT_BYTES + history.planned.length * ACTION_BYTES;
   return bytes;
+}
+
+/** Bytes of a symbol's statement inputs: its planned actions and paid events. */
+export function statementInputBytes(input: { planned: readonly unknown[]; events: readonly unknown[] }): number {
+  return ENTRY_OVERHEAD + input.planned.length * ACTION_BYTES + input.events.length * EVENT_BYTES;
 }
 
 export function minuteDayBytes(bars: MinuteBars): number {

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildDailyHistory } from '../../adapters/sim/daily.ts';
-import { CURRENCY, simSharesOn, simStatements, type SimFinancialsInput } from '../../adapters/sim/financials.ts';
+import { createSimFinancials, CURRENCY, simSharesOn, simStatements, type SimFinancialsInput } from '../../adapters/sim/financials.ts';
+import { memoBudget } from '../../adapters/sim/memo.ts';
 import { SIM_INSTRUMENTS, type SimInstrument } from '../../adapters/sim/instruments.ts';
 import { buildInstrument } from '../../adapters/sim/snapshot.ts';
 import { addDays } from '../../src/markets/calendar.ts';
@@ -199,4 +200,52 @@ describe('sim statements', () => {
     }
     expect(moves).toBeGreaterThan(10);
   }, 120_000);
+});
+
+describe('sim statements memo (byte-bounded inputs, not built statements)', () => {
+  const stocks = SIM_INSTRUMENTS.filter((i) => i.type === 'stock');
+  const today = '2026-05-15';
+  const inputsOf = (inst: SimInstrument) => {
+    const h = buildDailyHistory(inst, today);
+    return { planned: h.planned, events: h.events };
+  };
+
+  it('keeps at most its byte share, and answers what a fresh build answers', () => {
+    const maxBytes = memoBudget(undefined).statements;
+    const memo = createSimFinancials(maxBytes);
+    let builds = 0;
+    for (const inst of stocks) {
+      memo.series(inst, () => {
+        builds += 1;
+        return inputsOf(inst);
+      }, today, 'income');
+    }
+    const stats = memo.stats();
+    expect(builds).toBe(stocks.length);
+    expect(stats.bytes).toBeLessThanOrEqual(maxBytes);
+    expect(stats.entries).toBeGreaterThan(0);
+    // The most recent symbols are held: their other statements need no new history walk.
+    const last = stocks[stocks.length - 1];
+    const balance = memo.series(last, () => {
+      builds += 1;
+      return inputsOf(last);
+    }, today, 'balance_sheet');
+    expect(builds).toBe(stocks.length);
+    expect(balance).toEqual(simStatements({ inst: last, ...inputsOf(last), today })!.balance_sheet);
+  });
+
+  it('a memo of one byte still answers (each call walks the history again)', () => {
+    const memo = createSimFinancials(1);
+    const inst = stocks[0];
+    let builds = 0;
+    const history = () => {
+      builds += 1;
+      return inputsOf(inst);
+    };
+    const a = memo.series(inst, history, today, 'cash_flow');
+    const b = memo.series(inst, history, today, 'cash_flow');
+    expect(a).toEqual(b);
+    expect(a).toEqual(simStatements({ inst, ...inputsOf(inst), today })!.cash_flow);
+    expect(builds).toBe(2);
+  });
 });

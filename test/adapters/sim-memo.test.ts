@@ -19,12 +19,13 @@ describe('sim memo budget', () => {
     expect(MIDNIGHT_ENTRIES).toBe(8_192);
     const rest = 10 * MiB - midnights;
     expect(memoBudget(undefined)).toEqual({
-      histories: Math.floor(rest * 0.4), minuteDays: Math.floor(rest * 0.33), tails: Math.floor(rest * 0.27), midnightEntries: 8_192,
+      histories: Math.floor(rest * 0.32), minuteDays: Math.floor(rest * 0.33), tails: Math.floor(rest * 0.27), statements: Math.floor(rest * 0.08),
+      midnightEntries: 8_192,
     });
     const big = memoBudget(64 * MiB);
     expect(big.midnightEntries).toBe(8_192);
-    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.4));
-    expect(big.histories + big.minuteDays + big.tails + midnights).toBeLessThanOrEqual(64 * MiB);
+    expect(big.histories).toBe(Math.floor((64 * MiB - midnights) * 0.32));
+    expect(big.histories + big.minuteDays + big.tails + big.statements + midnights).toBeLessThanOrEqual(64 * MiB);
     expect(memoBudget(1)).toEqual(memoBudget(MIN_MEMO_MAX_BYTES));
   });
 
