@@ -135,7 +135,11 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
     options: {
       maxPayload: settings.maxPayloadBytes,
       // The official client offers permessage-deflate; small frames are not worth compressing.
-      perMessageDeflate: { threshold: 1024, serverMaxWindowBits: 15, concurrencyLimit: 10 },
+      // Each compressing connection keeps a deflate state for its life: zlib's defaults (a 32 KiB
+      // window, memLevel 8) hold ~320 KiB of native memory a connection; an 8 KiB window and
+      // memLevel 7 ~100 KiB, with stream frames (quotes, depth: a few KiB of JSON) compressed
+      // about as well (the mixed memory soak, BENCHMARKS.md).
+      perMessageDeflate: { threshold: 1024, serverMaxWindowBits: 13, zlibDeflateOptions: { memLevel: 7 }, concurrencyLimit: 10 },
       // A browser that sent its key as the `mdqs.key.<key>` subprotocol also offers `mdqs.v1`,
       // which is the one selected (the key is never echoed back).
       handleProtocols: (protocols: Set<string>) => (protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
