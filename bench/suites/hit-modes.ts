@@ -17,7 +17,8 @@
 //
 //   node bench/suites/hit-modes.ts      BENCH_PAIRS (5), BENCH_SECONDS (5), BENCH_CONNECTIONS (50),
 //                                       BENCH_MODES (pinned-quiet,unpinned-quiet,pinned-hog,unpinned-hog),
-//                                       BENCH_ONLY (quote | 1000)
+//                                       BENCH_ONLY (quote | 1000), BENCH_LEVEL (info: the shipped level),
+//                                       BENCH_NODE_FLAGS (added to npm start's node flags)
 // ~10 min at the defaults; BENCH_QUICK=1 (1 pair of 1 s, the quiet modes) ~1 min, a smoke test.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { captureHit } from '../lib/capture.ts';
@@ -37,6 +38,8 @@ const SCENARIOS = [
   { name: 'quote', path: '/v1/quotes?symbols=600519.SH', target: 0.9 },
   { name: '1000 daily candles', path: '/v1/klines?symbol=600519.SH&period=1d&count=1000', target: 0.92 },
 ].filter((s) => process.env.BENCH_ONLY === undefined || s.name.startsWith(process.env.BENCH_ONLY));
+const LEVEL = process.env.BENCH_LEVEL ?? 'info';
+const EXTRA_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const headers = { 'x-api-key': BENCH_KEY };
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -72,7 +75,7 @@ for (const mode of MODES) {
   // bench/lib/processes.ts pinned() and bench/lib/wrk.ts read it when they spawn.
   process.env.BENCH_PIN = pinning === 'pinned' ? '1' : '0';
   for (const scenario of SCENARIOS) {
-    const service = await startService({ nodeArgs: flags, env: { ...env, LOG_LEVEL: 'info', MDQS__history__enabled: 'false' } });
+    const service = await startService({ nodeArgs: [...flags, ...EXTRA_FLAGS], env: { ...env, LOG_LEVEL: LEVEL, MDQS__history__enabled: 'false' } });
     let bare: Child | undefined;
     let hog: ReturnType<typeof startHog> | undefined;
     const pairs: Pair[] = [];
@@ -110,7 +113,7 @@ for (const mode of MODES) {
 
 const ratio = (p: Pair) => p.service.requestsPerSecond / p.bare.requestsPerSecond;
 const cost = (p: Pair) => p.bare.serverCpuUs / p.service.serverCpuUs;
-log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${PAIRS} alternated pairs per row, service as \`npm start\` starts it at info\n`);
+log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${PAIRS} alternated pairs per row, service as \`npm start\` starts it at ${LEVEL}${EXTRA_FLAGS.length > 0 ? ` with ${EXTRA_FLAGS.join(' ')}` : ''}\n`);
 log(table(
   ['mode', 'hit', 'service ÷ bare req/s, each pair', 'median', 'target', 'bare CPU ÷ service CPU per request (median)', 'service / bare req/s (median)', 'foreign cores (range)', 'wrk cores (max)'],
   outcomes.map((o) => {
