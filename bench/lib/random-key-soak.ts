@@ -260,3 +260,41 @@ export async function runSoak(variant: SoakVariant, options: SoakOptions): Promi
 export function mib(bytes: number): string {
   return `${(bytes / 1048576).toFixed(1)} MiB`;
 }
+
+/**
+ * The rows both memory soaks print (bench/suites/memory-soak.ts and memory-soak-mix.ts) against
+ * their targets: peak RSS − baseline − `bounds` ≤ 150 MiB, retained growth ≤ bounds + 20 MiB.
+ * `caches` names what the last row's two figures are.
+ */
+export function soakRows(s: SoakResult, bounds: number, labels: { statuses: string; bounds: string; caches: string }): {
+  rows: Array<[string, string]>; over: number; retainedGrowth: number;
+} {
+  const MIB = 1048576;
+  const over = s.maxRss - s.baseline.rss - bounds;
+  const retainedGrowth = s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
+  const rows: Array<[string, string]> = [
+    [labels.statuses, `${s.load.reqPerSec.toFixed(1)} (${s.statuses})`],
+    ['server CPU per request; other processes’ share of the machine', `${((1000 * (s.load.serverCores[0] ?? 0)) / Math.max(1e-9, s.load.reqPerSec)).toFixed(1)} ms; ${(100 * s.load.foreignCpu).toFixed(0)} %`],
+    ['baseline RSS', mib(s.baseline.rss)],
+    ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
+    [`peak − baseline − bounds (${labels.bounds}≤ 150 MiB)`, `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
+    ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
+    ['RSS anonymous + file-backed, baseline → end', `${mib(s.baseline.rssAnon)} + ${mib(s.baseline.rssFile)} → ${mib(s.end.rssAnon)} + ${mib(s.end.rssFile)}`],
+    ['RSS outside the main heap and external, baseline → end', `${mib(s.baseline.rss - s.baseline.heapTotal - s.baseline.external)} → ${mib(s.end.rss - s.end.heapTotal - s.end.external)}`],
+    ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
+    ...(s.peakUsage === undefined ? [] : [[
+      'highest sampled RSS: main heap committed + external (array buffers) + the rest',
+      `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
+    ] as [string, string]]),
+    ...(s.peakUsage === undefined ? [] : [[
+      'at that sample: worker heap committed (used); main isolate malloced',
+      `${mib(s.peakUsage.workerHeapTotal ?? 0)} (${mib(s.peakUsage.workerHeapUsed ?? 0)}); ${mib(s.peakUsage.mallocedMemory ?? 0)}`,
+    ] as [string, string]]),
+    ['worker heap committed, end', mib(s.end.workerHeapTotal)],
+    ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
+    ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
+    [`retained growth (≤ bounds + 20 MiB${labels.bounds === '' ? '' : ` = ${mib(bounds + 20 * MIB)}`})`, `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],
+    [labels.caches, `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
+  ];
+  return { rows, over, retainedGrowth };
+}

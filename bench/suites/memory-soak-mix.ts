@@ -27,7 +27,7 @@
 // financials draw from), SOAK_MIX_CLOCK (auto | real) and
 // SOAK_MIX_WEIGHTS (random,format,store,financials; default 35,15,25,25).
 import { fileURLToPath } from 'node:url';
-import { mib, runSoak } from '../lib/random-key-soak.ts';
+import { mib, runSoak, soakRows } from '../lib/random-key-soak.ts';
 import { runMix, sessionClockOffset, writeMixKeysFile, MIX_KINDS, type MixResult } from '../lib/mix-load.ts';
 import { startScriptSettings } from '../lib/processes.ts';
 import { featuresOf } from '../lib/bench-keys.ts';
@@ -102,34 +102,11 @@ try {
   rmSync(dirname(keysFile), { recursive: true, force: true });
 }
 const m = mix!;
-const over = s.maxRss - s.baseline.rss - bounds;
-const retainedGrowth = s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
+const { rows, over, retainedGrowth } = soakRows(s, bounds, {
+  statuses: 'req/s (statuses, all routes from /metrics)', bounds: `${mib(bounds)}; `, caches: 'caches account (data + response; the block cache is not on /metrics)',
+});
 const serverErrors = [...m.kinds.values()].reduce((n, k) => n + [...k.statuses].filter(([st]) => st >= 500).reduce((a, [, c]) => a + c, 0), 0);
 const noAnswer = [...m.kinds.values()].reduce((n, k) => n + (k.statuses.get(0) ?? 0), 0);
-const rows: Array<[string, string]> = [
-  ['req/s (statuses, all routes from /metrics)', `${s.load.reqPerSec.toFixed(1)} (${s.statuses})`],
-  ['server CPU per request; other processes’ share of the machine', `${((1000 * (s.load.serverCores[0] ?? 0)) / Math.max(1e-9, s.load.reqPerSec)).toFixed(1)} ms; ${(100 * s.load.foreignCpu).toFixed(0)} %`],
-  ['baseline RSS', mib(s.baseline.rss)],
-  ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
-  [`peak − baseline − bounds (${mib(bounds)}; ≤ 150 MiB)`, `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
-  ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
-  ['RSS anonymous + file-backed, baseline → end', `${mib(s.baseline.rssAnon)} + ${mib(s.baseline.rssFile)} → ${mib(s.end.rssAnon)} + ${mib(s.end.rssFile)}`],
-  ['RSS outside the main heap and external, baseline → end', `${mib(s.baseline.rss - s.baseline.heapTotal - s.baseline.external)} → ${mib(s.end.rss - s.end.heapTotal - s.end.external)}`],
-  ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
-  ...(s.peakUsage === undefined ? [] : [[
-    'highest sampled RSS: main heap committed + external (array buffers) + the rest',
-    `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
-  ] as [string, string]]),
-  ...(s.peakUsage === undefined ? [] : [[
-    'at that sample: worker heap committed (used); main isolate malloced',
-    `${mib(s.peakUsage.workerHeapTotal ?? 0)} (${mib(s.peakUsage.workerHeapUsed ?? 0)}); ${mib(s.peakUsage.mallocedMemory ?? 0)}`,
-  ] as [string, string]]),
-  ['worker heap committed, end', mib(s.end.workerHeapTotal)],
-  ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
-  ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
-  [`retained growth (≤ bounds + 20 MiB = ${mib(bounds + 20 * MIB)})`, `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],
-  ['caches account (data + response; the block cache is not on /metrics)', `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
-];
 for (const [k, v] of rows) log(`| ${k} | ${v} |`);
 
 const pct = (xs: number[], p: number) => {

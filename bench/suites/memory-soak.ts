@@ -11,7 +11,7 @@
 //   SOAK_MALLOC_ARENA_MAX=2 node bench/suites/memory-soak.ts   glibc malloc arenas for the service
 //   SOAK_ENV='MDQS__adapters__sim__memoMaxBytes=16777216' …   any extra environment (K=V, spaces)
 // Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
-import { mib, runSoak } from '../lib/random-key-soak.ts';
+import { mib, runSoak, soakRows } from '../lib/random-key-soak.ts';
 import { startScriptSettings } from '../lib/processes.ts';
 import { QUICK, reportHeadlines } from '../lib/report.ts';
 
@@ -42,32 +42,7 @@ const s = await runSoak(
   { seconds, connections: num('SOAK_CONNECTIONS', 32), log },
 );
 const bounds = 2 * cacheBytes;
-const over = s.maxRss - s.baseline.rss - bounds;
-const retainedGrowth = s.end.heapUsed + s.end.external - s.baseline.heapUsed - s.baseline.external;
-const rows: Array<[string, string]> = [
-  ['req/s (statuses)', `${s.load.reqPerSec.toFixed(1)} (${s.statuses})`],
-  ['server CPU per request; other processes’ share of the machine', `${((1000 * (s.load.serverCores[0] ?? 0)) / Math.max(1e-9, s.load.reqPerSec)).toFixed(1)} ms; ${(100 * s.load.foreignCpu).toFixed(0)} %`],
-  ['baseline RSS', mib(s.baseline.rss)],
-  ['peak RSS (1st / 2nd half)', `${mib(s.maxRss)} (${mib(s.firstHalfMax)} / ${mib(s.secondHalfMax)})`],
-  ['peak − baseline − bounds (≤ 150 MiB)', `${mib(over)} ${over <= 150 * MIB ? 'PASS' : 'FAIL'}`],
-  ['RSS at the end, after GC (main heap committed; threads)', `${mib(s.end.rss)} (${mib(s.end.heapTotal)}; ${s.end.threads})`],
-  ['RSS anonymous + file-backed, baseline → end', `${mib(s.baseline.rssAnon)} + ${mib(s.baseline.rssFile)} → ${mib(s.end.rssAnon)} + ${mib(s.end.rssFile)}`],
-  ['RSS outside the main heap and external, baseline → end', `${mib(s.baseline.rss - s.baseline.heapTotal - s.baseline.external)} → ${mib(s.end.rss - s.end.heapTotal - s.end.external)}`],
-  ['peak heapUsed while soaking', mib(s.maxHeapUsed)],
-  ...(s.peakUsage === undefined ? [] : [[
-    'highest sampled RSS: main heap committed + external (array buffers) + the rest',
-    `${mib(s.peakUsage.rss)} = ${mib(s.peakUsage.heapTotal)} + ${mib(s.peakUsage.external)} (${mib(s.peakUsage.arrayBuffers)}) + ${mib(s.peakUsage.rss - s.peakUsage.heapTotal - s.peakUsage.external)}`,
-  ] as [string, string]]),
-  ...(s.peakUsage === undefined ? [] : [[
-    'at that sample: worker heap committed (used); main isolate malloced',
-    `${mib(s.peakUsage.workerHeapTotal ?? 0)} (${mib(s.peakUsage.workerHeapUsed ?? 0)}); ${mib(s.peakUsage.mallocedMemory ?? 0)}`,
-  ] as [string, string]]),
-  ['worker heap committed, end', mib(s.end.workerHeapTotal)],
-  ['after GC, baseline: heap + external', `${mib(s.baseline.heapUsed)} + ${mib(s.baseline.external)}`],
-  ['after GC, end: heap + external', `${mib(s.end.heapUsed)} + ${mib(s.end.external)}`],
-  ['retained growth (≤ bounds + 20 MiB)', `${mib(retainedGrowth)} ${retainedGrowth <= bounds + 20 * MIB ? 'PASS' : 'FAIL'}`],
-  ['caches account (data + response)', `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
-];
+const { rows, over, retainedGrowth } = soakRows(s, bounds, { statuses: 'req/s (statuses)', bounds: '', caches: 'caches account (data + response)' });
 for (const [k, v] of rows) log(`| ${k} | ${v} |`);
 reportHeadlines([
   { suite: 'memory soak', figure: `peak RSS − baseline − bounds (2 × ${mib(cacheBytes)}, ${seconds} s, ${s.load.reqPerSec.toFixed(0)} req/s)`, value: mib(over), target: '≤ 150 MiB', pass: over <= 150 * MIB },
