@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { measure, type LoadResult } from './load.ts';
 import { sample, scrape, type Samples } from './metrics.ts';
 import type { ProbeUsage } from './probe.ts';
-import { BENCH_KEY, rssOf, startService, type ServiceChild } from './processes.ts';
+import { BENCH_KEY, rssOf, startScriptSettings, startService, type ServiceChild } from './processes.ts';
+import { QUICK } from './report.ts';
 
 export interface SoakVariant {
   name: string;
@@ -297,4 +298,29 @@ export function soakRows(s: SoakResult, bounds: number, labels: { statuses: stri
     [labels.caches, `${mib(s.end.dataCacheBytes)} + ${mib(s.end.responseCacheBytes)}`],
   ];
   return { rows, over, retainedGrowth };
+}
+
+/** A number from the environment (unset or empty: `fallback`). */
+export function soakNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? fallback : Number(raw);
+}
+
+/**
+ * The settings both memory soaks read from the environment: SOAK_SECONDS (180; 15 quick),
+ * SOAK_CACHE_MIB (16), SOAK_ROOT (another checkout), SOAK_START_FLAGS=1 (npm start's flags and
+ * variables, the checkout's own), SOAK_NODE_ARGS, SOAK_ENV (K=V …, wins over the start script's
+ * variables), SOAK_MALLOC_ARENA_MAX.
+ */
+export function soakSettings(): { seconds: number; cacheBytes: number; root?: string; nodeArgs: string[]; env: Record<string, string> } {
+  const root = process.env.SOAK_ROOT || undefined;
+  const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
+  const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
+    const at = pair.indexOf('=');
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }));
+  if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
+  for (const [k, v] of Object.entries(start?.env ?? {})) env[k] ??= v;
+  return { seconds: soakNumber('SOAK_SECONDS', QUICK ? 15 : 180), cacheBytes: soakNumber('SOAK_CACHE_MIB', 16) * 1048576, root, nodeArgs, env };
 }

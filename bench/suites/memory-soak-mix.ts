@@ -27,11 +27,10 @@
 // financials draw from), SOAK_MIX_CLOCK (auto | real) and
 // SOAK_MIX_WEIGHTS (random,format,store,financials; default 35,15,25,25).
 import { fileURLToPath } from 'node:url';
-import { mib, runSoak, soakRows } from '../lib/random-key-soak.ts';
+import { mib, runSoak, soakNumber, soakRows, soakSettings } from '../lib/random-key-soak.ts';
 import { runMix, sessionClockOffset, writeMixKeysFile, MIX_KINDS, type MixResult } from '../lib/mix-load.ts';
-import { startScriptSettings } from '../lib/processes.ts';
 import { featuresOf } from '../lib/bench-keys.ts';
-import { QUICK, reportHeadlines } from '../lib/report.ts';
+import { reportHeadlines } from '../lib/report.ts';
 import { BLOCK_CACHE_BYTES } from '../../src/store/candle-store.ts';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -39,24 +38,10 @@ import { dirname } from 'node:path';
 const MIB = 1048576;
 const SHIFT_CLOCK = fileURLToPath(new URL('../lib/shift-clock.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const num = (name: string, fallback: number) => {
-  const raw = process.env[name];
-  return raw === undefined || raw === '' ? fallback : Number(raw);
-};
-
-const seconds = num('SOAK_SECONDS', QUICK ? 15 : 180);
-const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
+const num = soakNumber;
+const { seconds, cacheBytes, root, nodeArgs, env } = soakSettings();
 const universe = num('SOAK_UNIVERSE', 5000);
 const connections = num('SOAK_CONNECTIONS', 32);
-const root = process.env.SOAK_ROOT || undefined;
-const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
-const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
-  const at = pair.indexOf('=');
-  return [pair.slice(0, at), pair.slice(at + 1)];
-}));
-if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
-for (const [k, v] of Object.entries(start?.env ?? {})) env[k] ??= v;
 
 const [wRandom, wFormat, wStore, wFinancials] = (process.env.SOAK_MIX_WEIGHTS ?? '35,15,25,25').split(',').map(Number);
 // Server start, warm-up and the two after-GC readings besides the soak itself.

@@ -11,29 +11,12 @@
 //   SOAK_MALLOC_ARENA_MAX=2 node bench/suites/memory-soak.ts   glibc malloc arenas for the service
 //   SOAK_ENV='MDQS__adapters__sim__memoMaxBytes=16777216' …   any extra environment (K=V, spaces)
 // Other knobs: SOAK_SECONDS (180), SOAK_CACHE_MIB (16), SOAK_UNIVERSE (5000), SOAK_CONNECTIONS (32).
-import { mib, runSoak, soakRows } from '../lib/random-key-soak.ts';
-import { startScriptSettings } from '../lib/processes.ts';
-import { QUICK, reportHeadlines } from '../lib/report.ts';
+import { mib, runSoak, soakNumber, soakRows, soakSettings } from '../lib/random-key-soak.ts';
+import { reportHeadlines } from '../lib/report.ts';
 
 const MIB = 1048576;
-const num = (name: string, fallback: number) => {
-  const raw = process.env[name];
-  return raw === undefined || raw === '' ? fallback : Number(raw);
-};
-
-const seconds = num('SOAK_SECONDS', QUICK ? 15 : 180);
-const cacheBytes = num('SOAK_CACHE_MIB', 16) * MIB;
-const root = process.env.SOAK_ROOT || undefined;
-// The start script of the checkout that runs (SOAK_ROOT's own, for a before/after pair).
-const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
-const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
-  const at = pair.indexOf('=');
-  return [pair.slice(0, at), pair.slice(at + 1)];
-}));
-if (process.env.SOAK_MALLOC_ARENA_MAX) env.MALLOC_ARENA_MAX = process.env.SOAK_MALLOC_ARENA_MAX;
-// SOAK_ENV wins over the start script's variables (e.g. SOAK_ENV='MDQS_HEAP_GROWING_PERCENT=30').
-for (const [k, v] of Object.entries(start?.env ?? {})) env[k] ??= v;
+const num = soakNumber;
+const { seconds, cacheBytes, root, nodeArgs, env } = soakSettings();
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 log(`soak: ${root ?? 'this checkout'}, node flags [${nodeArgs.join(' ')}]${Object.keys(env).length > 0 ? `, env ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, bounds 2 × ${mib(cacheBytes)}, ${seconds} s`);
