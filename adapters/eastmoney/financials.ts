@@ -66,7 +66,7 @@
 //             record of the same span a year earlier, total shares at the latest change on or
 //             before period_end. Costs four requests per symbol.
 import type { SymbolRef } from '../../src/domain.ts';
-import { deriveMetrics } from '../../src/financials/derive.ts';
+import { deriveMetricsSeries } from '../../src/financials/derive.ts';
 import type {
   BalanceSheetRecord, CashFlowRecord, IncomeRecord, MetricsRecord, PeriodMonths, SharesRecord, StatementRecord, StatementSet, Statement,
 } from '../../src/financials/types.ts';
@@ -309,27 +309,15 @@ export interface CnStatements {
   shares: SharesRecord[];
 }
 
-/** A year earlier, same month and day (A-share report dates are quarter ends: no 29 February). */
-const yearBefore = (date: string) => `${Number(date.slice(0, 4)) - 1}${date.slice(4)}`;
-
 /** Metrics per income record, derived from the A-share statements (see the header), ascending. */
 export function deriveCnMetrics(statements: CnStatements): MetricsRecord[] {
-  const balanceAt = new Map(statements.balance_sheet.map((b) => [b.period_end, b]));
-  const cashAt = new Map(statements.cash_flow.map((c) => [c.period_end, c]));
-  const incomeAt = new Map(statements.income.map((x) => [`${x.period_end}/${x.period_months}`, x]));
-  const shares = [...statements.shares].sort(byPeriod);
-  const sharesAt = (date: string) => shares.filter((s) => s.period_end <= date).at(-1)?.total_shares;
-  const out: MetricsRecord[] = [];
-  for (const income of statements.income) {
-    const metrics = deriveMetrics({
-      income,
-      balance: balanceAt.get(income.period_end),
-      opening: balanceAt.get(`${Number(income.period_end.slice(0, 4)) - 1}-12-31`),
-      cashFlow: cashAt.get(income.period_end),
-      priorYear: incomeAt.get(`${yearBefore(income.period_end)}/${income.period_months}`),
-      shares: sharesAt(income.period_end),
-    });
-    if (metrics !== undefined) out.push(metrics);
-  }
-  return out.sort(byPeriod);
+  // Share capital is dated by its changes, not by report: each report takes the count in force
+  // at its period end; the rest is the one derivation every vendor without an indicator table uses.
+  const changes = [...statements.shares].sort(byPeriod);
+  const shares = statements.income.map((income): SharesRecord => ({
+    period_end: income.period_end,
+    announce_date: null,
+    total_shares: changes.filter((s) => s.period_end <= income.period_end).at(-1)?.total_shares ?? null,
+  }));
+  return deriveMetricsSeries({ ...statements, shares }).sort(byPeriod);
 }
