@@ -138,9 +138,6 @@ export const YAHOO_TYPES: { readonly [S in ReportedStatement]: TypeMap<S> } = Ob
   },
 });
 
-/** The income mapping alone (kept for readers of the first version). */
-export const YAHOO_INCOME_TYPES = YAHOO_TYPES.income;
-
 /** Fields whose sign we turn: Yahoo reports capex as an outflow (negative), we serve it paid (positive). */
 const FLIPPED: ReadonlySet<string> = new Set(['capex']);
 
@@ -284,9 +281,4 @@ export function uniqueShareDates(records: readonly SharesRecord[]): SharesRecord
 /** One answer → records of one statement and frequency (empty: no data). */
 export function parseStatementTimeseries<S extends ReportedStatement>(statement: S, text: string, frequency: Frequency, r: PayloadReader): StatementRecord<S>[] {
   return statementRecords(statement, readTimeseries(text, frequency, r).values());
-}
-
-/** One answer → income records of that frequency, ascending by period_end (empty: no data). */
-export function parseIncomeTimeseries(text: string, frequency: Frequency, r: PayloadReader): StatementRecord<'income'>[] {
-  return parseStatementTimeseries('income', text, frequency, r);
 }

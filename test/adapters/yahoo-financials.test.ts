@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import {
-  buildTimeseriesRequests, MAX_URL_LENGTH, parseIncomeTimeseries, parseStatementTimeseries, readTimeseries, statementRecords,
-  typesOf, uniqueShareDates, YAHOO_INCOME_TYPES, YAHOO_TYPES, type Frequency,
+  buildTimeseriesRequests, MAX_URL_LENGTH, parseStatementTimeseries, readTimeseries, statementRecords,
+  typesOf, uniqueShareDates, YAHOO_TYPES, type Frequency,
 } from '../../adapters/yahoo/financials.ts';
 import { createYahooAdapter, yahooCapabilities } from '../../adapters/yahoo/index.ts';
 import { payloadReader } from '../../adapters/common/validate.ts';
@@ -68,7 +68,7 @@ describe('yahoo fundamentals-timeseries: requests', () => {
     expect(url.searchParams.get('symbol')).toBe('AAPL');
     expect(url.searchParams.get('period1')).toBe('0');
     expect(url.searchParams.get('period2')).toBe('1767139200');
-    expect(url.searchParams.get('type')!.split(',')).toEqual(Object.values(YAHOO_INCOME_TYPES).map((t) => `annual${t}`));
+    expect(url.searchParams.get('type')!.split(',')).toEqual(Object.values(YAHOO_TYPES.income).map((t) => `annual${t}`));
     expect(reqs[0].resource).toBe('financialsIncome');
   });
 
@@ -102,7 +102,7 @@ describe('yahoo fundamentals-timeseries: requests', () => {
     const periods = readTimeseries(fixture('financials-timeseries-aapl-annual.json'), 'annual', r);
     readTimeseries(fixture('financials-timeseries-aapl-balance-sheet-annual.json'), 'annual', r, periods);
     readTimeseries(fixture('financials-timeseries-aapl-cash-flow-annual.json'), 'annual', r, periods);
-    expect(statementRecords('income', periods.values())).toEqual(parseIncomeTimeseries(fixture('financials-timeseries-aapl-annual.json'), 'annual', r));
+    expect(statementRecords('income', periods.values())).toEqual(parseStatementTimeseries('income', fixture('financials-timeseries-aapl-annual.json'), 'annual', r));
     expect(statementRecords('balance_sheet', periods.values()))
       .toEqual(parseStatementTimeseries('balance_sheet', fixture('financials-timeseries-aapl-balance-sheet-annual.json'), 'annual', r));
     expect(statementRecords('cash_flow', periods.values()))
@@ -113,7 +113,7 @@ describe('yahoo fundamentals-timeseries: requests', () => {
 
 describe('yahoo fundamentals-timeseries: income', () => {
   it('parses the captured AAPL annual answer: four fiscal years, every mapped field, USD, 12 months', () => {
-    const records = parseIncomeTimeseries(fixture('financials-timeseries-aapl-annual.json'), 'annual', r);
+    const records = parseStatementTimeseries('income', fixture('financials-timeseries-aapl-annual.json'), 'annual', r);
     expect(records.map((x) => x.period_end)).toEqual(['2022-09-30', '2023-09-30', '2024-09-30', '2025-09-30']);
     expect(records[3]).toEqual({
       period_end: '2025-09-30', announce_date: null, currency: 'USD', period_months: 12,
@@ -125,7 +125,7 @@ describe('yahoo fundamentals-timeseries: income', () => {
   });
 
   it('parses the captured AAPL quarterly answer: single quarters (3 months); a meta-only type adds nothing', () => {
-    const records = parseIncomeTimeseries(fixture('financials-timeseries-aapl-quarterly.json'), 'quarterly', r);
+    const records = parseStatementTimeseries('income', fixture('financials-timeseries-aapl-quarterly.json'), 'quarterly', r);
     expect(records.map((x) => [x.period_end, x.period_months])).toEqual([
       ['2024-12-31', 3], ['2025-03-31', 3], ['2025-06-30', 3], ['2025-09-30', 3], ['2025-12-31', 3],
     ]);
@@ -230,9 +230,9 @@ describe('yahoo fundamentals-timeseries: no data and failures', () => {
   });
 
   it('an error in the envelope is UPSTREAM_ERROR; a body that is not the envelope is UPSTREAM_BAD_RESPONSE', () => {
-    expect(err(() => parseIncomeTimeseries('{"timeseries":{"result":null,"error":{"code":"Bad Request"}}}', 'annual', r)).reason).toBe('UPSTREAM_ERROR');
+    expect(err(() => parseStatementTimeseries('income', '{"timeseries":{"result":null,"error":{"code":"Bad Request"}}}', 'annual', r)).reason).toBe('UPSTREAM_ERROR');
     expect(err(() => parseStatementTimeseries('cash_flow', '{"timeseries":{"result":[],"error":{"code":"Bad Request"}}}', 'annual', r)).reason).toBe('UPSTREAM_ERROR');
-    expect(err(() => parseIncomeTimeseries('<html>', 'annual', r)).reason).toBe('UPSTREAM_BAD_RESPONSE');
+    expect(err(() => parseStatementTimeseries('income', '<html>', 'annual', r)).reason).toBe('UPSTREAM_BAD_RESPONSE');
     const badDate = '{"timeseries":{"result":[{"meta":{"symbol":["AAPL"],"type":["annualTotalAssets"]},"annualTotalAssets":[{"asOfDate":"30/09/2025","periodType":"12M","reportedValue":{"raw":1}}]}],"error":null}}';
     expect(err(() => parseStatementTimeseries('balance_sheet', badDate, 'annual', r)).reason).toBe('UPSTREAM_BAD_RESPONSE');
   });
