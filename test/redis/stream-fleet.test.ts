@@ -62,6 +62,15 @@ describeRedis('stream caps and ticks across two instances on one Redis', () => {
     return socket;
   };
   const refusedAt = (at: Instance) => refused(`${at.base}/v1/ws/stream?api_key=${STREAM_KEYS.capped}`);
+  /** Whether a connection to `at` is admitted now (kept open, like open()). */
+  const opens = async (at: Instance): Promise<boolean> => {
+    try {
+      await open(at);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 
   function simVendor(): FakeAdapter {
     const config = loadDefaultConfig();
@@ -97,14 +106,7 @@ describeRedis('stream caps and ticks across two instances on one Redis', () => {
       expect(onB.body).toMatchObject({ code: 429, error: 'TOO_MANY_CONNECTIONS', details: { max_connections: 2 } });
       first.close();
       await first.closed;
-      await waitUntil(async () => {
-        try {
-          await open(b);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'a place freed by a close on the other instance', 3000);
+      await waitUntil(() => opens(b), 'a place freed by a close on the other instance', 3000);
       expect((await refusedAt(a)).status).toBe(429);
     });
 
@@ -144,14 +146,7 @@ describeRedis('stream caps and ticks across two instances on one Redis', () => {
       await dying.app.close();
       const died = Date.now();
       expect((await refusedAt(b)).status).toBe(429);
-      await waitUntil(async () => {
-        try {
-          await open(b);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'the dead instance\'s connections released', LEASE_MS + 3000);
+      await waitUntil(() => opens(b), 'the dead instance\'s connections released', LEASE_MS + 3000);
       expect(Date.now() - died).toBeGreaterThanOrEqual(LEASE_MS / 3);
     });
 
