@@ -22,6 +22,8 @@ export const ConfigSchema = Type.Object({
     workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */
     pidFile: Type.Optional(Type.String()),
+    /** V8's memory-saver mode above resident size at listen + the cache bounds + this (src/cli/memory-saver.ts); 0: never. */
+    memorySaverHeadroomBytes: Type.Integer({ minimum: 0, maximum: 64 * 1024 * 1024 * 1024 }),
   }),
   log: Type.Object({
     level: Type.Union([

@@ -18,6 +18,9 @@ import { attachRedisLog, createRedisClient, createSubscriber, redisConfigured } 
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
 import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './cli/heap-growing.ts';
+import { memorySaverFlagGiven, memorySaverLine, setMemorySaverMode, watchMemory } from './cli/memory-saver.ts';
+import { BLOCK_CACHE_BYTES } from './store/candle-store.ts';
+import { historySettings } from './store/settings.ts';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -150,6 +153,17 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   // Boot at V8's own growing factor, serve at npm start's (src/cli/heap-growing.ts).
   applyHeapGrowing(heapGrowing.percent);
   if (heapGrowing.flagGiven === true && primary) app.log.warn({}, HEAP_GROWING_IGNORED);
+  // V8's memory-saver mode while resident memory is above its line (src/cli/memory-saver.ts).
+  const headroom = config.server.memorySaverHeadroomBytes;
+  if (headroom > 0 && !memorySaverFlagGiven(process.env)) {
+    const bounds = config.cache.dataMaxBytes + config.cache.responseMaxBytes + (historySettings(config).enabled ? BLOCK_CACHE_BYTES : 0);
+    const line = memorySaverLine(process.memoryUsage.rss(), bounds, headroom);
+    // Its timer is unref'd: it never holds the process open, and it ends with it.
+    watchMemory({
+      ...line, rss: process.memoryUsage.rss, set: setMemorySaverMode,
+      onChange: (on, rss) => app.log.info({ rssBytes: rss, lineBytes: line.lineBytes }, on ? 'memory saver on: resident memory above its line' : 'memory saver off: resident memory back under its line'),
+    });
+  }
   if (primary) {
     ownPidFile(config.server.pidFile ?? '', app.log);
     watchNpmParent(app.log, () => void shutdown('parent exited'));

@@ -4,6 +4,9 @@
 // It changes nothing in the service; without an IPC channel it does nothing.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 /** What the probe adds to process.memoryUsage(): the worker threads' V8 heaps (committed, used). */
 export interface ProbeUsage extends NodeJS.MemoryUsage {
@@ -40,6 +43,33 @@ if (typeof process.send === 'function') {
     return { ...process.memoryUsage(), workerHeapTotal: total, workerHeapUsed: used, workers: workers.size, mallocedMemory: getHeapStatistics().malloced_memory };
   };
 
+  // MDQS_PROBE_GC_LOG=<file>: one line per mark-compact (time, pause, heap used/committed and
+  // external after it), to tell live data from garbage awaiting collection in a soak's peak.
+  const gcLog = process.env.MDQS_PROBE_GC_LOG;
+  if (gcLog !== undefined && gcLog !== '') {
+    const started = performance.now();
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const kind = ((entry as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind;
+        if (kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+        const m = process.memoryUsage();
+        const mb = (n: number) => (n / 1048576).toFixed(1);
+        appendFileSync(gcLog, `${((entry.startTime - started) / 1000).toFixed(1)} s major ${entry.duration.toFixed(1)} ms: heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MiB, external ${mb(m.external)} MiB, rss ${mb(m.rss)} MiB\n`);
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
+  // MDQS_PROBE_ALLOC_PROFILE=<file prefix>: V8's sampling heap profiler over everything allocated
+  // (objects collected since included), written at each after-GC reading as
+  // <prefix>-<reading>.heapprofile: where the soak's allocation volume comes from, by function.
+  const allocProfile = process.env.MDQS_PROBE_ALLOC_PROFILE;
+  const inspector = allocProfile !== undefined && allocProfile !== '' ? new Session() : undefined;
+  if (inspector !== undefined) {
+    inspector.connect();
+    inspector.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
+  const writeAllocProfile = (id: number) => inspector?.post('HeapProfiler.getSamplingProfile', (error, result) => {
+    if (error === null) writeFileSync(`${allocProfile}-${id}.heapprofile`, JSON.stringify(result.profile));
+  });
   process.on('message', (message: { probe?: string; id?: number; gc?: boolean }) => {
     if (message?.probe !== 'memory') return;
     const gc = (globalThis as { gc?: (options?: object) => void }).gc;
@@ -59,6 +89,7 @@ if (typeof process.send === 'function') {
       // MDQS_PROBE_SNAPSHOTS=<dir>: also a heap snapshot at each after-GC reading (bench/diagnostics/heap-diff.ts).
       const dir = process.env.MDQS_PROBE_SNAPSHOTS;
       if (dir !== undefined && dir !== '') writeHeapSnapshot(`${dir}/probe-${process.pid}-${message.id}.heapsnapshot`);
+      writeAllocProfile(message.id ?? 0);
       reply();
     }, 250);
   });

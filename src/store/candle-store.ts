@@ -113,6 +113,11 @@ export class CandleStore {
     return this.#o.backend;
   }
 
+  /** Bytes the hot-block cache holds now. */
+  get blockCacheBytes(): number {
+    return this.#blocks.bytes;
+  }
+
   health(): StoreHealth {
     const kind = this.#o.backend.kind;
     const fault = this.#fault ?? (this.#error === undefined ? undefined : { error: this.#error, since: this.#errorSince });

@@ -45,6 +45,8 @@ export interface HistoryStore {
   probe(): Promise<StoreHealth>;
   /** A retention pass: the one under way if any (one runs at boot, in the background), else a new one. */
   retention(): Promise<number>;
+  /** Bytes the hot-block cache holds now (mdqs_cache_bytes{layer="store_blocks"}). */
+  blockCacheBytes?(): number;
   close(): Promise<void>;
 }
 
@@ -141,6 +143,7 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
     health: () => tier.health(),
     probe: () => tier.probe(),
     retention: prune,
+    blockCacheBytes: () => tier.blockCacheBytes,
     async close() {
       if (closed) return;
       closed = true;

@@ -192,4 +192,25 @@ describe('startup errors', () => {
     server.proc.kill('SIGTERM');
     expect((await withGuard(server.exited, 'exit')).code).toBe(0);
   });
+
+  it('above its line (resident size at listen + the cache bounds + the headroom) the server turns V8\'s memory saver on and logs it', async () => {
+    // A 1-byte headroom, 1 MiB caches and no store: the line is 2 MiB above the resident size at
+    // listen, which the first few hundred requests pass.
+    const server = spawnService(['node', 'src/server.ts'], {
+      PORT: '0', MDQS__server__pidFile: '""', MDQS__server__memorySaverHeadroomBytes: '1',
+      MDQS__cache__dataMaxBytes: '1048576', MDQS__cache__responseMaxBytes: '1048576', MDQS__history__enabled: 'false',
+    });
+    started.push(server);
+    const port = await server.port();
+    const on = server.waitFor((l) => l.msg === 'memory saver on: resident memory above its line', 'memory saver on');
+    let seen = false;
+    void on.then(() => (seen = true), () => undefined);
+    for (let i = 0; i < 3000 && !seen; i++) {
+      expect(await get(port, `/v1/klines?symbol=600519.SH&period=1d&count=${100 + (i % 900)}`, 'demo-key')).toBe(200);
+    }
+    const line = (await on) as unknown as { rssBytes: number; lineBytes: number };
+    expect(line.rssBytes).toBeGreaterThan(line.lineBytes);
+    server.proc.kill('SIGTERM');
+    expect((await withGuard(server.exited, 'exit')).code).toBe(0);
+  }, 120_000);
 });

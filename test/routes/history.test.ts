@@ -67,6 +67,24 @@ describe('candle history store through the app', () => {
     await app.close();
   });
 
+  it("/metrics reports the store's hot blocks held in memory, none before a store hit", async () => {
+    const { app } = await start(join(dir, 'blocks.sqlite'), true);
+    const held = async () => {
+      const text = (await app.inject({ url: '/metrics' })).body;
+      const match = /^mdqs_cache_bytes\{layer="store_blocks"\} (\d+)$/m.exec(text);
+      expect(match, 'mdqs_cache_bytes{layer="store_blocks"} on /metrics').not.toBeNull();
+      return Number(match![1]);
+    };
+    expect(await held()).toBe(0);
+    await klines(app, `period=1d&adjust=none&count=10000&start_time=${day('2024-06-01')}&end_time=${day('2025-05-31')}`);
+    // A window inside the stored year, not the same URL: the memory tier misses, the store answers.
+    await klines(app, `period=1d&adjust=none&count=10000&start_time=${day('2024-07-01')}&end_time=${day('2024-09-30')}`);
+    const bytes = await held();
+    expect(bytes).toBeGreaterThan(1000);
+    expect(bytes).toBeLessThanOrEqual(16 * 1024 * 1024);
+    await app.close();
+  });
+
   it('adjusted and derived periods from the store equal a direct fetch', async () => {
     const stored = await start(path, true);
     const direct = await start(join(dir, 'unused.sqlite'), false);

@@ -1,0 +1,81 @@
+// V8's memory-saver mode above a resident-memory line (issue 30 item 3; docs in README "Memory").
+//
+// Under heavy cold load (every request a vendor or sim build, formats, statements, the stream)
+// V8 lets its heap grow well past what is live and keeps the pages an ordinary full GC frees
+// pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
+// baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
+// memory-saver mode makes every full GC a memory-reducing one (a tighter heap limit, compaction,
+// pooled pages given back), at ~20 % more CPU per cold request in that soak. So it is on only
+// while the process is above its line: the resident size it had once it listened, plus the
+// bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
+// `server.memorySaverHeadroomBytes`. Below the line (cache hits, ordinary load) V8 runs as usual.
+// It goes off again once resident memory is back under the line by a quarter of the headroom, so
+// it does not flap. V8 reads the flag at each GC; the setting covers the whole process (the
+// candle-build worker too); each process of a cluster watches its own.
+import { setFlagsFromString } from 'node:v8';
+
+const FLAG = '--memory-saver-mode';
+
+export interface MemorySaverOptions {
+  /** Resident bytes above which the mode is on. */
+  lineBytes: number;
+  /** Bytes under the line at which it goes off again. */
+  hysteresisBytes: number;
+  /** Resident set size now (process.memoryUsage.rss). */
+  rss: () => number;
+  /** Turns the mode on or off (V8's flag). */
+  set: (on: boolean) => void;
+  /** How often RSS is read, ms (default 500). */
+  intervalMs?: number;
+  onChange?: (on: boolean, rss: number) => void;
+}
+
+export interface MemorySaver {
+  readonly on: boolean;
+  /** Reads RSS once and switches if needed (the timer calls it; tests call it directly). */
+  check(): void;
+  stop(): void;
+}
+
+export function watchMemory(options: MemorySaverOptions): MemorySaver {
+  let on = false;
+  const check = () => {
+    const rss = options.rss();
+    const next = on ? rss > options.lineBytes - options.hysteresisBytes : rss > options.lineBytes;
+    if (next === on) return;
+    on = next;
+    options.set(on);
+    options.onChange?.(on, rss);
+  };
+  const timer = setInterval(check, options.intervalMs ?? 500);
+  timer.unref();
+  return {
+    get on() {
+      return on;
+    },
+    check,
+    stop() {
+      clearInterval(timer);
+      if (on) {
+        on = false;
+        options.set(false);
+      }
+    },
+  };
+}
+
+/** V8's flag, process-wide. */
+export function setMemorySaverMode(on: boolean): void {
+  setFlagsFromString(on ? FLAG : '--no-memory-saver-mode');
+}
+
+/** The flag given on node's command line or in NODE_OPTIONS: then it is the operator's, always on (or off). */
+export function memorySaverFlagGiven(env: NodeJS.ProcessEnv, execArgv: readonly string[] = process.execArgv): boolean {
+  const given = (arg: string) => /^--(no-)?memory[-_]saver[-_]mode(=|$)/.test(arg);
+  return execArgv.some(given) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(given);
+}
+
+/** The line: resident bytes at listen + the cache bounds + the headroom. */
+export function memorySaverLine(rssAtListen: number, boundsBytes: number, headroomBytes: number): { lineBytes: number; hysteresisBytes: number } {
+  return { lineBytes: rssAtListen + boundsBytes + headroomBytes, hysteresisBytes: Math.floor(headroomBytes / 4) };
+}

@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { memorySaverFlagGiven, memorySaverLine, watchMemory } from '../../src/cli/memory-saver.ts';
+
+const MIB = 1048576;
+
+describe('memory saver above its line', () => {
+  it('the line is resident size at listen + the cache bounds + the headroom; it goes off a quarter of the headroom under it', () => {
+    expect(memorySaverLine(120 * MIB, 48 * MIB, 100 * MIB)).toEqual({ lineBytes: 268 * MIB, hysteresisBytes: 25 * MIB });
+  });
+
+  it('switches on above the line, stays on until a quarter of the headroom under it, and says so once each way', () => {
+    let rss = 200 * MIB;
+    const sets: boolean[] = [];
+    const changes: Array<[boolean, number]> = [];
+    const saver = watchMemory({
+      lineBytes: 268 * MIB, hysteresisBytes: 25 * MIB, rss: () => rss, set: (on) => sets.push(on),
+      onChange: (on, at) => changes.push([on, at]), intervalMs: 60_000,
+    });
+    try {
+      saver.check();
+      expect(saver.on).toBe(false);
+      rss = 268 * MIB;
+      saver.check();
+      expect(saver.on).toBe(false);
+      rss = 270 * MIB;
+      saver.check();
+      saver.check();
+      expect(saver.on).toBe(true);
+      rss = 250 * MIB; // under the line, not yet by 25 MiB
+      saver.check();
+      expect(saver.on).toBe(true);
+      rss = 243 * MIB;
+      saver.check();
+      expect(saver.on).toBe(false);
+      rss = 260 * MIB;
+      saver.check();
+      expect(saver.on).toBe(false);
+      expect(sets).toEqual([true, false]);
+      expect(changes).toEqual([[true, 270 * MIB], [false, 243 * MIB]]);
+      rss = 300 * MIB;
+      saver.check();
+    } finally {
+      saver.stop();
+    }
+    // Stopping while on turns the mode off.
+    expect(sets).toEqual([true, false, true, false]);
+    expect(saver.on).toBe(false);
+  });
+
+  it('leaves the mode to the operator when --memory-saver-mode is on node\'s command line or in NODE_OPTIONS', () => {
+    expect(memorySaverFlagGiven({}, ['--max-semi-space-size=4'])).toBe(false);
+    expect(memorySaverFlagGiven({}, ['--memory-saver-mode'])).toBe(true);
+    expect(memorySaverFlagGiven({}, ['--no-memory-saver-mode'])).toBe(true);
+    expect(memorySaverFlagGiven({}, ['--memory_saver_mode'])).toBe(true);
+    expect(memorySaverFlagGiven({ NODE_OPTIONS: '--trace-warnings --memory-saver-mode' }, [])).toBe(true);
+    expect(memorySaverFlagGiven({ NODE_OPTIONS: '--memory-saver-modes' }, [])).toBe(false);
+  });
+
+  it('V8 honours the flag set at run time: the same churn leaves the heap far smaller once it is on', () => {
+    // A child process (its own V8): churn with the mode off, then churn again with it off or
+    // switched on by setMemorySaverMode, and compare the committed heap at the end.
+    const script = fileURLToPath(new URL('./fixtures/memory-saver-churn.ts', import.meta.url));
+    const run = (mode: 'off' | 'on') => {
+      const out = spawnSync(process.execPath, [script, mode], { encoding: 'utf8', timeout: 60_000 });
+      expect(out.status, out.stderr).toBe(0);
+      return JSON.parse(out.stdout) as { heapTotal: number; heapUsed: number };
+    };
+    const off = run('off');
+    const on = run('on');
+    expect(on.heapTotal).toBeLessThan(off.heapTotal / 2);
+  }, 90_000);
+});
