@@ -57,30 +57,43 @@ export interface Rng {
   normal(): number;
   /** True with probability p. */
   chance(p: number): boolean;
+  /**
+   * out[i] = kinds[i] === DRAW_NORMAL ? normal() : next(), in order: the same values as those calls,
+   * in one call whose results stay unboxed (a double returned from a call that is not inlined is
+   * a heap number: the daily walk's nine draws a bar were half its garbage).
+   */
+  fill(out: Float64Array, kinds: Uint8Array): void;
 }
+
+/** fill()'s kinds: a uniform in [0, 1) (next) or a standard normal (normal). */
+export const DRAW_NEXT = 0;
+export const DRAW_NORMAL = 1;
 
 /**
  * mulberry32: tiny, fast, good enough for simulation (not for cryptography). A class rather than
  * closures: its state lives in fields the optimiser keeps in registers on hot loops.
  */
 class Mulberry32 implements Rng {
+  // The state as an int32 (a Smi): as a uint32 above 2^31 it would be a heap number, allocated on
+  // every draw. The arithmetic below takes the same low 32 bits either way.
   state: number;
   // Box–Muller yields two normals per pair of uniforms; the second is kept for the next call as
   // its radius and angle, and its sine only taken if it is drawn (many callers never draw it).
-  spareRadius = Number.NaN;
-  spareAngle = 0;
+  // Kept in a Float64Array: a double stored in a field is a fresh heap number each time.
+  hasSpare = false;
+  readonly spare = new Float64Array(2);
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.state = seed | 0;
   }
 
   reseed(value: number): void {
-    this.state = value >>> 0;
-    this.spareRadius = Number.NaN;
+    this.state = value | 0;
+    this.hasSpare = false;
   }
 
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    this.state = (this.state + 0x6d2b79f5) | 0;
     let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
@@ -96,21 +109,26 @@ class Mulberry32 implements Rng {
   }
 
   normal(): number {
-    const spare = this.spareRadius;
-    if (spare === spare) {
-      this.spareRadius = Number.NaN;
-      return spare * Math.sin(this.spareAngle);
+    const spare = this.spare;
+    if (this.hasSpare) {
+      this.hasSpare = false;
+      return spare[0] * Math.sin(spare[1]);
     }
     // 1 - u keeps the logarithm's argument in (0, 1].
     const radius = Math.sqrt(-2 * Math.log(1 - this.next()));
     const angle = 2 * Math.PI * this.next();
-    this.spareRadius = radius;
-    this.spareAngle = angle;
+    spare[0] = radius;
+    spare[1] = angle;
+    this.hasSpare = true;
     return radius * Math.cos(angle);
   }
 
   chance(p: number): boolean {
     return this.next() < p;
+  }
+
+  fill(out: Float64Array, kinds: Uint8Array): void {
+    for (let i = 0; i < kinds.length; i++) out[i] = kinds[i] === DRAW_NORMAL ? this.normal() : this.next();
   }
 }
 

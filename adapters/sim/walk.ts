@@ -5,7 +5,7 @@ import { commitColumns, dateKeyOf, reserveColumns, type DailyHistory, type Midni
 import { realiseAction } from './actions.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPercent, limitPricesAt } from './limits.ts';
-import { createRng, hashString, mixSeed3 } from './random.ts';
+import { createRng, DRAW_NEXT, DRAW_NORMAL, hashString, mixSeed3 } from './random.ts';
 import { roundToTick } from './ticks.ts';
 
 const SALT_BAR = hashString('bar');
@@ -39,6 +39,10 @@ export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: Wa
 }
 
 const rng = createRng(0);
+/** A bar's draws, in order: gap noise, gap share, high and low extensions, locked roll, volume
+ *  noise, price noise, suspension roll, suspension length. */
+const BAR_DRAWS = Uint8Array.of(DRAW_NORMAL, DRAW_NEXT, DRAW_NORMAL, DRAW_NORMAL, DRAW_NEXT, DRAW_NORMAL, DRAW_NORMAL, DRAW_NEXT, DRAW_NEXT);
+const draws = new Float64Array(BAR_DRAWS.length);
 
 function advanceDays(
   inst: SimInstrument, history: DailyHistory, walk: WalkState, stop: number, midnight: Midnight,
@@ -53,16 +57,17 @@ function advanceDays(
     const noise = walk.noise[walk.cursor];
     const key = dateKeyOf(date);
     rng.reseed(mixSeed3(walk.symbolHash, key, SALT_BAR));
-    // Fixed draw order: every draw happens whether or not it is used.
-    const gapNoise = rng.normal();
-    const gapShare = rng.next();
-    const highExt = Math.abs(rng.normal());
-    const lowExt = Math.abs(rng.normal());
-    const lockedRoll = rng.next();
-    const volumeNoise = rng.normal();
-    const priceNoise = rng.normal();
-    const suspendRoll = rng.next();
-    const suspendLength = rng.int(1, 3);
+    // Fixed draw order: every draw happens whether or not it is used (BAR_DRAWS).
+    rng.fill(draws, BAR_DRAWS);
+    const gapNoise = draws[0];
+    const gapShare = draws[1];
+    const highExt = Math.abs(draws[2]);
+    const lowExt = Math.abs(draws[3]);
+    const lockedRoll = draws[4];
+    const volumeNoise = draws[5];
+    const priceNoise = draws[6];
+    const suspendRoll = draws[7];
+    const suspendLength = 1 + Math.floor(draws[8] * 3); // rng.int(1, 3)
 
     let base = walk.lastClose;
     const action = history.planned[walk.nextAction];
