@@ -45,8 +45,8 @@ export const historyPlugin = fp(async (app: FastifyInstance, options: { config: 
       await seriesLock?.close();
     });
   }
-  const held = store?.blockCacheBytes;
-  if (held !== undefined) app.metrics.trackCacheBytes('store_blocks', () => held());
+  const blocks = store;
+  if (blocks?.blockCacheBytes !== undefined) app.metrics.trackCacheBytes('store_blocks', () => blocks.blockCacheBytes?.() ?? 0);
   app.decorate('history', { store, offFor: new Set(settings.disabledAdapters) });
 }, { name: 'history', dependencies: ['metrics', 'shared-redis'] });
 
