@@ -5,12 +5,12 @@
 // pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
 // baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
 // memory-saver mode makes every full GC a memory-reducing one (a tighter heap limit, compaction,
-// pooled pages given back), at ~20 % more CPU per cold request in that soak. So it is on only
+// pooled pages given back), at 13–30 % more CPU per cold request in that soak. So it is on only
 // while the process is above its line: the resident size it had once it listened, plus the
 // bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
 // `server.memorySaverHeadroomBytes`. Below the line (cache hits, ordinary load) V8 runs as usual.
-// It goes off again once resident memory is back under the line by a quarter of the headroom, so
-// it does not flap. V8 reads the flag at each GC; the setting covers the whole process (the
+// It goes off again once resident memory is back under the line by a quarter of the headroom (at
+// least 16 MiB), so it does not flap, nor log a switch every half second, around a small headroom. V8 reads the flag at each GC; the setting covers the whole process (the
 // candle-build worker too); each process of a cluster watches its own.
 import { setFlagsFromString } from 'node:v8';
 
@@ -75,7 +75,10 @@ export function memorySaverFlagGiven(env: NodeJS.ProcessEnv, execArgv: readonly 
   return execArgv.some(given) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(given);
 }
 
-/** The line: resident bytes at listen + the cache bounds + the headroom. */
+/** Least distance under the line at which the mode goes off again. */
+const MIN_HYSTERESIS_BYTES = 16 * 1024 * 1024;
+
+/** The line: resident bytes at listen + the cache bounds + the headroom; off a quarter of the headroom (≥ 16 MiB) under it. */
 export function memorySaverLine(rssAtListen: number, boundsBytes: number, headroomBytes: number): { lineBytes: number; hysteresisBytes: number } {
-  return { lineBytes: rssAtListen + boundsBytes + headroomBytes, hysteresisBytes: Math.floor(headroomBytes / 4) };
+  return { lineBytes: rssAtListen + boundsBytes + headroomBytes, hysteresisBytes: Math.max(MIN_HYSTERESIS_BYTES, Math.floor(headroomBytes / 4)) };
 }

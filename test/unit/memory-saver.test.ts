@@ -6,8 +6,10 @@ import { memorySaverFlagGiven, memorySaverLine, watchMemory } from '../../src/cl
 const MIB = 1048576;
 
 describe('memory saver above its line', () => {
-  it('the line is resident size at listen + the cache bounds + the headroom; it goes off a quarter of the headroom under it', () => {
+  it('the line is resident size at listen + the cache bounds + the headroom; it goes off a quarter of the headroom (at least 16 MiB) under it', () => {
     expect(memorySaverLine(120 * MIB, 48 * MIB, 100 * MIB)).toEqual({ lineBytes: 268 * MIB, hysteresisBytes: 25 * MIB });
+    // A small headroom still goes off at least 16 MiB under the line: no switch (and log line) every half second.
+    expect(memorySaverLine(120 * MIB, 48 * MIB, 8 * MIB)).toEqual({ lineBytes: 176 * MIB, hysteresisBytes: 16 * MIB });
   });
 
   it('switches on above the line, stays on until a quarter of the headroom under it, and says so once each way', () => {
