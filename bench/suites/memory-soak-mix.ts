@@ -114,7 +114,7 @@ try {
 }
 const m = mix!;
 const { rows, over, retainedGrowth, free } = soakRows(s, bounds, {
-  statuses: 'req/s (statuses, all routes from /metrics)', bounds: `${mib(bounds)}; `, caches: 'caches account at the end (data + response)',
+  statuses: 'req/s (statuses, all routes from /metrics)', bounds: `${mib(bounds)}; `, caches: 'caches account at the end (data + response)', storeBlocksInBounds: true,
 });
 if (coldRss !== undefined) {
   // The same peak against the quote-only baseline (variant A's), the warm-up's footprint included.
