@@ -30,6 +30,14 @@ export const ConfigSchema = Type.Object({
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'),
       Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent'),
     ]),
+    /**
+     * Cache hits answered by the fast path: 'summary' (default) logs each at debug and, at info, one
+     * `cache hits` line per hitSummaryMs with their counts by key, route and status; 'lines' logs
+     * each at info, as every other request (STYLE: no logging at info on the hot path).
+     */
+    hits: Type.Optional(Type.Union([Type.Literal('summary'), Type.Literal('lines')])),
+    /** How often the `cache hits` summary line is written (when there were any), ms. Default 60 s. */
+    hitSummaryMs: Type.Optional(Ms(1000, 3_600_000)),
   }),
   keys: Type.Object({
     /** Path of the keys/plans YAML, relative to the working directory. */

@@ -163,13 +163,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 }
 
 /** Start the bare node:http server that answers every request with `response`. */
-export async function startBare(response: CapturedResponse): Promise<Child> {
+export async function startBare(response: CapturedResponse, nodeArgs: string[] = []): Promise<Child & { stderr(): string }> {
   const dir = mkdtempSync(join(tmpdir(), 'mdqs-bare-'));
   const file = join(dir, 'response.json');
   writeFileSync(file, JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') }));
   const port = await freePort();
   let stderr = '';
-  const child = spawn(...pinned(1, [process.execPath, BARE_SERVER, file, String(port)]), {
+  const child = spawn(...pinned(1, [process.execPath, ...nodeArgs, BARE_SERVER, file, String(port)]), {
     cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -185,6 +185,7 @@ export async function startBare(response: CapturedResponse): Promise<Child> {
   }
   return {
     name: 'bare', pid: child.pid!, port, url,
+    stderr: () => stderr,
     async stop() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

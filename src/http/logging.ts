@@ -122,22 +122,22 @@ export type HitLogger = (memo: object, url: string, route: string, status: numbe
 
 /**
  * The fast path's access line: the JSON pino would write for `logger.info({...}, 'request
- * completed')` with the default base (pid, hostname), built as one string and handed to the
+ * completed')` (or `logger.debug`, with `level` debug: config log.hits summary) with the default base (pid, hostname), built as one string and handed to the
  * logger's own destination. Through pino the same line costs ~15 µs of a ~20 µs hit (its
  * redaction pass, serialisers and stringify; BENCHMARKS.md), directly ~1 µs; with the escaped URL,
  * route and key id remembered, less. A destination that is not a plain stream (none, or a logger
  * without `streamSym`) gets the line through pino.
  */
-export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
+export function createHitLogger(logger: FastifyBaseLogger, level: 'info' | 'debug' = 'info'): HitLogger {
   const pinoLogger = logger as unknown as pino.Logger & Record<symbol, unknown>;
   const stream = pinoLogger[pino.symbols.streamSym] as { write?: (chunk: string) => unknown } | undefined;
-  const info = pino.levels.values.info;
-  const head = `{"level":${info},"time":"`;
+  const value = pino.levels.values[level];
+  const head = `{"level":${value},"time":"`;
   const base = `","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":"`;
-  if (typeof stream?.write !== 'function' || pinoLogger.levels?.values?.info !== info) {
+  if (typeof stream?.write !== 'function' || pinoLogger.levels?.values?.[level] !== value) {
     return (_memo, url, route, status, reqId, durationMs, keyId) => {
-      if ((logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return;
-      logger.info({
+      if ((logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.(level) === false) return;
+      logger[level]({
         reqId, req: { method: 'GET', url }, route, status,
         duration_ms: durationMs, key_id: keyId, cache: 'HIT', cache_tier: 'memory', fast_path: true,
       }, 'request completed');
@@ -153,7 +153,7 @@ export function createHitLogger(logger: FastifyBaseLogger): HitLogger {
   const baseBytes = Buffer.from(base);
   const durationBytes = Buffer.from(',"duration_ms":');
   return (memo, url, route, status, reqId, durationMs, keyId, wallMs) => {
-    if (pinoLogger.levelVal > info) return;
+    if (pinoLogger.levelVal > value) return;
     let middle = middles.get(memo);
     if (middle === undefined) {
       const text = `","req":{"method":"GET","url":${JSON.stringify(url)}},"route":${JSON.stringify(route)},"status":`;

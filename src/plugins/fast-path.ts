@@ -1,12 +1,14 @@
 // The cache-hit fast path (http/fast-path.ts): a GET whose finished bytes are in the response
 // cache is answered at the front door, before Fastify routes it, with the same key check, rate
-// limit, headers and metrics as the normal path. It learns which URLs it may answer from the
+// limit, headers and metrics as the normal path; its access line is at debug, summed at info
+// (config log.hits). It learns which URLs it may answer from the
 // response cache's "stored" events.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/schema.ts';
 import { createFastPath, type FastRoute } from '../http/fast-path.ts';
 import type { FrontDoor } from '../http/front-door.ts';
+import { createHitSummary } from '../http/hit-summary.ts';
 import { createHitLogger, type RequestIds } from '../http/logging.ts';
 import { observeSeries, type CounterSeries, type HistogramSeries } from '../metrics.ts';
 import { declaredNeeds } from '../routes/common.ts';
@@ -28,7 +30,12 @@ export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config:
   app.decorate('fastPathServed', () => served);
   // Per recorded route: its metric series, bound once (src/metrics.ts SeriesCounter).
   const bound = new WeakMap<FastRoute, { ok: CounterSeries; notModified: CounterSeries; duration: HistogramSeries }>();
-  const logHit = createHitLogger(app.log);
+  // log.hits 'summary' (the default): each hit at debug, their counts at info once a window
+  // (http/hit-summary.ts); 'lines': each hit at info, as every other request.
+  const everyHitAtInfo = config.log.hits === 'lines';
+  const logHit = createHitLogger(app.log, everyHitAtInfo ? 'info' : 'debug');
+  const summary = everyHitAtInfo ? undefined : createHitSummary(app.log, config.log.hitSummaryMs ?? 60_000);
+  if (summary !== undefined) app.addHook('onClose', async () => summary.stop());
   const fastPath = createFastPath({
     keys,
     cache,
@@ -45,6 +52,7 @@ export const fastPathPlugin = fp(async (app: FastifyInstance, options: { config:
       usage.record(entry.id, status);
       const ms = performance.now() - startedAt;
       logHit(route, req.url ?? '', route.route, status, requestIdSent, Math.round(ms * 10) / 10, entry.id, wallMs);
+      summary?.count(entry.id, route.route, status);
       let series = bound.get(route);
       if (series === undefined) {
         series = {

@@ -12,7 +12,7 @@ import { captureLines } from '../helpers/log-lines.ts';
 
 const clock = Date.UTC(2025, 5, 18, 2, 15, 30);
 
-/** Lines through a plain stream (the line is built as a string) or through lineBuffer (encoded in place, as in production). */
+/** With log.hits: lines (every hit at info; the default sums them: the describe below). Lines through a plain stream (the line is built as a string) or through lineBuffer (encoded in place, as in production). */
 for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-path access line, through ${through}`, () => {
   const { stream, lines } = captureLines();
   const gathered = lineBuffer({ write: (chunk) => stream.write(chunk), flushSync: () => {} }, () => {}, 65_536, 60_000);
@@ -23,7 +23,7 @@ for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-
     const config = loadDefaultConfig();
     (config.log as { level: string }).level = 'info';
     const logStream = through === 'lineBuffer' ? gathered : stream;
-    ({ app } = await buildTestApp({ now: () => clock, logger: loggerOptions(config, { format: 'json', stream: logStream as never }) }));
+    ({ app } = await buildTestApp({ now: () => clock, configure: (c) => { c.log.hits = 'lines'; }, logger: loggerOptions(config, { format: 'json', stream: logStream as never }) }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   });
@@ -69,6 +69,73 @@ for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-
     } finally {
       app.log.level = 'info';
     }
+  });
+});
+
+describe('fast-path hits summed (log.hits: summary, the default)', () => {
+  const { stream, lines } = captureLines();
+  const gathered = lineBuffer({ write: (chunk) => stream.write(chunk), flushSync: () => {} }, () => {}, 65_536, 60_000);
+  let app: FastifyInstance;
+  let base: string;
+
+  beforeAll(async () => {
+    const config = loadDefaultConfig();
+    expect(config.log.hits).toBe('summary');
+    (config.log as { level: string }).level = 'info';
+    ({ app } = await buildTestApp({ now: () => clock, logger: loggerOptions(config, { format: 'json', stream: gathered as never }) }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  });
+  afterAll(() => app.close());
+
+  const parsed = () => {
+    gathered.flush();
+    return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  };
+  const get = async (path: string, key: string, etag?: string) => {
+    const response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key, ...(etag === undefined ? {} : { 'if-none-match': etag }) } });
+    await response.arrayBuffer();
+    return response;
+  };
+
+  it('writes no line at info for a fast-path hit, each one at debug, and their counts by key, route and status in one info line per window', async () => {
+    const quote = '/v1/quotes?symbols=600519.SH&fields=%22summary%22';
+    const first = await get(quote, KEYS.demo);
+    const servedBefore = app.fastPathServed!();
+    const hit = await get(quote, KEYS.demo);
+    expect(app.fastPathServed!()).toBe(servedBefore + 1);
+    const ids = (l: Record<string, unknown>) => l.reqId;
+    // The miss is a request like any other: its line at info. The hit: none.
+    const completed = parsed().filter((l) => l.msg === 'request completed');
+    expect(completed.map(ids)).toContain(first.headers.get('x-request-id'));
+    expect(completed.map(ids)).not.toContain(hit.headers.get('x-request-id'));
+
+    // At debug the hit's line is there, at level 20 with the fields the info line has.
+    app.log.level = 'debug';
+    let debugHit: Response;
+    try {
+      debugHit = await get(quote, KEYS.demo);
+    } finally {
+      app.log.level = 'info';
+    }
+    const line = parsed().find((l) => l.reqId === debugHit.headers.get('x-request-id'));
+    expect(line).toMatchObject({ level: 20, route: '/v1/quotes', status: 200, fast_path: true, cache: 'HIT', msg: 'request completed' });
+
+    // Two more hits: a 304 for the demo key and one for the cn-daily key on another route.
+    await get(quote, KEYS.demo, hit.headers.get('etag')!);
+    const candles = '/v1/klines?symbol=600519.SH&period=1d&count=5';
+    await get(candles, KEYS.cnDaily);
+    await get(candles, KEYS.cnDaily);
+    expect(app.fastPathServed!()).toBe(servedBefore + 4);
+    expect(parsed().filter((l) => l.msg === 'cache hits')).toEqual([]);
+    await app.close();
+    const sums = parsed().filter((l) => l.msg === 'cache hits');
+    expect(sums).toHaveLength(1);
+    expect(sums[0]).toMatchObject({
+      level: 30, fast_path: true, hits: 4, not_modified: 1,
+      by_key: { demo: 3, 'cn-daily': 1 }, by_route: { '/v1/quotes': 3, '/v1/klines': 1 },
+    });
+    expect(lines.join('\n')).not.toContain(KEYS.demo);
   });
 });
 
