@@ -5,12 +5,22 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadDefaultConfig } from '../../config/load.ts';
+import type { Config } from '../../config/schema.ts';
 import pino from 'pino';
 import { createHitLogger, lineBuffer, loggerOptions } from '../../src/http/logging.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { captureLines } from '../helpers/log-lines.ts';
 
 const clock = Date.UTC(2025, 5, 18, 2, 15, 30);
+
+/** An app at info writing JSON lines to `logStream`, listening on a free port. */
+async function listeningApp(logStream: unknown, configure?: (config: Config) => void): Promise<{ app: FastifyInstance; base: string }> {
+  const config = loadDefaultConfig();
+  (config.log as { level: string }).level = 'info';
+  const { app } = await buildTestApp({ now: () => clock, configure, logger: loggerOptions(config, { format: 'json', stream: logStream as never }) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, base: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` };
+}
 
 /** With log.hits: lines (every hit at info; the default sums them: the describe below). Lines through a plain stream (the line is built as a string) or through lineBuffer (encoded in place, as in production). */
 for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-path access line, through ${through}`, () => {
@@ -20,12 +30,7 @@ for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-
   let base: string;
 
   beforeAll(async () => {
-    const config = loadDefaultConfig();
-    (config.log as { level: string }).level = 'info';
-    const logStream = through === 'lineBuffer' ? gathered : stream;
-    ({ app } = await buildTestApp({ now: () => clock, configure: (c) => { c.log.hits = 'lines'; }, logger: loggerOptions(config, { format: 'json', stream: logStream as never }) }));
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    ({ app, base } = await listeningApp(through === 'lineBuffer' ? gathered : stream, (c) => { c.log.hits = 'lines'; }));
   });
   afterAll(() => app.close());
 
@@ -79,12 +84,8 @@ describe('fast-path hits summed (log.hits: summary, the default)', () => {
   let base: string;
 
   beforeAll(async () => {
-    const config = loadDefaultConfig();
-    expect(config.log.hits).toBe('summary');
-    (config.log as { level: string }).level = 'info';
-    ({ app } = await buildTestApp({ now: () => clock, logger: loggerOptions(config, { format: 'json', stream: gathered as never }) }));
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    expect(loadDefaultConfig().log.hits).toBe('summary');
+    ({ app, base } = await listeningApp(gathered));
   });
   afterAll(() => app.close());
 
