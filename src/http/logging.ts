@@ -121,9 +121,9 @@ function isoTime(ms: number): string {
 export type HitLogger = (memo: object, url: string, route: string, status: number, reqId: string, durationMs: number, keyId: string, wallMs?: number) => void;
 
 /**
- * The fast path's access line: the JSON pino would write for `logger.info({...}, 'request
- * completed')` (or `logger.debug`, with `level` debug: config log.hits summary) with the default base (pid, hostname), built as one string and handed to the
- * logger's own destination. Through pino the same line costs ~15 µs of a ~20 µs hit (its
+ * The fast path's access line: the JSON pino would write for `logger[level]({...}, 'request
+ * completed')` (debug under config log.hits: summary, info under lines) with the default base
+ * (pid, hostname), built as one string and handed to the logger's own destination. Through pino the same line costs ~15 µs of a ~20 µs hit (its
  * redaction pass, serialisers and stringify; BENCHMARKS.md), directly ~1 µs; with the escaped URL,
  * route and key id remembered, less. A destination that is not a plain stream (none, or a logger
  * without `streamSym`) gets the line through pino.
