@@ -24,6 +24,12 @@ export const ConfigSchema = Type.Object({
     pidFile: Type.Optional(Type.String()),
     /** V8's memory-saver mode above resident size at listen + the cache bounds + this (src/cli/memory-saver.ts); 0: never. */
     memorySaverHeadroomBytes: Type.Integer({ minimum: 0, maximum: 64 * 1024 * 1024 * 1024 }),
+    /**
+     * V8's heap growing percent while the memory saver is on (src/cli/memory-saver.ts): the next
+     * full GC when the heap reaches (1 + this/100) × what the last one kept. 0: V8's own factor for
+     * memory-reducing GCs (~10 %). Under the line MDQS_HEAP_GROWING_PERCENT applies again.
+     */
+    memorySaverHeapGrowingPercent: Type.Integer({ minimum: 0, maximum: 1000 }),
   }),
   log: Type.Object({
     level: Type.Union([

@@ -25,9 +25,14 @@ export function heapGrowingPercent(env: NodeJS.ProcessEnv, execArgv: readonly st
   if (!/^\d+$/.test(raw) || percent < 1 || percent > 1000) {
     return { problem: `${HEAP_GROWING_ENV} must be a whole number of percent from 1 to 1000 (got ${JSON.stringify(raw)}); set it empty to keep V8's own growing factor` };
   }
-  const given = (arg: string) => arg === FLAG || arg.startsWith(`${FLAG}=`) || arg === '--heap_growing_percent' || arg.startsWith('--heap_growing_percent=');
-  if (execArgv.some(given) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(given)) return { flagGiven: true };
+  if (heapGrowingFlagGiven(env, execArgv)) return { flagGiven: true };
   return { percent };
+}
+
+/** --heap-growing-percent on node's command line or in NODE_OPTIONS: the operator's, which nothing here changes. */
+export function heapGrowingFlagGiven(env: NodeJS.ProcessEnv, execArgv: readonly string[] = process.execArgv): boolean {
+  const given = (arg: string) => arg === FLAG || arg.startsWith(`${FLAG}=`) || arg === '--heap_growing_percent' || arg.startsWith('--heap_growing_percent=');
+  return execArgv.some(given) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(given);
 }
 
 /** What is logged when the variable gives way to the flag itself. */
@@ -35,5 +40,10 @@ export const HEAP_GROWING_IGNORED = `${HEAP_GROWING_ENV} ignored: --heap-growing
 
 /** Applies it to this process. */
 export function applyHeapGrowing(percent: number | undefined): void {
-  if (percent !== undefined) setFlagsFromString(`${FLAG}=${percent}`);
+  if (percent !== undefined) setHeapGrowingPercent(percent);
+}
+
+/** Sets V8's factor now (0: V8's own, which depends on its GC mode). */
+export function setHeapGrowingPercent(percent: number): void {
+  setFlagsFromString(`${FLAG}=${percent}`);
 }

@@ -69,6 +69,32 @@ export function setMemorySaverMode(on: boolean): void {
   setFlagsFromString(on ? FLAG : '--no-memory-saver-mode');
 }
 
+export interface SaverSwitchOptions {
+  setMode: (on: boolean) => void;
+  /** V8's --heap-growing-percent (0: V8's own factor). */
+  setGrowing: (percent: number) => void;
+  /** server.memorySaverHeapGrowingPercent: while the saver is on. */
+  saverPercent: number;
+  /** MDQS_HEAP_GROWING_PERCENT (undefined: V8's own): under the line. */
+  servingPercent: number | undefined;
+  /** --heap-growing-percent is on node's command line or in NODE_OPTIONS: the operator's, left alone. */
+  growingFlagGiven: boolean;
+}
+
+/**
+ * What turning the saver on or off sets. V8 lets --heap-growing-percent override the factor of
+ * every GC mode, its memory-reducing one included (src/heap/heap-controller.cc, GrowingFactor), so
+ * with npm start's 50 % the saver's tighter heap limit never applied: measured in the mixed soak,
+ * the heap still grew to 1.5 × what was live (BENCHMARKS.md, issue 30 item 3, twelfth session).
+ * So while on it sets its own percent, and gives the serving one back when off.
+ */
+export function saverSwitch(options: SaverSwitchOptions): (on: boolean) => void {
+  return (on) => {
+    options.setMode(on);
+    if (!options.growingFlagGiven) options.setGrowing(on ? options.saverPercent : options.servingPercent ?? 0);
+  };
+}
+
 /** The flag given on node's command line or in NODE_OPTIONS: then it is the operator's, always on (or off). */
 export function memorySaverFlagGiven(env: NodeJS.ProcessEnv, execArgv: readonly string[] = process.execArgv): boolean {
   const given = (arg: string) => /^--(no-)?memory[-_]saver[-_]mode(=|$)/.test(arg);

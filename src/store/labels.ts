@@ -12,6 +12,7 @@ import {
 
 /** No store plans before this date: the oldest exchange in scope (SSE) opened in December 1990. */
 const FLOOR_DATE = '1990-01-01';
+const MINUTE_MS = 60_000;
 
 export function floorMs(region: Region): number {
   return localMidnight(region, FLOOR_DATE);
@@ -76,14 +77,51 @@ export function labelsIn(region: Region, period: BasePeriod, lo: number, hi: num
   if (hi < lo) return out;
   let day = localDate(region, Math.max(lo, floorMs(region)));
   const lastDay = localDate(region, hi);
+  // Index loops and no array a day for 1d: a plan over years of history runs this for every
+  // trading day in its range (issue 30: the store's planning was a tenth of the mixed soak's garbage).
   while (day <= lastDay && out.length < cap) {
-    for (const label of dayLabels(region, period, day)) {
-      if (label >= lo && label <= hi) out.push(label);
-      if (out.length >= cap) break;
+    if (period === '1d') {
+      if (isTradingDay(region, day)) {
+        const label = localMidnight(region, day);
+        if (label >= lo && label <= hi) out.push(label);
+      }
+    } else {
+      const labels = minuteBarLabels(region, day, 1);
+      for (let i = 0; i < labels.length && out.length < cap; i++) if (labels[i] >= lo && labels[i] <= hi) out.push(labels[i]);
     }
     day = nextTradingDay(region, day);
   }
   return out;
+}
+
+/**
+ * How many labels labelsIn(region, period, lo, hi, cap) would return, without building them: a
+ * minute day wholly inside [lo, hi] is counted from its sessions (the labels of a session are
+ * its whole minutes after the start, then its end), only the range's first and last days label by label.
+ */
+export function countLabelsIn(region: Region, period: BasePeriod, lo: number, hi: number, cap = Infinity): number {
+  let count = 0;
+  if (hi < lo) return count;
+  let day = localDate(region, Math.max(lo, floorMs(region)));
+  const lastDay = localDate(region, hi);
+  while (day <= lastDay && count < cap) {
+    if (period === '1d') {
+      if (isTradingDay(region, day)) {
+        const label = localMidnight(region, day);
+        if (label >= lo && label <= hi) count++;
+      }
+    } else {
+      const windows = sessions(region, day);
+      if (windows.length > 0 && windows[0].start >= lo && windows[windows.length - 1].end <= hi) {
+        for (let i = 0; i < windows.length; i++) count += Math.max(1, Math.ceil((windows[i].end - windows[i].start) / MINUTE_MS));
+      } else {
+        const labels = minuteBarLabels(region, day, 1);
+        for (let i = 0; i < labels.length; i++) if (labels[i] >= lo && labels[i] <= hi) count++;
+      }
+    }
+    day = nextTradingDay(region, day);
+  }
+  return Math.min(count, cap);
 }
 
 /** The n-th newest possible label ≤ hi (n ≥ 1); undefined when fewer exist after the floor. */

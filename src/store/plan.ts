@@ -4,7 +4,7 @@
 import type { BasePeriod, Region } from '../domain.ts';
 import { gaps, type Interval, type Segment } from './coverage.ts';
 import {
-  closedEnd, firstLabelAtOrAfter, floorMs, labelBack, labelsIn, lastLabelAtOrBefore, nextClose, openLabel, splitByLabels,
+  closedEnd, countLabelsIn, firstLabelAtOrAfter, floorMs, labelBack, lastLabelAtOrBefore, nextClose, openLabel, splitByLabels,
 } from './labels.ts';
 
 /** Two missing pieces separated by at most this many held bars are fetched in one call. */
@@ -87,14 +87,14 @@ export function planFetches(
       free.push(gap);
       continue;
     }
-    pieces.push({ lo: first, hi: last, cover: gap, labels: labelsIn(region, period, first, last).length });
+    pieces.push({ lo: first, hi: last, cover: gap, labels: countLabelsIn(region, period, first, last) });
   }
   // Bridge small covered islands: one call instead of two, at the cost of a few bars again.
   const merged: Fetch[] = [];
   for (const piece of pieces) {
     const prev = merged[merged.length - 1];
     if (prev !== undefined) {
-      const bridge = labelsIn(region, period, prev.cover.hi + 1, piece.cover.lo - 1, BRIDGE_MAX_LABELS + 1).length;
+      const bridge = countLabelsIn(region, period, prev.cover.hi + 1, piece.cover.lo - 1, BRIDGE_MAX_LABELS + 1);
       if (bridge <= BRIDGE_MAX_LABELS && prev.labels + bridge + piece.labels <= maxBarsPerCall) {
         merged[merged.length - 1] = {
           lo: prev.lo, hi: piece.hi, cover: { lo: prev.cover.lo, hi: piece.cover.hi }, labels: prev.labels + bridge + piece.labels,

@@ -15,36 +15,47 @@ export interface Validated {
 
 export function validateCandles(c: Candles): Validated {
   const n = c.timestamp.length;
-  const columns = [c.open, c.high, c.low, c.close, c.volume, c.amount];
+  // A column missing or of another length fails every bar that has a valid label.
+  const ragged = [c.open, c.high, c.low, c.close, c.volume, c.amount].some((col) => col === undefined || col.length !== n);
   const prevOk = c.prev_close !== undefined && c.prev_close.length === n;
-  const keep: number[] = [];
+  // The indices kept, built only once a bar is dropped (almost every answer keeps them all: then
+  // nothing is allocated; issue 30, the store's writes were a tenth of the mixed soak's garbage).
+  let keep: number[] | undefined;
   let last = -Infinity;
   for (let i = 0; i < n; i++) {
     const t = c.timestamp[i];
-    if (!Number.isSafeInteger(t) || t <= last) continue;
-    if (columns.some((col) => col === undefined || col.length !== n)) return { candles: emptyLike(c), dropped: n };
-    const open = c.open[i];
-    const high = c.high[i];
-    const low = c.low[i];
-    const close = c.close[i];
-    if (!positive(open) || !positive(high) || !positive(low) || !positive(close)) continue;
-    if (low > open || low > close || high < open || high < close) continue;
-    const volume = c.volume[i];
-    if (!Number.isSafeInteger(volume) || volume < 0) continue;
-    const amount = c.amount[i];
-    if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) continue;
-    if (prevOk && !positive(c.prev_close![i])) continue;
-    keep.push(i);
-    last = t;
+    let ok = Number.isSafeInteger(t) && t > last;
+    if (ok && ragged) return { candles: emptyLike(c), dropped: n };
+    if (ok) {
+      const open = c.open[i];
+      const high = c.high[i];
+      const low = c.low[i];
+      const close = c.close[i];
+      const volume = c.volume[i];
+      const amount = c.amount[i];
+      ok = positive(open) && positive(high) && positive(low) && positive(close)
+        && !(low > open || low > close || high < open || high < close)
+        && Number.isSafeInteger(volume) && volume >= 0
+        && typeof amount === 'number' && Number.isFinite(amount) && amount >= 0
+        && (!prevOk || positive(c.prev_close![i]));
+    }
+    if (ok) {
+      keep?.push(i);
+      last = t;
+    } else if (keep === undefined) {
+      keep = [];
+      for (let k = 0; k < i; k++) keep.push(k);
+    }
   }
-  if (keep.length === n) return { candles: c, dropped: 0 };
-  const pick = (col: number[]) => keep.map((i) => col[i]);
+  if (keep === undefined) return { candles: c, dropped: 0 };
+  const kept = keep;
+  const pick = (col: number[]) => kept.map((i) => col[i]);
   const out: Candles = {
     timestamp: pick(c.timestamp), open: pick(c.open), high: pick(c.high), low: pick(c.low),
     close: pick(c.close), volume: pick(c.volume), amount: pick(c.amount),
   };
   if (prevOk) out.prev_close = pick(c.prev_close!);
-  return { candles: out, dropped: n - keep.length };
+  return { candles: out, dropped: n - kept.length };
 }
 
 function emptyLike(c: Candles): Candles {

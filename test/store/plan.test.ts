@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
 import { activeAt, expiredAt, gaps, overlay, overlayAll, type Segment } from '../../src/store/coverage.ts';
-import { closedEnd, floorMs, labelBack, nextClose, openLabel } from '../../src/store/labels.ts';
+import { closedEnd, countLabelsIn, floorMs, labelBack, labelsIn, nextClose, openLabel } from '../../src/store/labels.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor } from '../../src/store/plan.ts';
 
 const d = (date: string) => localMidnight('CN', date);
@@ -78,6 +78,40 @@ describe('planFetches', () => {
   it('minute gaps skip the lunch break and the night', () => {
     const plan = planFetches('CN', '1m', [final(t('2026-11-19', '09:31'), t('2026-11-19', '11:30'))], t('2026-11-19', '09:31'), t('2026-11-19', '23:59'), 5000);
     expect(plan.fetches.map((f) => [f.lo, f.hi, f.labels])).toEqual([[t('2026-11-19', '13:01'), t('2026-11-19', '15:00'), 120]]);
+  });
+});
+
+describe('counting labels without building them', () => {
+  // countLabelsIn is what planFetches sizes its calls with; labelsIn is the list it must agree with.
+  it('agrees with labelsIn on every region, both periods, edges inside sessions and caps', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const regions = ['CN', 'HK', 'US'] as const;
+    let checked = 0;
+    let minuteDaysWhole = 0;
+    for (let i = 0; i < 240; i++) {
+      const region = regions[i % 3];
+      const period = i % 2 === 0 ? '1d' : '1m';
+      // Minute ranges of up to ~3 weeks (some whole days, edges anywhere), daily ones of up to ~3 years.
+      const span = period === '1m' ? rand() * 21 * 86_400_000 : rand() * 3 * 365 * 86_400_000;
+      const lo = localMidnight(region, '2019-01-01') + Math.floor(rand() * 7 * 365 * 86_400_000);
+      const hi = lo + Math.floor(span);
+      const all = labelsIn(region, period, lo, hi);
+      expect(countLabelsIn(region, period, lo, hi), `${region} ${period} ${lo}..${hi}`).toBe(all.length);
+      const cap = 1 + Math.floor(rand() * 400);
+      expect(countLabelsIn(region, period, lo, hi, cap)).toBe(labelsIn(region, period, lo, hi, cap).length);
+      if (period === '1m' && all.length > 1000) minuteDaysWhole++;
+      checked++;
+    }
+    expect(checked).toBe(240);
+    // Some minute ranges span whole days, so the count-from-sessions branch ran, not only the edge one.
+    expect(minuteDaysWhole).toBeGreaterThan(10);
+    // Half days and the lunch break: a known day counted both ways.
+    const cnDay = labelsIn('CN', '1m', t('2026-11-20', '00:00'), t('2026-11-20', '23:59'));
+    expect(cnDay.length).toBe(240);
+    expect(countLabelsIn('CN', '1m', t('2026-11-20', '00:00'), t('2026-11-20', '23:59'))).toBe(240);
+    expect(countLabelsIn('CN', '1m', t('2026-11-20', '10:00'), t('2026-11-20', '13:30'))).toBe(labelsIn('CN', '1m', t('2026-11-20', '10:00'), t('2026-11-20', '13:30')).length);
+    expect(countLabelsIn('CN', '1d', d('2026-11-21'), d('2026-11-20'))).toBe(0);
   });
 });
 
