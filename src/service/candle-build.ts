@@ -54,7 +54,25 @@ export function pack(candles: Candles): { packed: Packed; transfer: ArrayBuffer[
 
 function unpack(packed: Packed): Candles {
   const column = (name: Column) => Array.from(packed[name] ?? new Float64Array(0));
-  return columnsOf(packed, column);
+  const candles = columnsOf(packed, column);
+  release(packed);
+  return candles;
+}
+
+/**
+ * Frees the columns' memory now: detaching an ArrayBuffer (transfer(0)) drops its backing store at
+ * once, where a dropped one waits for its isolate's next full GC. The worker's isolate allocates
+ * little, so its GCs are rare: the inputs of a burst of big builds (up to 7 MB each) piled up in it,
+ * 36 MiB of them, as did the results on the main thread (BENCHMARKS.md, issue 30 item 3, twelfth
+ * session). Only for columns nothing else views (the worker's inputs once packed out, the results
+ * once copied into arrays).
+ */
+export function release(packed: Packed): void {
+  for (const column of COLUMNS) {
+    const values = packed[column];
+    const buffer = values?.buffer as ArrayBuffer | undefined;
+    if (buffer !== undefined && !buffer.detached) buffer.transfer(0);
+  }
 }
 
 /**

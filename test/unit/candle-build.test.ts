@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { SymbolRef } from '../../src/domain.ts';
-import { buildFromSpec, createCandleBuilder, WORKER_OLD_GENERATION_MB, type BuildSpec } from '../../src/service/candle-build.ts';
+import { buildFromSpec, createCandleBuilder, pack, release, WORKER_OLD_GENERATION_MB, type BuildSpec } from '../../src/service/candle-build.ts';
 import { CN_MORNING } from '../helpers/app.ts';
 
 const sim = createSimAdapter({}, { now: () => CN_MORNING });
@@ -50,6 +50,22 @@ describe('candle building in a worker thread', () => {
     expect(built.timestamp).toHaveLength(2_000);
     expect(Array.isArray(built.close)).toBe(true);
     expect(built).toEqual(buildFromSpec(spec));
+  });
+
+  it('release() frees packed columns at once (detached, zero bytes), and leaves the arrays built from them whole', () => {
+    const candles = { timestamp: [1, 2, 3], open: [1, 2, 3], high: [1, 2, 3], low: [1, 2, 3], close: [1.5, 2.5, 3.5], volume: [10, 20, 30], amount: [1, 2, 3], prev_close: [1, 1.5, 2.5] };
+    const { packed } = pack(candles);
+    const copied = Array.from(packed.close!);
+    const buffers = Object.values(packed).map((column) => column!.buffer as ArrayBuffer);
+    expect(buffers).toHaveLength(8);
+    release(packed);
+    for (const buffer of buffers) {
+      expect(buffer.detached).toBe(true);
+      expect(buffer.byteLength).toBe(0);
+    }
+    expect(copied).toEqual([1.5, 2.5, 3.5]);
+    // Twice is harmless (an answer's columns may already be gone).
+    expect(() => release(packed)).not.toThrow();
   });
 
   it('a short series is built inline and equals the worker-free result', async () => {
