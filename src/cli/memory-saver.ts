@@ -4,8 +4,9 @@
 // V8 lets its heap grow well past what is live and keeps the pages an ordinary full GC frees
 // pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
 // baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
-// memory-saver mode makes every full GC a memory-reducing one (a tighter heap limit, compaction,
-// pooled pages given back), at 13–30 % more CPU per cold request in that soak. So it is on only
+// memory-saver mode makes every full GC a memory-reducing one (compaction, pooled pages given
+// back), and the saver sets the heap growing percent (saverSwitch below), at 18–33 % more CPU per
+// cold request in that soak. So it is on only
 // while the process is above its line: the resident size it had once it listened, plus the
 // bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
 // `server.memorySaverHeadroomBytes`. Below the line (cache hits, ordinary load) V8 runs as usual.
