@@ -17,8 +17,8 @@ import { runClustered, workersProblem } from './cluster.ts';
 import { attachRedisLog, createRedisClient, createSubscriber, redisConfigured } from './redis.ts';
 import { listenHost } from './cli/listen-host.ts';
 import { removePidFile, writePidFile } from './cli/pidfile.ts';
-import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingFlagGiven, heapGrowingPercent, setHeapGrowingPercent } from './cli/heap-growing.ts';
-import { memorySaverFlagGiven, memorySaverLine, saverSwitch, setMemorySaverMode, watchMemory } from './cli/memory-saver.ts';
+import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './cli/heap-growing.ts';
+import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from './cli/memory-saver.ts';
 import { BLOCK_CACHE_BYTES } from './store/candle-store.ts';
 import { historySettings } from './store/settings.ts';
 
@@ -158,14 +158,14 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   if (headroom > 0 && !memorySaverFlagGiven(process.env)) {
     const bounds = config.cache.dataMaxBytes + config.cache.responseMaxBytes + (historySettings(config).enabled ? BLOCK_CACHE_BYTES : 0);
     const line = memorySaverLine(process.memoryUsage.rss(), bounds, headroom);
+    const saver = memorySaverSwitch({ saverPercent: config.server.memorySaverHeapGrowingPercent, servingPercent: heapGrowing.percent });
     // Its timer is unref'd: it never holds the process open, and it ends with it.
     watchMemory({
-      ...line, rss: process.memoryUsage.rss,
-      set: saverSwitch({
-        setMode: setMemorySaverMode, setGrowing: setHeapGrowingPercent, saverPercent: config.server.memorySaverHeapGrowingPercent,
-        servingPercent: heapGrowing.percent, growingFlagGiven: heapGrowingFlagGiven(process.env),
-      }),
-      onChange: (on, rss) => app.log.info({ rssBytes: rss, lineBytes: line.lineBytes }, on ? 'memory saver on: resident memory above its line' : 'memory saver off: resident memory back under its line'),
+      ...line, rss: process.memoryUsage.rss, set: saver.set,
+      onChange: (on, rss) => app.log.info(
+        { rssBytes: rss, lineBytes: line.lineBytes, heapGrowingPercent: (on ? saver.growingWhenOn : heapGrowing.percent) ?? null },
+        on ? 'memory saver on: resident memory above its line' : 'memory saver off: resident memory back under its line',
+      ),
     });
   }
   if (primary) {

@@ -5,8 +5,8 @@
 // pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
 // baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
 // memory-saver mode makes every full GC a memory-reducing one (compaction, pooled pages given
-// back), and the saver sets the heap growing percent (saverSwitch below), at 18–33 % more CPU per
-// cold request in that soak. So it is on only
+// back), and the saver sets the heap growing percent (saverSwitch below), at 35–80 % more CPU per
+// cold request in that soak than without the saver. So it is on only
 // while the process is above its line: the resident size it had once it listened, plus the
 // bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
 // `server.memorySaverHeadroomBytes`. Below the line (cache hits, ordinary load) V8 runs as usual.
@@ -14,6 +14,7 @@
 // least 16 MiB), so it does not flap, nor log a switch every half second, around a small headroom. V8 reads the flag at each GC; the setting covers the whole process (the
 // candle-build worker too); each process of a cluster watches its own.
 import { setFlagsFromString } from 'node:v8';
+import { heapGrowingFlagGiven, setHeapGrowingPercent } from './heap-growing.ts';
 
 const FLAG = '--memory-saver-mode';
 
@@ -93,6 +94,29 @@ export function saverSwitch(options: SaverSwitchOptions): (on: boolean) => void 
   return (on) => {
     options.setMode(on);
     if (!options.growingFlagGiven) options.setGrowing(on ? options.saverPercent : options.servingPercent ?? 0);
+  };
+}
+
+/**
+ * The switch the server runs (src/main.ts): V8's flags for real, the operator's flag read from
+ * node's command line and NODE_OPTIONS. `growingWhenOn` is the percent it sets above the line
+ * (undefined: the operator's flag holds), for the `memory saver on` log line.
+ */
+export function memorySaverSwitch(options: {
+  saverPercent: number;
+  servingPercent: number | undefined;
+  env?: NodeJS.ProcessEnv;
+  execArgv?: readonly string[];
+  setMode?: (on: boolean) => void;
+  setGrowing?: (percent: number) => void;
+}): { set: (on: boolean) => void; growingWhenOn: number | undefined } {
+  const growingFlagGiven = heapGrowingFlagGiven(options.env ?? process.env, options.execArgv ?? process.execArgv);
+  return {
+    set: saverSwitch({
+      setMode: options.setMode ?? setMemorySaverMode, setGrowing: options.setGrowing ?? setHeapGrowingPercent,
+      saverPercent: options.saverPercent, servingPercent: options.servingPercent, growingFlagGiven,
+    }),
+    growingWhenOn: growingFlagGiven ? undefined : options.saverPercent,
   };
 }
 

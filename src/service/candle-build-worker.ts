@@ -1,15 +1,5 @@
-// The worker thread of candle-build.ts: builds one series per message.
+// The worker thread of candle-build.ts: builds one series per message (answerBuild).
 import { parentPort } from 'node:worker_threads';
-import { buildFromSpec, pack, release, viewPacked, type BuildSpec } from './candle-build.ts';
+import { answerBuild } from './candle-build.ts';
 
-parentPort?.on('message', (message: { id: number; spec: Omit<BuildSpec, 'raw'> & { raw: Parameters<typeof viewPacked>[0] } }) => {
-  try {
-    const candles = buildFromSpec({ ...message.spec, raw: viewPacked(message.spec.raw) });
-    const { packed, transfer } = pack(candles);
-    // The inputs are read in place and the answer is packed into new buffers: free them now.
-    release(message.spec.raw);
-    parentPort?.postMessage({ id: message.id, packed }, transfer);
-  } catch (error) {
-    parentPort?.postMessage({ id: message.id, error: (error as Error).message });
-  }
-});
+parentPort?.on('message', (message: Parameters<typeof answerBuild>[0]) => answerBuild(message, (answer, transfer) => parentPort?.postMessage(answer, transfer)));

@@ -52,7 +52,26 @@ export function pack(candles: Candles): { packed: Packed; transfer: ArrayBuffer[
   return { packed, transfer };
 }
 
-function unpack(packed: Packed): Candles {
+/** The worker's side of a job: builds it and posts the answer (or the error). Exported for tests. */
+export function answerBuild(
+  message: { id: number; spec: Omit<BuildSpec, 'raw'> & { raw: Packed } },
+  post: (answer: { id: number; packed?: Packed; error?: string }, transfer?: ArrayBuffer[]) => void,
+): void {
+  try {
+    const candles = buildFromSpec({ ...message.spec, raw: viewPacked(message.spec.raw) });
+    const { packed, transfer } = pack(candles);
+    post({ id: message.id, packed }, transfer);
+  } catch (error) {
+    post({ id: message.id, error: (error as Error).message });
+  } finally {
+    // The inputs were read in place and the answer packed into new buffers (or the build
+    // failed): free them now.
+    release(message.spec.raw);
+  }
+}
+
+/** The main thread's side: the answer's columns as arrays, its buffers freed. Exported for tests. */
+export function unpack(packed: Packed): Candles {
   const column = (name: Column) => Array.from(packed[name] ?? new Float64Array(0));
   const candles = columnsOf(packed, column);
   release(packed);

@@ -208,8 +208,10 @@ describe('startup errors', () => {
     for (let i = 0; i < 3000 && !seen; i++) {
       expect(await get(port, `/v1/klines?symbol=600519.SH&period=1d&count=${100 + (i % 900)}`, 'demo-key')).toBe(200);
     }
-    const line = (await on) as unknown as { rssBytes: number; lineBytes: number };
+    const line = (await on) as unknown as { rssBytes: number; lineBytes: number; heapGrowingPercent: number | null };
     expect(line.rssBytes).toBeGreaterThan(line.lineBytes);
+    // The saver's own heap growing percent (server.memorySaverHeapGrowingPercent, 20 by default).
+    expect(line.heapGrowingPercent).toBe(20);
     server.proc.kill('SIGTERM');
     expect((await withGuard(server.exited, 'exit')).code).toBe(0);
   }, 120_000);

@@ -1,6 +1,6 @@
 // Pure range planning of the candle store (src/store/plan.ts, coverage.ts, labels.ts).
 import { describe, expect, it } from 'vitest';
-import { localMidnight, localTimeMs } from '../../src/markets/calendar.ts';
+import { isTradingDay, localDate, localMidnight, localTimeMs, minuteBarLabels, nextTradingDay } from '../../src/markets/calendar.ts';
 import { activeAt, expiredAt, gaps, overlay, overlayAll, type Segment } from '../../src/store/coverage.ts';
 import { closedEnd, countLabelsIn, floorMs, labelBack, labelsIn, nextClose, openLabel } from '../../src/store/labels.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor } from '../../src/store/plan.ts';
@@ -81,6 +81,18 @@ describe('planFetches', () => {
   });
 });
 
+/** The possible labels in [lo, hi], written plainly day by day (what labelsIn must return). */
+function plainLabels(region: 'CN' | 'HK' | 'US', period: '1d' | '1m', lo: number, hi: number): number[] {
+  const out: number[] = [];
+  if (hi < lo) return out;
+  let day = localDate(region, Math.max(lo, floorMs(region)));
+  for (const last = localDate(region, hi); day <= last; day = nextTradingDay(region, day)) {
+    const labels = period === '1m' ? minuteBarLabels(region, day, 1) : isTradingDay(region, day) ? [localMidnight(region, day)] : [];
+    out.push(...labels.filter((t) => t >= lo && t <= hi));
+  }
+  return out;
+}
+
 describe('counting labels without building them', () => {
   // countLabelsIn is what planFetches sizes its calls with; labelsIn is the list it must agree with.
   it('agrees with labelsIn on every region, both periods, edges inside sessions and caps', () => {
@@ -97,6 +109,7 @@ describe('counting labels without building them', () => {
       const lo = localMidnight(region, '2019-01-01') + Math.floor(rand() * 7 * 365 * 86_400_000);
       const hi = lo + Math.floor(span);
       const all = labelsIn(region, period, lo, hi);
+      expect(all).toEqual(plainLabels(region, period, lo, hi));
       expect(countLabelsIn(region, period, lo, hi), `${region} ${period} ${lo}..${hi}`).toBe(all.length);
       const cap = 1 + Math.floor(rand() * 400);
       expect(countLabelsIn(region, period, lo, hi, cap)).toBe(labelsIn(region, period, lo, hi, cap).length);

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import type { SymbolRef } from '../../src/domain.ts';
-import { buildFromSpec, createCandleBuilder, pack, release, WORKER_OLD_GENERATION_MB, type BuildSpec } from '../../src/service/candle-build.ts';
+import { answerBuild, buildFromSpec, createCandleBuilder, pack, release, unpack, WORKER_OLD_GENERATION_MB, type BuildSpec } from '../../src/service/candle-build.ts';
 import { CN_MORNING } from '../helpers/app.ts';
 
 const sim = createSimAdapter({}, { now: () => CN_MORNING });
@@ -66,6 +66,35 @@ describe('candle building in a worker thread', () => {
     expect(copied).toEqual([1.5, 2.5, 3.5]);
     // Twice is harmless (an answer's columns may already be gone).
     expect(() => release(packed)).not.toThrow();
+  });
+
+  it('the worker frees its inputs once the answer is posted (and when the build fails); the main thread frees the answer once unpacked', async () => {
+    const raw = (await sim.getCandles({ symbol: ref, period: '1m', count: 3_000 }))!;
+    const spec: BuildSpec = { raw, events: [], adjust: 'none', period: '15m', region: 'CN', minuteBase: true, window: { count: 100 } };
+    const expected = buildFromSpec(spec);
+    const { packed: inputs } = pack(raw);
+    const inputBuffers = Object.values(inputs).map((c) => c!.buffer as ArrayBuffer);
+    let posted: { id: number; packed?: Record<string, Float64Array>; error?: string } | undefined;
+    answerBuild({ id: 7, spec: { ...spec, raw: inputs } }, (answer) => {
+      posted = answer;
+    });
+    expect(inputBuffers.every((b) => b.detached)).toBe(true);
+    expect(posted?.id).toBe(7);
+    const answerBuffers = Object.values(posted!.packed!).map((c) => c.buffer as ArrayBuffer);
+    expect(answerBuffers.some((b) => b.detached)).toBe(false);
+    const candles = unpack(posted!.packed!);
+    expect(candles).toEqual(expected);
+    expect(answerBuffers.every((b) => b.detached)).toBe(true);
+
+    // A build that throws (an unknown period) still frees its inputs, and answers with the error.
+    const { packed: more } = pack(raw);
+    const moreBuffers = Object.values(more).map((c) => c!.buffer as ArrayBuffer);
+    answerBuild({ id: 8, spec: { ...spec, period: 'nope' as BuildSpec['period'], raw: more } }, (answer) => {
+      posted = answer;
+    });
+    expect(posted?.id).toBe(8);
+    expect(posted?.error).toBeTypeOf('string');
+    expect(moreBuffers.every((b) => b.detached)).toBe(true);
   });
 
   it('a short series is built inline and equals the worker-free result', async () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { memorySaverFlagGiven, memorySaverLine, saverSwitch, watchMemory } from '../../src/cli/memory-saver.ts';
+import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, saverSwitch, watchMemory } from '../../src/cli/memory-saver.ts';
 
 const MIB = 1048576;
 
@@ -92,6 +92,22 @@ describe('memory saver above its line', () => {
     operator(true);
     operator(false);
     expect(calls.splice(0)).toEqual(['mode true', 'mode false']);
+  });
+
+  it('the server\'s switch reads the operator\'s --heap-growing-percent from node\'s command line or NODE_OPTIONS, MDQS_HEAP_GROWING_PERCENT set or not', () => {
+    const calls: string[] = [];
+    const spies = { setMode: (on: boolean) => calls.push(`mode ${on}`), setGrowing: (p: number) => calls.push(`growing ${p}`) };
+    const plain = memorySaverSwitch({ saverPercent: 20, servingPercent: 50, env: {}, execArgv: ['--max-semi-space-size=4'], ...spies });
+    expect(plain.growingWhenOn).toBe(20);
+    plain.set(true);
+    expect(calls.splice(0)).toEqual(['mode true', 'growing 20']);
+    for (const [env, execArgv] of [[{}, ['--heap-growing-percent=30']], [{ NODE_OPTIONS: '--heap_growing_percent=30' }, []]] as const) {
+      const operator = memorySaverSwitch({ saverPercent: 20, servingPercent: undefined, env, execArgv, ...spies });
+      expect(operator.growingWhenOn).toBeUndefined();
+      operator.set(true);
+      operator.set(false);
+      expect(calls.splice(0)).toEqual(['mode true', 'mode false']);
+    }
   });
 
   it('V8 lets a heap growing percent override the saver\'s factor, so the switch sets its own: the same churn ends with a smaller heap', () => {
