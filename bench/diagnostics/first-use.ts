@@ -20,7 +20,7 @@ import { sample, scrape } from '../lib/metrics.ts';
 import { runMix, sessionClockOffset, writeMixKeysFile, type MixOptions } from '../lib/mix-load.ts';
 import type { ProbeUsage } from '../lib/probe.ts';
 import { BENCH_KEY, rssOf, startService } from '../lib/processes.ts';
-import { mib, soakNumber, soakSettings } from '../lib/random-key-soak.ts';
+import { mib, smapsRss, soakNumber, soakSettings } from '../lib/random-key-soak.ts';
 
 process.env.SOAK_START_FLAGS ??= '1';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -57,20 +57,8 @@ const service = await startService({
 });
 
 function smaps(pid: number): Map<string, number> {
-  const groups = new Map<string, number>();
-  let current = '';
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head !== null) {
-      const from = Number.parseInt(head[1], 16);
-      const size = Number.parseInt(head[2], 16) - from;
-      current = head[3] === '' ? (from % 262144 === 0 && size % 262144 === 0 ? 'anon V8-aligned' : 'anon other') : head[3].replace(/^.*\//, '');
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss !== null) groups.set(current, (groups.get(current) ?? 0) + Number(rss[1]) * 1024);
-  }
-  return groups;
+  const groups = smapsRss(pid, (from, size, path) => (path !== '' ? path.replace(/^.*\//, '') : from % 262144 === 0 && size % 262144 === 0 ? 'anon V8-aligned' : 'anon other'));
+  return new Map([...groups].map(([name, g]) => [name, g.rss]));
 }
 
 interface Reading { step: string; rss: number; heapUsed: number; heapTotal: number; external: number; workers: number; workerHeap: number; caches: number; threads: number; smaps: Map<string, number> }

@@ -152,16 +152,24 @@ async function retained(service: ServiceChild): Promise<Retained> {
  * is malloc's, give or take.
  */
 function smapsSummary(pid: number): string {
+  const groups = smapsRss(pid, (from, size, path) => {
+    if (path !== '') return path.replace(/^.*\//, '');
+    const v8 = from % 262144 === 0 ? (size % 262144 === 0 ? 'V8' : 'V8 large') : 'other';
+    const band = size >= 64 * 1048576 ? '≥64M' : size >= 1048576 ? '1M-64M' : size >= 262144 ? '256K-1M' : '<256K';
+    return `anon ${v8} ${band}`;
+  });
+  return [...groups].sort((a, b) => b[1].rss - a[1].rss).slice(0, 12).map(([name, g]) => `  smaps ${name}: ${mib(g.rss)} in ${g.count}`).join('\n');
+}
+
+/** Resident bytes (and mappings) of a process by group: `groupOf` names each mapping from its start, size and path ('' when anonymous). */
+export function smapsRss(pid: number, groupOf: (from: number, size: number, path: string) => string): Map<string, { rss: number; count: number }> {
   const groups = new Map<string, { rss: number; count: number }>();
   let current = '';
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head !== null) {
       const from = Number.parseInt(head[1], 16);
-      const size = Number.parseInt(head[2], 16) - from;
-      const v8 = from % 262144 === 0 ? (size % 262144 === 0 ? 'V8' : 'V8 large') : 'other';
-      const band = size >= 64 * 1048576 ? '≥64M' : size >= 1048576 ? '1M-64M' : size >= 262144 ? '256K-1M' : '<256K';
-      current = head[3] === '' ? `anon ${v8} ${band}` : head[3].replace(/^.*\//, '');
+      current = groupOf(from, Number.parseInt(head[2], 16) - from, head[3]);
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
@@ -172,7 +180,7 @@ function smapsSummary(pid: number): string {
       groups.set(current, group);
     }
   }
-  return [...groups].sort((a, b) => b[1].rss - a[1].rss).slice(0, 12).map(([name, g]) => `  smaps ${name}: ${mib(g.rss)} in ${g.count}`).join('\n');
+  return groups;
 }
 
 function statusField(pid: number, name: string): number {
