@@ -83,6 +83,19 @@ export function roundToTick(rules: PriceRules, price: number, mode: RoundMode = 
   return snapped;
 }
 
+/**
+ * roundToTick on `prices[at]`, in place, then clamped to [prices[low], prices[high]]: the doubles go
+ * through a Float64Array, so nothing is boxed when the call is not inlined. The daily walk snaps
+ * four prices a bar; past V8's inlining budget each call with a double argument and result
+ * allocated two heap numbers, half the walk's garbage (BENCHMARKS.md, issue 30 item 3, twelfth session).
+ */
+export function snapClampAt(rules: PriceRules, prices: Float64Array, at: number, mode: RoundMode, low: number, high: number): void {
+  const snapped = roundToTick(rules, prices[at], mode);
+  const floor = prices[low];
+  const ceiling = prices[high];
+  prices[at] = snapped < floor ? floor : snapped > ceiling ? ceiling : snapped;
+}
+
 /** Whether a price is a valid grid price of the market. */
 export function onGrid(rules: PriceRules, price: number): boolean {
   const tick = tickSizeAt(rules, price);

@@ -6,15 +6,11 @@ import { realiseAction } from './actions.ts';
 import type { SimInstrument } from './instruments.ts';
 import { limitPercent, limitPricesAt } from './limits.ts';
 import { createRng, DRAW_NEXT, DRAW_NORMAL, hashString, mixSeed3 } from './random.ts';
-import { roundToTick } from './ticks.ts';
+import { roundToTick, snapClampAt } from './ticks.ts';
 
 const SALT_BAR = hashString('bar');
 /** Chance per trading day that a suspendable A-share starts a 1–3 day suspension. */
 const SUSPEND_CHANCE = 1 / 1200;
-
-function clamp(value: number, low: number, high: number): number {
-  return value < low ? low : value > high ? high : value;
-}
 
 /** Generates bars for every remaining day up to `through`, appending to the history. */
 export function advanceWalk(inst: SimInstrument, history: DailyHistory, walk: WalkState, through: string, midnight: Midnight): void {
@@ -43,6 +39,10 @@ const rng = createRng(0);
  *  noise, price noise, suspension roll, suspension length. */
 const BAR_DRAWS = Uint8Array.of(DRAW_NORMAL, DRAW_NEXT, DRAW_NORMAL, DRAW_NORMAL, DRAW_NEXT, DRAW_NORMAL, DRAW_NORMAL, DRAW_NEXT, DRAW_NEXT);
 const draws = new Float64Array(BAR_DRAWS.length);
+/** A price being snapped (slot 0) and its limits (FLOOR, CEILING), for snapClampAt. */
+const px = new Float64Array(3);
+const FLOOR = 1;
+const CEILING = 2;
 
 function advanceDays(
   inst: SimInstrument, history: DailyHistory, walk: WalkState, stop: number, midnight: Midnight,
@@ -99,11 +99,22 @@ function advanceDays(
     const floor = limits?.down ?? 0;
     const ceiling = limits?.up ?? Infinity;
     const target = scale + drift * (walk.index + 1) + noise - walk.logFactors;
-    const close = clamp(roundToTick(inst, Math.exp(target)), floor, ceiling);
+    // Snapped and clamped in place in `px` (snapClampAt: no heap number a price).
+    px[FLOOR] = floor;
+    px[CEILING] = ceiling;
+    px[0] = Math.exp(target);
+    snapClampAt(inst, px, 0, 'nearest', FLOOR, CEILING);
+    const close = px[0];
     const move = Math.log(close / base);
-    let open = clamp(roundToTick(inst, base * Math.exp(move * gapShare * 0.4 + 0.3 * params.sigma * gapNoise)), floor, ceiling);
-    let high = clamp(roundToTick(inst, Math.max(open, close) * Math.exp(params.sigma * (0.1 + 0.6 * highExt)), 'up'), floor, ceiling);
-    let low = clamp(roundToTick(inst, Math.min(open, close) * Math.exp(-params.sigma * (0.1 + 0.6 * lowExt)), 'down'), floor, ceiling);
+    px[0] = base * Math.exp(move * gapShare * 0.4 + 0.3 * params.sigma * gapNoise);
+    snapClampAt(inst, px, 0, 'nearest', FLOOR, CEILING);
+    let open = px[0];
+    px[0] = Math.max(open, close) * Math.exp(params.sigma * (0.1 + 0.6 * highExt));
+    snapClampAt(inst, px, 0, 'up', FLOOR, CEILING);
+    let high = px[0];
+    px[0] = Math.min(open, close) * Math.exp(-params.sigma * (0.1 + 0.6 * lowExt));
+    snapClampAt(inst, px, 0, 'down', FLOOR, CEILING);
+    let low = px[0];
     let activity = 1 + Math.min(3, Math.abs(move) / (2 * params.sigma));
     if (close === ceiling && lockedRoll < 0.25) {
       // 一字涨停: sealed at the limit from the open, little volume changes hands.
@@ -113,7 +124,9 @@ function advanceDays(
 
     const lots = Math.max(1, Math.round((params.turnover * activity * Math.exp(0.35 * volumeNoise) * walk.shares) / inst.lotSize));
     const volume = lots * inst.lotSize;
-    const typical = clamp(((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise), low, high);
+    // Clamped inline: a call with double arguments past the inlining budget boxes each of them.
+    const mid = ((open + high + low + close) / 4) * Math.exp(0.001 * priceNoise);
+    const typical = mid < low ? low : mid > high ? high : mid;
 
     history.dates.push(date);
     timestamp[n] = midnight(date, key);

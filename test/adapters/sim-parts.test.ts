@@ -8,7 +8,7 @@ import { findSimInstrument } from '../../adapters/sim/instruments.ts';
 import { limitPercent, limitPrices } from '../../adapters/sim/limits.ts';
 import { largestRemainder } from '../../adapters/sim/minute.ts';
 import { createRng, hashString, rngFor, seedOf } from '../../adapters/sim/random.ts';
-import { onGrid, roundToTick, stepDown, stepUp, tickSizeAt } from '../../adapters/sim/ticks.ts';
+import { onGrid, roundToTick, snapClampAt, stepDown, stepUp, tickSizeAt } from '../../adapters/sim/ticks.ts';
 import { ref, simAt, WED_MORNING } from './sim-fixtures.ts';
 
 const CN = { region: 'CN', type: 'stock' } as const;
@@ -56,6 +56,29 @@ describe('sim random', () => {
 });
 
 describe('sim ticks', () => {
+  it('snapClampAt is roundToTick then a clamp to the limits, in place (what the daily walk uses)', () => {
+    const rng = createRng(5);
+    const px = new Float64Array(3);
+    let clamped = 0;
+    for (const rules of [CN, ETF, US, HK]) {
+      for (let i = 0; i < 2000; i++) {
+        const price = 0.05 + rng.next() * 600;
+        const mode = (['nearest', 'up', 'down'] as const)[i % 3];
+        const floor = rng.next() < 0.2 ? price * 1.01 : 0;
+        const ceiling = rng.next() < 0.2 ? price * 0.99 : Infinity;
+        px[0] = price;
+        px[1] = floor;
+        px[2] = ceiling;
+        snapClampAt(rules, px, 0, mode, 1, 2);
+        const snapped = roundToTick(rules, price, mode);
+        const expected = snapped < floor ? floor : snapped > ceiling ? ceiling : snapped;
+        expect(px[0]).toBe(expected);
+        if (expected !== snapped) clamped++;
+      }
+    }
+    expect(clamped).toBeGreaterThan(500);
+  });
+
   it('uses 0.01 for A-shares, 0.001 for A-share ETFs, 0.01/0.0001 for US', () => {
     expect(tickSizeAt(CN, 1688)).toBe(0.01);
     expect(tickSizeAt(ETF, 4.123)).toBe(0.001);
