@@ -60,7 +60,22 @@ export type RoundMode = 'nearest' | 'up' | 'down';
 
 /** Snaps a price onto the market's grid (never below the smallest tick). */
 export function roundToTick(rules: PriceRules, price: number, mode: RoundMode = 'nearest'): number {
+  ONE[0] = price;
+  snapAt(rules, ONE, 0, mode);
+  return ONE[0];
+}
+
+const ONE = new Float64Array(1);
+
+/**
+ * roundToTick on `prices[at]`, in place: the doubles go through a Float64Array, so nothing is boxed
+ * whether or not V8 inlines the call. The daily walk snaps four prices a bar; past V8's inlining
+ * budget each call with a double argument and result allocated heap numbers, half the walk's
+ * garbage (BENCHMARKS.md, issue 30 item 3, twelfth session).
+ */
+export function snapAt(rules: PriceRules, prices: Float64Array, at: number, mode: RoundMode): void {
   // priceDecimals and tickSizeAt inlined: this runs several times per simulated bar.
+  const price = prices[at];
   let scale: number;
   let tick: number;
   if (rules.region === 'CN') {
@@ -77,20 +92,15 @@ export function roundToTick(rules: PriceRules, price: number, mode: RoundMode = 
   const steps = price / tick;
   // The epsilon keeps 1.005/0.01 = 100.49999… from rounding the wrong way.
   const n = mode === 'up' ? Math.ceil(steps - 1e-7) : mode === 'down' ? Math.floor(steps + 1e-7) : Math.floor(steps + 0.5 + 1e-9);
-  const snapped = Math.round(Math.max(1, n) * tick * scale) / scale;
+  prices[at] = Math.round(Math.max(1, n) * tick * scale) / scale;
   // Rounding can cross an HK band edge onto a price that is off the new band's grid.
-  if (rules.region === 'HK' && !onGrid(rules, snapped)) return roundToTick(rules, snapped, mode === 'up' ? 'up' : 'down');
-  return snapped;
+  if (rules.region === 'HK' && !onGrid(rules, prices[at])) snapAt(rules, prices, at, mode === 'up' ? 'up' : 'down');
 }
 
-/**
- * roundToTick on `prices[at]`, in place, then clamped to [prices[low], prices[high]]: the doubles go
- * through a Float64Array, so nothing is boxed when the call is not inlined. The daily walk snaps
- * four prices a bar; past V8's inlining budget each call with a double argument and result
- * allocated two heap numbers, half the walk's garbage (BENCHMARKS.md, issue 30 item 3, twelfth session).
- */
+/** snapAt, then clamped to [prices[low], prices[high]] (the day's limit prices), in place. */
 export function snapClampAt(rules: PriceRules, prices: Float64Array, at: number, mode: RoundMode, low: number, high: number): void {
-  const snapped = roundToTick(rules, prices[at], mode);
+  snapAt(rules, prices, at, mode);
+  const snapped = prices[at];
   const floor = prices[low];
   const ceiling = prices[high];
   prices[at] = snapped < floor ? floor : snapped > ceiling ? ceiling : snapped;

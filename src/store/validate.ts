@@ -4,10 +4,6 @@
 // (and never stored); the rest of the answer stands.
 import type { Candles } from '../domain.ts';
 
-function positive(x: unknown): x is number {
-  return typeof x === 'number' && Number.isFinite(x) && x > 0;
-}
-
 export interface Validated {
   candles: Candles;
   dropped: number;
@@ -33,11 +29,17 @@ export function validateCandles(c: Candles): Validated {
       const close = c.close[i];
       const volume = c.volume[i];
       const amount = c.amount[i];
-      ok = positive(open) && positive(high) && positive(low) && positive(close)
+      // positive() written out: a call with a double argument that V8 does not inline boxes it,
+      // five heap numbers a bar (0.8 GB in 40 s of the mixed soak).
+      const prev = prevOk ? c.prev_close![i] : 1;
+      ok = typeof open === 'number' && open > 0 && open < Infinity
+        && typeof high === 'number' && high > 0 && high < Infinity
+        && typeof low === 'number' && low > 0 && low < Infinity
+        && typeof close === 'number' && close > 0 && close < Infinity
         && !(low > open || low > close || high < open || high < close)
         && Number.isSafeInteger(volume) && volume >= 0
-        && typeof amount === 'number' && Number.isFinite(amount) && amount >= 0
-        && (!prevOk || positive(c.prev_close![i]));
+        && typeof amount === 'number' && amount >= 0 && amount < Infinity
+        && typeof prev === 'number' && prev > 0 && prev < Infinity;
     }
     if (ok) {
       keep?.push(i);
