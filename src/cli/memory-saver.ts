@@ -5,8 +5,8 @@
 // pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
 // baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
 // memory-saver mode makes every full GC a memory-reducing one (compaction, pooled pages given
-// back), and the saver sets the heap growing percent (saverSwitch below), at 35–80 % more CPU per
-// cold request in that soak than without the saver. So it is on only
+// back), and the saver sets the heap growing percent (saverSwitch below), at 34–50 % more CPU per
+// cold request in that soak than the mode alone. So it is on only
 // while the process is above its line: the resident size it had once it listened, plus the
 // bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
 // `server.memorySaverHeadroomBytes`. Below the line (cache hits, ordinary load) V8 runs as usual.

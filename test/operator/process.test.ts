@@ -210,8 +210,8 @@ describe('startup errors', () => {
     }
     const line = (await on) as unknown as { rssBytes: number; lineBytes: number; heapGrowingPercent: number | null };
     expect(line.rssBytes).toBeGreaterThan(line.lineBytes);
-    // The saver's own heap growing percent (server.memorySaverHeapGrowingPercent, 20 by default).
-    expect(line.heapGrowingPercent).toBe(20);
+    // The saver's own heap growing percent (server.memorySaverHeapGrowingPercent, 10 by default).
+    expect(line.heapGrowingPercent).toBe(10);
     server.proc.kill('SIGTERM');
     expect((await withGuard(server.exited, 'exit')).code).toBe(0);
   }, 120_000);
