@@ -27,7 +27,7 @@ export const ConfigSchema = Type.Object({
     /**
      * V8's heap growing percent while the memory saver is on (src/cli/memory-saver.ts): the next
      * full GC when the heap reaches (1 + this/100) × what the last one kept. 0: V8's own factor for
-     * memory-reducing GCs (~10 %). Under the line MDQS_HEAP_GROWING_PERCENT applies again.
+     * memory-reducing GCs. Under the line MDQS_HEAP_GROWING_PERCENT applies again.
      */
     memorySaverHeapGrowingPercent: Type.Integer({ minimum: 0, maximum: 1000 }),
   }),

@@ -97,7 +97,7 @@ export function snapAt(rules: PriceRules, prices: Float64Array, at: number, mode
   if (rules.region === 'HK' && !onGrid(rules, prices[at])) snapAt(rules, prices, at, mode === 'up' ? 'up' : 'down');
 }
 
-/** snapAt, then clamped to [prices[low], prices[high]] (the day's limit prices), in place. */
+/** snapAt, then clamped to [prices[low], prices[high]] (the day's limit prices), in place; `at` is a slot of its own. */
 export function snapClampAt(rules: PriceRules, prices: Float64Array, at: number, mode: RoundMode, low: number, high: number): void {
   snapAt(rules, prices, at, mode);
   const snapped = prices[at];

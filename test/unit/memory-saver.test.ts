@@ -111,7 +111,7 @@ describe('memory saver above its line', () => {
   });
 
   it('V8 lets a heap growing percent override the saver\'s factor, so the switch sets its own: the same churn ends with a smaller heap', () => {
-    // npm start's 50 % with the mode alone (what the saver did before) against saverSwitch's 20 %.
+    // npm start's 50 % with the mode alone (what the saver did before) against the saver's percent (20 here).
     const script = fileURLToPath(new URL('./fixtures/memory-saver-churn.ts', import.meta.url));
     const run = (args: string[]) => {
       const out = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 60_000 });
