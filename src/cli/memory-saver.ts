@@ -5,7 +5,7 @@
 // pooled and resident: in the mixed memory soak the process peaked ~200 MiB above its warm
 // baseline while the live heap under load was ~40 MiB above it (BENCHMARKS.md). V8's
 // memory-saver mode makes every full GC a memory-reducing one (compaction, pooled pages given
-// back), and the saver sets the heap growing percent (saverSwitch below), at 34–50 % more CPU per
+// back), and the saver sets the heap growing percent (memorySaverSwitch below), at 34–50 % more CPU per
 // cold request in that soak than the mode alone. So it is on only
 // while the process is above its line: the resident size it had once it listened, plus the
 // bounds of what it caches (memory tier, response cache, the store's hot blocks), plus
@@ -71,36 +71,17 @@ export function setMemorySaverMode(on: boolean): void {
   setFlagsFromString(on ? FLAG : '--no-memory-saver-mode');
 }
 
-export interface SaverSwitchOptions {
-  setMode: (on: boolean) => void;
-  /** V8's --heap-growing-percent (0: V8's own factor). */
-  setGrowing: (percent: number) => void;
-  /** server.memorySaverHeapGrowingPercent: while the saver is on. */
-  saverPercent: number;
-  /** MDQS_HEAP_GROWING_PERCENT (undefined: V8's own): under the line. */
-  servingPercent: number | undefined;
-  /** --heap-growing-percent is on node's command line or in NODE_OPTIONS: the operator's, left alone. */
-  growingFlagGiven: boolean;
-}
-
 /**
- * What turning the saver on or off sets. V8 lets --heap-growing-percent override the factor of
- * every GC mode, its memory-reducing one included (src/heap/heap-controller.cc, GrowingFactor), so
- * with npm start's 50 % the saver's tighter heap limit never applied: measured in the mixed soak,
- * the heap still grew to 1.5 × what was live (BENCHMARKS.md, issue 30 item 3, twelfth session).
- * So while on it sets its own percent, and gives the serving one back when off.
- */
-export function saverSwitch(options: SaverSwitchOptions): (on: boolean) => void {
-  return (on) => {
-    options.setMode(on);
-    if (!options.growingFlagGiven) options.setGrowing(on ? options.saverPercent : options.servingPercent ?? 0);
-  };
-}
-
-/**
- * The switch the server runs (src/main.ts): V8's flags for real, the operator's flag read from
- * node's command line and NODE_OPTIONS. `growingWhenOn` is the percent it sets above the line
- * (undefined: the operator's flag holds), for the `memory saver on` log line.
+ * What turning the saver on or off sets: V8's memory-saver mode, and its heap growing percent.
+ * V8 lets --heap-growing-percent override the factor of every GC mode, its memory-reducing one
+ * included (src/heap/heap-controller.cc, GrowingFactor), so with npm start's 50 % the saver's
+ * tighter heap limit never applied: measured in the mixed soak, the heap still grew to 1.5 × what
+ * was live (BENCHMARKS.md, issue 30 item 3, twelfth session). So while on it sets its own percent
+ * (server.memorySaverHeapGrowingPercent) and gives the serving one (MDQS_HEAP_GROWING_PERCENT;
+ * undefined: V8's own, 0) back when off. --heap-growing-percent on node's command line or in
+ * NODE_OPTIONS is the operator's and left alone. `growingWhenOn` is the percent set above the line
+ * (undefined: the operator's), for the `memory saver on` log line. The setters and the
+ * environment are parameters for tests; the server uses V8's flags and its own process.
  */
 export function memorySaverSwitch(options: {
   saverPercent: number;
@@ -110,13 +91,15 @@ export function memorySaverSwitch(options: {
   setMode?: (on: boolean) => void;
   setGrowing?: (percent: number) => void;
 }): { set: (on: boolean) => void; growingWhenOn: number | undefined } {
-  const growingFlagGiven = heapGrowingFlagGiven(options.env ?? process.env, options.execArgv ?? process.execArgv);
+  const operatorsFlag = heapGrowingFlagGiven(options.env ?? process.env, options.execArgv ?? process.execArgv);
+  const setMode = options.setMode ?? setMemorySaverMode;
+  const setGrowing = options.setGrowing ?? setHeapGrowingPercent;
   return {
-    set: saverSwitch({
-      setMode: options.setMode ?? setMemorySaverMode, setGrowing: options.setGrowing ?? setHeapGrowingPercent,
-      saverPercent: options.saverPercent, servingPercent: options.servingPercent, growingFlagGiven,
-    }),
-    growingWhenOn: growingFlagGiven ? undefined : options.saverPercent,
+    set(on) {
+      setMode(on);
+      if (!operatorsFlag) setGrowing(on ? options.saverPercent : options.servingPercent ?? 0);
+    },
+    growingWhenOn: operatorsFlag ? undefined : options.saverPercent,
   };
 }
 

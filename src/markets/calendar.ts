@@ -514,6 +514,18 @@ function checkPeriod(periodMinutes: number): number {
   return periodMinutes * MINUTE_MS;
 }
 
+/** How many labels minuteBarLabels(region, date, periodMinutes) returns, without building them. */
+export function minuteBarLabelCount(region: Region, date: string, periodMinutes: number): number {
+  return labelCountOf(planFor(region, parseDay(date))?.sessions ?? EMPTY, checkPeriod(periodMinutes));
+}
+
+/** Each session's whole spans after its start, then its end. */
+function labelCountOf(windows: readonly SessionWindow[], span: number): number {
+  let count = 0;
+  for (const w of windows) count += Math.max(1, Math.ceil((w.end - w.start) / span));
+  return count;
+}
+
 /**
  * End-of-bar labels of `date`, aligned to each session's start: a fresh array per call (the caller
  * owns it). Not memoised: it is arithmetic over the day's memoised sessions, cheaper to redo than
@@ -522,9 +534,7 @@ function checkPeriod(periodMinutes: number): number {
 export function minuteBarLabels(region: Region, date: string, periodMinutes: number): number[] {
   const span = checkPeriod(periodMinutes);
   const windows = planFor(region, parseDay(date))?.sessions ?? EMPTY;
-  let count = 0;
-  for (const w of windows) count += Math.max(1, Math.ceil((w.end - w.start) / span));
-  const labels = new Array<number>(count);
+  const labels = new Array<number>(labelCountOf(windows, span));
   let k = 0;
   for (const w of windows) {
     for (let t = w.start + span; t < w.end; t += span) labels[k++] = t;

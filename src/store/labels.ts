@@ -7,12 +7,11 @@
 import type { BasePeriod, Region } from '../domain.ts';
 import {
   calendarCoverage, isMarketOpen, isTradingDay, latestStartedSessionDay, latestTradingDay, localDate, localMidnight,
-  minuteBarLabelFor, minuteBarLabels, nextTradingDay, prevTradingDay, sessions,
+  minuteBarLabelCount, minuteBarLabelFor, minuteBarLabels, nextTradingDay, prevTradingDay, sessions,
 } from '../markets/calendar.ts';
 
 /** No store plans before this date: the oldest exchange in scope (SSE) opened in December 1990. */
 const FLOOR_DATE = '1990-01-01';
-const MINUTE_MS = 60_000;
 
 export function floorMs(region: Region): number {
   return localMidnight(region, FLOOR_DATE);
@@ -96,8 +95,8 @@ export function labelsIn(region: Region, period: BasePeriod, lo: number, hi: num
 
 /**
  * How many labels labelsIn(region, period, lo, hi, cap) would return, without building them: a
- * minute day wholly inside [lo, hi] is counted from its sessions (the labels of a session are
- * its whole minutes after the start, then its end), only the range's first and last days label by label.
+ * minute day wholly inside [lo, hi] is counted from its sessions (minuteBarLabelCount), only the
+ * range's first and last days label by label.
  */
 export function countLabelsIn(region: Region, period: BasePeriod, lo: number, hi: number, cap = Infinity): number {
   let count = 0;
@@ -113,7 +112,7 @@ export function countLabelsIn(region: Region, period: BasePeriod, lo: number, hi
     } else {
       const windows = sessions(region, day);
       if (windows.length > 0 && windows[0].start >= lo && windows[windows.length - 1].end <= hi) {
-        for (let i = 0; i < windows.length; i++) count += Math.max(1, Math.ceil((windows[i].end - windows[i].start) / MINUTE_MS));
+        count += minuteBarLabelCount(region, day, 1);
       } else {
         const labels = minuteBarLabels(region, day, 1);
         for (let i = 0; i < labels.length; i++) if (labels[i] >= lo && labels[i] <= hi) count++;
