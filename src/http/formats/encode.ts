@@ -1,24 +1,22 @@
 // The columnar encoders (issue 26): CSV written here (a header row, RFC 4180 quoting, epoch ms),
 // Arrow IPC stream by the Apache Arrow project's own JavaScript implementation (`apache-arrow`),
-// Parquet by `parquet-wasm` (arrow-rs's Parquet writer compiled to WebAssembly, shipped inside its
-// npm package: no native build, no download at install). Both libraries are imported on the first
-// request that asks for their format, never at startup (startup time is measured; most deployments
-// answer JSON only).
+// Parquet by parquet.ts (written here too, with node:zlib's ZSTD: it replaced parquet-wasm, whose
+// WebAssembly module held ~28 MiB for the life of the process; issue 30 item 3). apache-arrow is
+// imported on the first request that asks for Arrow or Parquet (a Parquet footer carries the Arrow
+// schema), never at startup (startup time is measured; most deployments answer JSON only).
 //
 // Each encoder writes its answer once: CSV as row text in ~64 KiB pieces copied into one exact-size
 // Buffer; Arrow as the columns' typed arrays (the only copy of the values) serialised by
-// tableToIPC; Parquet from those IPC bytes. The result is handed to the cache as it is (a view
-// of the library's own exact-size output, never copied again).
+// tableToIPC; Parquet page by page into one growing buffer, copied once into an exact-size one.
+// The result is handed to the cache as it is (never copied again).
 import type * as Arrow from 'apache-arrow';
-import type * as ParquetWasm from 'parquet-wasm';
 import type { Format } from './negotiate.ts';
+import { toParquet } from './parquet.ts';
 import { tableOf, type Chunk, type ColumnDef, type TableData, type TableKind } from './tables.ts';
 
 type ArrowModule = typeof Arrow;
-type ParquetModule = typeof ParquetWasm;
 
 let arrowModule: Promise<ArrowModule> | undefined;
-let parquetModule: Promise<ParquetModule> | undefined;
 
 /** apache-arrow, imported once on first use. */
 function arrow(): Promise<ArrowModule> {
@@ -26,45 +24,35 @@ function arrow(): Promise<ArrowModule> {
   return arrowModule;
 }
 
-/** parquet-wasm (its Node build instantiates the bundled .wasm synchronously on import). */
-function parquet(): Promise<ParquetModule> {
-  parquetModule ??= import('parquet-wasm');
-  return parquetModule;
-}
-
-/** Whether a library has been loaded (startup tests check that JSON never loads one). */
-export function loadedEncoders(): { arrow: boolean; parquet: boolean } {
-  return { arrow: arrowModule !== undefined, parquet: parquetModule !== undefined };
+/** Whether apache-arrow has been loaded (startup tests check that JSON never loads it). */
+export function loadedEncoders(): { arrow: boolean } {
+  return { arrow: arrowModule !== undefined };
 }
 
 /** The answer's bytes in `format` (not JSON: the response cache serialises JSON itself). */
 export async function encodeTable(format: Exclude<Format, 'json'>, kind: TableKind, body: unknown): Promise<Buffer> {
   const table = tableOf(kind, body);
   if (format === 'csv') return toCsv(table);
-  const ipc = await toArrowIpc(table);
-  if (format === 'arrow') return view(ipc);
-  const pq = await parquet();
-  const input = pq.Table.fromIPCStream(ipc);
-  // The IPC bytes are in the module's memory now: free them at once (see toArrowIpc).
-  if (ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength) (ipc.buffer as ArrayBuffer).transfer(0);
-  return view(pq.writeParquet(input, parquetProperties(pq, table.columns)));
+  if (format === 'parquet') return toParquet(table, await arrowSchema(kind, table.columns));
+  return view(await toArrowIpc(table));
 }
 
+const schemas = new Map<TableKind, Uint8Array>();
+
 /**
- * ZSTD pages (every Parquet reader decodes them: DuckDB, pyarrow, polars); per column the encoding
- * that suits its values: BYTE_STREAM_SPLIT for float64 (prices' exponent bytes compress well once
- * split from their mantissas), DELTA_BINARY_PACKED for int64 and timestamps (ascending, small
- * steps), dictionary pages (the writer's default) for strings. Measured on 100 × 1,000 daily bars
- * (bench/suites/formats-wire.ts): 5.18 MB and 185 ms with the defaults, 4.16 MB and 25 ms so.
+ * The Arrow IPC schema message of a table kind (the first message of an empty table's IPC stream:
+ * continuation marker, length, flatbuffer), which a Parquet footer carries as `ARROW:schema` so that
+ * Arrow readers (pyarrow, polars, arrow-rs) get the dictionary and zone types back. One per kind.
  */
-function parquetProperties(pq: ParquetModule, columns: readonly ColumnDef[]): ParquetWasm.WriterProperties {
-  let builder = new pq.WriterPropertiesBuilder().setCompression(pq.Compression.ZSTD);
-  for (const column of columns) {
-    const encoding = column.type === 'float64' ? pq.Encoding.BYTE_STREAM_SPLIT
-      : column.type === 'int64' || column.type === 'timestamp' ? pq.Encoding.DELTA_BINARY_PACKED : undefined;
-    if (encoding !== undefined) builder = builder.setColumnDictionaryEnabled(column.name, false).setColumnEncoding(column.name, encoding);
+async function arrowSchema(kind: TableKind, columns: readonly ColumnDef[]): Promise<Uint8Array> {
+  let schema = schemas.get(kind);
+  if (schema === undefined) {
+    const ipc = await toArrowIpc({ columns, chunks: [] });
+    const length = new DataView(ipc.buffer, ipc.byteOffset, ipc.byteLength).getInt32(4, true);
+    schema = ipc.slice(0, 8 + length);
+    schemas.set(kind, schema);
   }
-  return builder.build();
+  return schema;
 }
 
 /** A Buffer over the same memory (no copy). */
