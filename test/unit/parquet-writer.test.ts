@@ -129,33 +129,80 @@ describe('the Parquet writer', () => {
     const table = randomTable(rows, seed, options);
     const { path, meta } = await writeAndDescribe(name.replace(/\W+/g, '_'), toParquet(table));
     const got = (await duck.runAndReadAll(`SELECT symbol, epoch_ms(timestamp) AS timestamp, price, volume, name, flag, datediff('day', DATE '1970-01-01', day) AS day FROM read_parquet('${path}')`)).getRowObjects();
-    const expected = expectedRows(table).map((r) => ({ ...r, day: r.day === null ? null : BigInt(r.day as number) }));
+    const expected: Record<string, unknown>[] = expectedRows(table).map((r) => ({ ...r, day: r.day === null ? null : BigInt(r.day as number) }));
     expect(got).toEqual(expected);
 
-    const values = (column: string) => expected.map((r) => r[column]).filter((v) => v !== null) as Array<number | bigint>;
     const byColumn = new Map(meta.map((m) => [m.path_in_schema as string, m]));
-    const bigVolume = values('volume').some((v) => (v as bigint) >= 2n ** 51n || (v as bigint) <= -(2n ** 51n));
     expect(Object.fromEntries(meta.map((m) => [m.path_in_schema, m.encodings]))).toEqual({
-      symbol: 'PLAIN, RLE, RLE_DICTIONARY', timestamp: 'RLE, DELTA_BINARY_PACKED', price: 'RLE, BYTE_STREAM_SPLIT',
-      volume: bigVolume ? 'PLAIN, RLE' : 'RLE, DELTA_BINARY_PACKED', name: 'PLAIN, RLE, RLE_DICTIONARY', flag: 'PLAIN, RLE', day: 'PLAIN, RLE, RLE_DICTIONARY',
+      symbol: 'PLAIN, RLE, RLE_DICTIONARY', timestamp: 'PLAIN, RLE', price: 'PLAIN, RLE', volume: 'PLAIN, RLE',
+      name: 'PLAIN, RLE, RLE_DICTIONARY', flag: 'PLAIN, RLE', day: 'PLAIN, RLE, RLE_DICTIONARY',
     });
     for (const column of ['symbol', 'timestamp', 'price', 'volume', 'name', 'flag', 'day']) {
-      const nulls = expected.filter((r) => r[column] === null).length;
-      const chunkNulls = [...byColumn.values()].filter((m) => m.path_in_schema === column).reduce((n, m) => n + Number(m.stats_null_count), 0);
-      expect(chunkNulls, column).toBe(nulls);
+      expect(Number(byColumn.get(column)!.stats_null_count), column).toBe(expected.filter((r) => r[column] === null).length);
     }
-    const prices = values('price') as number[];
-    const volumes = values('volume') as bigint[];
-    if (prices.length === 0) expect(byColumn.get('price')!.stats_min_value).toBeNull();
-    else {
-      // -0.0 and +0.0 compare equal as statistics (the spec writes a zero minimum as -0.0).
-      expect(Number(byColumn.get('price')!.stats_min_value) === Math.min(...prices)).toBe(true);
-      expect(Number(byColumn.get('price')!.stats_max_value) === Math.max(...prices)).toBe(true);
-    }
-    if (volumes.length > 0) {
-      expect(BigInt(byColumn.get('volume')!.stats_min_value as string)).toBe(volumes.reduce((a, b) => (b < a ? b : a)));
-      expect(BigInt(byColumn.get('volume')!.stats_max_value as string)).toBe(volumes.reduce((a, b) => (b > a ? b : a)));
-    }
+    /** The smallest and largest non-null value of a column (a loop: a spread of 100k values is too deep). */
+    const range = <T extends number | bigint>(column: string): [T, T] | undefined => {
+      let lo: T | undefined;
+      let hi: T | undefined;
+      for (const r of expected) {
+        const v = r[column] as T | null;
+        if (v === null) continue;
+        if (lo === undefined || v < lo) lo = v;
+        if (hi === undefined || v > hi) hi = v;
+      }
+      return lo === undefined ? undefined : [lo, hi!];
+    };
+    const stat = (column: string) => [byColumn.get(column)!.stats_min_value, byColumn.get(column)!.stats_max_value];
+    /** The column's statistics are its range as `show` writes it, or none when it holds only nulls. */
+    const expectStat = <T extends number | bigint>(column: string, show: (v: T) => unknown) => {
+      const r = range<T>(column);
+      expect(stat(column), column).toEqual(r === undefined ? [null, null] : r.map(show));
+    };
+    // Doubles as numbers (DuckDB writes them in its own notation).
+    const prices = range<number>('price');
+    expect(prices === undefined ? stat('price') : stat('price').map(Number)).toEqual(prices ?? [null, null]);
+    expectStat<bigint>('volume', String);
+    // DuckDB shows a TIMESTAMP WITH TIME ZONE statistic as `YYYY-MM-DD HH:MM:SS+00` (these are whole minutes).
+    expectStat<bigint>('timestamp', (ms) => `${new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ')}+00`);
+    expectStat<bigint>('day', (days) => new Date(Number(days) * DAY_MS).toISOString().slice(0, 10));
+  });
+
+  it('a zero minimum is written -0.0 and a zero maximum +0.0 (the spec: readers may compare either sign)', () => {
+    const file = toParquet({ columns: [{ name: 'low', type: 'float64' }, { name: 'high', type: 'float64' }], chunks: [{ rows: 3, values: [[0, 1, -0], [-1, -0, 0]] }] });
+    // PLAIN statistics sit in the footer as 8-byte binaries: find the min of `low` and the max of `high` by their bytes.
+    const bytes = (v: number) => Buffer.from(new Float64Array([v]).buffer);
+    const footer = file.subarray(file.length - 8 - file.readInt32LE(file.length - 8), file.length - 8);
+    expect(footer.includes(bytes(-0))).toBe(true);
+    expect(footer.includes(bytes(0))).toBe(true);
+    expect(readByArrowRs(file).rows.map((r) => [Object.is(r.low, -0) ? '-0' : r.low, Object.is(r.high, -0) ? '-0' : r.high])).toEqual([[0, -1], [1, '-0'], ['-0', 0]]);
+  });
+
+  it('all-null pages and columns, and int64 values no int64 holds (nulls), read back by both readers', async () => {
+    const rows = PAGE_VALUES + 10;
+    const columns: ColumnDef[] = [{ name: 'price', type: 'float64' }, { name: 'volume', type: 'int64' }, { name: 'symbol', type: 'symbol' }, { name: 'none', type: 'utf8' }];
+    // The first page holds only nulls; the last ten rows hold values (2^63 and more are out of int64's range).
+    const price = Array.from({ length: rows }, (_, i) => (i < PAGE_VALUES ? null : i / 4));
+    const big = [2 ** 63, -(2 ** 63), 2 ** 62, -1, 2 ** 64, 0, 1, 2, 3, 4];
+    const volume = Array.from({ length: rows }, (_, i) => (i < PAGE_VALUES ? null : big[i - PAGE_VALUES]));
+    const symbol = Array.from({ length: rows }, (_, i) => (i < PAGE_VALUES ? null : `S${i % 3}`));
+    const file = toParquet({ columns, chunks: [{ rows, values: [price, volume, symbol, { constant: null }] }] });
+    const expectedVolume = big.map((v) => (v >= 2 ** 63 || v < -(2 ** 63) ? null : BigInt(v)));
+    const { rows: got } = readByArrowRs(file);
+    expect(got.slice(0, PAGE_VALUES).every((r) => r.price === null && r.volume === null && r.symbol === null && r.none === null)).toBe(true);
+    expect(got.slice(PAGE_VALUES).map((r) => [r.price, r.volume, r.symbol, r.none])).toEqual(price.slice(PAGE_VALUES).map((p, k) => [p, expectedVolume[k], symbol[PAGE_VALUES + k], null]));
+    const { path } = await writeAndDescribe('nulls', file);
+    const duckRows = (await duck.runAndReadAll(`SELECT price, volume, symbol, "none" FROM read_parquet('${path}') OFFSET ${PAGE_VALUES}`)).getRowObjects();
+    expect(duckRows.map((r) => [r.price, r.volume, r.symbol, r.none])).toEqual(price.slice(PAGE_VALUES).map((p, k) => [p, expectedVolume[k], symbol[PAGE_VALUES + k], null]));
+    expect((await duck.runAndReadAll(`SELECT count(price) AS p, count(volume) AS v, count("none") AS n FROM read_parquet('${path}')`)).getRowObjectsJS()).toEqual([{ p: 10n, v: 8n, n: 0n }]);
+  });
+
+  it('a mostly distinct text column past the dictionary limit is written PLAIN, and reads back', async () => {
+    const rows = 40_000;
+    const text = Array.from({ length: rows }, (_, i) => (i % 1000 === 0 ? null : `instrument name number ${i} ${'x'.repeat(i % 17)}`));
+    const file = toParquet({ columns: [{ name: 'name', type: 'utf8' }], chunks: [{ rows, values: [text] }] });
+    expect(readByArrowRs(file).rows.map((r) => r.name)).toEqual(text);
+    const { meta } = await writeAndDescribe('plain-text', file);
+    expect(meta.map((m) => m.encodings)).toEqual(['PLAIN, RLE']);
   });
 
   it('an empty table is a file with the schema and no rows, for both readers', async () => {

@@ -37,19 +37,20 @@ export async function encodeTable(format: Exclude<Format, 'json'>, kind: TableKi
   return view(await toArrowIpc(table));
 }
 
-const schemas = new Map<TableKind, Uint8Array>();
+const schemas = new Map<TableKind, string>();
 
 /**
  * The Arrow IPC schema message of a table kind (the first message of an empty table's IPC stream:
- * continuation marker, length, flatbuffer), which a Parquet footer carries as `ARROW:schema` so that
- * Arrow readers (pyarrow, polars, arrow-rs) get the dictionary and zone types back. One per kind.
+ * continuation marker, length, flatbuffer) in base64, which a Parquet footer carries as
+ * `ARROW:schema` so that Arrow readers (pyarrow, polars, arrow-rs) get the dictionary and zone
+ * types back. One per kind.
  */
-async function arrowSchema(kind: TableKind, columns: readonly ColumnDef[]): Promise<Uint8Array> {
+async function arrowSchema(kind: TableKind, columns: readonly ColumnDef[]): Promise<string> {
   let schema = schemas.get(kind);
   if (schema === undefined) {
     const ipc = await toArrowIpc({ columns, chunks: [] });
     const length = new DataView(ipc.buffer, ipc.byteOffset, ipc.byteLength).getInt32(4, true);
-    schema = ipc.slice(0, 8 + length);
+    schema = Buffer.from(ipc.buffer, ipc.byteOffset, 8 + length).toString('base64');
     schemas.set(kind, schema);
   }
   return schema;
@@ -157,6 +158,7 @@ class Validity {
 }
 
 const DAY_MS = 86_400_000;
+const INT64_LIMIT = 2 ** 63;
 
 function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c: number, rows: number, owned: ArrayBuffer[]): Arrow.Data {
   const validity = new Validity(rows);
@@ -179,8 +181,10 @@ function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c:
       const data = new BigInt64Array(rows);
       owned.push(data.buffer);
       for (const v of cells(chunks, c)) {
-        const ok = typeof v === 'number' && Number.isFinite(v);
-        data[i] = ok ? BigInt(Math.round(v)) : 0n;
+        // Outside [-2^63, 2^63) no int64 holds the value: a null, never a wrapped number.
+        const n = typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : Number.NaN;
+        const ok = n >= -INT64_LIMIT && n < INT64_LIMIT;
+        data[i] = ok ? BigInt(n) : 0n;
         validity.set(i++, ok);
       }
       if (def.type === 'int64') return A.makeData({ type: new A.Int64(), length: rows, data, ...nulls() });
