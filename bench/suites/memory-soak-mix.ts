@@ -33,7 +33,7 @@
 //
 // Why the warm-up: the baseline is the service warm on every path the soak will load, so what is
 // measured is growth under the load, not the one-time footprint of code first run after the
-// baseline (the Arrow and Parquet encoders with parquet-wasm's module and memory, the candle-build
+// baseline (apache-arrow for the Arrow and Parquet encoders, the candle-build
 // worker thread, the store's statements, the stream's compressors). The suite prints that
 // footprint (the after-GC RSS before and after the warm-up) beside the result.
 import { fileURLToPath } from 'node:url';
