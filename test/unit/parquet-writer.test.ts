@@ -2,8 +2,8 @@
 // (parquet-wasm's reader, which also restores the Arrow types from the footer's ARROW:schema, as
 // pyarrow does) and DuckDB (which checks the encodings and statistics as written). Tables are
 // random, of every column type, with nulls, with more rows than a page holds, with dictionaries
-// wider than a byte, and with integers past the range DELTA_BINARY_PACKED is used for. The expected
-// values are derived here from the input, not by the writer.
+// wider than a byte, and with integers near and past int64's range. The expected values are
+// derived here from the input, not by the writer.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { encodeTable } from '../../src/http/formats/encode.ts';
-import { PAGE_VALUES, toParquet } from '../../src/http/formats/parquet.ts';
+import { DICTIONARY_MAX_BYTES, PAGE_VALUES, toParquet } from '../../src/http/formats/parquet.ts';
 import type { ColumnDef, TableData } from '../../src/http/formats/tables.ts';
 
 const DAY_MS = 86_400_000;
@@ -116,7 +116,7 @@ describe('the Parquet writer', () => {
     ['int64 values past ±2^51 (written PLAIN)', 500, 4, { bigInts: true }],
   ];
 
-  it.each(cases)('%s: arrow-rs reads back every value, with the Arrow types from the footer', (_name, rows, seed, options) => {
+  it.each(cases)('%s: arrow-rs reads back every value, with the Parquet types (no Arrow schema given)', (_name, rows, seed, options) => {
     const table = randomTable(rows, seed, options);
     const { types, rows: got } = readByArrowRs(toParquet(table, undefined));
     expect(got).toEqual(expectedRows(table));
@@ -167,14 +167,12 @@ describe('the Parquet writer', () => {
     expectStat<bigint>('day', (days) => new Date(Number(days) * DAY_MS).toISOString().slice(0, 10));
   });
 
-  it('a zero minimum is written -0.0 and a zero maximum +0.0 (the spec: readers may compare either sign)', () => {
-    const file = toParquet({ columns: [{ name: 'low', type: 'float64' }, { name: 'high', type: 'float64' }], chunks: [{ rows: 3, values: [[0, 1, -0], [-1, -0, 0]] }] });
-    // PLAIN statistics sit in the footer as 8-byte binaries: find the min of `low` and the max of `high` by their bytes.
-    const bytes = (v: number) => Buffer.from(new Float64Array([v]).buffer);
-    const footer = file.subarray(file.length - 8 - file.readInt32LE(file.length - 8), file.length - 8);
-    expect(footer.includes(bytes(-0))).toBe(true);
-    expect(footer.includes(bytes(0))).toBe(true);
-    expect(readByArrowRs(file).rows.map((r) => [Object.is(r.low, -0) ? '-0' : r.low, Object.is(r.high, -0) ? '-0' : r.high])).toEqual([[0, -1], [1, '-0'], ['-0', 0]]);
+  it('a zero minimum is written -0.0 and a zero maximum +0.0 (the spec: readers may compare either sign)', async () => {
+    // `up`'s minimum is a zero given as +0, `down`'s maximum a zero given as -0: each must come out with the other sign.
+    const file = toParquet({ columns: [{ name: 'up', type: 'float64' }, { name: 'down', type: 'float64' }], chunks: [{ rows: 2, values: [[0, 1], [-1, -0]] }] });
+    const { meta } = await writeAndDescribe('zeros', file);
+    expect(meta.map((m) => [m.path_in_schema, m.stats_min_value, m.stats_max_value])).toEqual([['up', '-0.0', '1.0'], ['down', '-1.0', '0.0']]);
+    expect(readByArrowRs(file).rows.map((r) => [r.up, Object.is(r.down, -0) ? '-0' : r.down])).toEqual([[0, -1], [1, '-0']]);
   });
 
   it('all-null pages and columns, and int64 values no int64 holds (nulls), read back by both readers', async () => {
@@ -196,13 +194,17 @@ describe('the Parquet writer', () => {
     expect((await duck.runAndReadAll(`SELECT count(price) AS p, count(volume) AS v, count("none") AS n FROM read_parquet('${path}')`)).getRowObjectsJS()).toEqual([{ p: 10n, v: 8n, n: 0n }]);
   });
 
-  it('a mostly distinct text column past the dictionary limit is written PLAIN, and reads back', async () => {
-    const rows = 40_000;
+  it('a mostly distinct text column past the dictionary limit is written PLAIN over several pages, and reads back', async () => {
+    const rows = PAGE_VALUES + 5000;
     const text = Array.from({ length: rows }, (_, i) => (i % 1000 === 0 ? null : `instrument name number ${i} ${'x'.repeat(i % 17)}`));
+    // Distinct values alone weigh more than the limit.
+    expect(text.reduce((n, t) => n + (t === null ? 0 : 4 + Buffer.byteLength(t)), 0)).toBeGreaterThan(DICTIONARY_MAX_BYTES);
     const file = toParquet({ columns: [{ name: 'name', type: 'utf8' }], chunks: [{ rows, values: [text] }] });
     expect(readByArrowRs(file).rows.map((r) => r.name)).toEqual(text);
-    const { meta } = await writeAndDescribe('plain-text', file);
+    const { path, meta } = await writeAndDescribe('plain-text', file);
     expect(meta.map((m) => m.encodings)).toEqual(['PLAIN, RLE']);
+    const tail = (await duck.runAndReadAll(`SELECT name FROM read_parquet('${path}') OFFSET ${PAGE_VALUES - 2}`)).getRowObjects().map((r) => r.name);
+    expect(tail).toEqual(text.slice(PAGE_VALUES - 2));
   });
 
   it('an empty table is a file with the schema and no rows, for both readers', async () => {

@@ -1,13 +1,15 @@
 // The columnar encoders (issue 26): CSV written here (a header row, RFC 4180 quoting, epoch ms),
 // Arrow IPC stream by the Apache Arrow project's own JavaScript implementation (`apache-arrow`),
 // Parquet by parquet.ts (written here too, with node:zlib's ZSTD: it replaced parquet-wasm, whose
-// WebAssembly module held ~28 MiB for the life of the process; issue 30 item 3). apache-arrow is
+// WebAssembly module, compiled code and linear memory stayed resident for the life of the process:
+// +14 MiB on the first answer, 5-13 MiB of linear memory after 200; issue 30 item 3). apache-arrow is
 // imported on the first request that asks for Arrow or Parquet (a Parquet footer carries the Arrow
 // schema), never at startup (startup time is measured; most deployments answer JSON only).
 //
 // Each encoder writes its answer once: CSV as row text in ~64 KiB pieces copied into one exact-size
 // Buffer; Arrow as the columns' typed arrays (the only copy of the values) serialised by
-// tableToIPC; Parquet page by page into one growing buffer, copied once into an exact-size one.
+// tableToIPC; Parquet page by page (headers and compressed bodies), joined once into an exact-size
+// Buffer.
 // The result is handed to the cache as it is (never copied again).
 import type * as Arrow from 'apache-arrow';
 import type { Format } from './negotiate.ts';
@@ -33,25 +35,27 @@ export function loadedEncoders(): { arrow: boolean } {
 export async function encodeTable(format: Exclude<Format, 'json'>, kind: TableKind, body: unknown): Promise<Buffer> {
   const table = tableOf(kind, body);
   if (format === 'csv') return toCsv(table);
-  if (format === 'parquet') return toParquet(table, await arrowSchema(kind, table.columns));
+  if (format === 'parquet') return toParquet(table, await arrowSchema(table.columns));
   return view(await toArrowIpc(table));
 }
 
-const schemas = new Map<TableKind, string>();
+/** By the columns' names and types (what the schema is made of), not by the kind's name alone. */
+const schemas = new Map<string, string>();
 
 /**
  * The Arrow IPC schema message of a table kind (the first message of an empty table's IPC stream:
  * continuation marker, length, flatbuffer) in base64, which a Parquet footer carries as
  * `ARROW:schema` so that Arrow readers (pyarrow, polars, arrow-rs) get the dictionary and zone
- * types back. One per kind.
+ * types back. One per column set.
  */
-async function arrowSchema(kind: TableKind, columns: readonly ColumnDef[]): Promise<string> {
-  let schema = schemas.get(kind);
+async function arrowSchema(columns: readonly ColumnDef[]): Promise<string> {
+  const key = columns.map((c) => `${c.name}:${c.type}`).join(',');
+  let schema = schemas.get(key);
   if (schema === undefined) {
     const ipc = await toArrowIpc({ columns, chunks: [] });
     const length = new DataView(ipc.buffer, ipc.byteOffset, ipc.byteLength).getInt32(4, true);
     schema = Buffer.from(ipc.buffer, ipc.byteOffset, 8 + length).toString('base64');
-    schemas.set(kind, schema);
+    schemas.set(key, schema);
   }
   return schema;
 }

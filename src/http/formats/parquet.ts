@@ -13,8 +13,9 @@
 //                       data; PLAIN once the dictionary passes 1 MiB, as arrow-rs falls back)
 //   date                INT32 DATE, dictionary
 //   bool                BOOLEAN, PLAIN (bit-packed)
-// ZSTD does the rest: on 100 × 1,000 daily bars PLAIN doubles came out 22 % smaller than
-// BYTE_STREAM_SPLIT and PLAIN int64 1 % larger than DELTA_BINARY_PACKED. Min/max statistics for the
+// ZSTD does the rest: on 100 × 1,000 synthetic daily bars with two-decimal prices PLAIN doubles came
+// out 22 % smaller than BYTE_STREAM_SPLIT and PLAIN int64 1 % larger than DELTA_BINARY_PACKED; the
+// sim's 100 × 1,000-bar answer in bench/suites/formats-wire.ts came out 1.4 % larger than before. Min/max statistics for the
 // numeric columns, null counts for all, and the Arrow schema in the footer (`ARROW:schema`, as
 // arrow-rs and pyarrow write it) so that pyarrow, polars and arrow-rs read the symbol columns back
 // as dictionaries and timestamps with their zone. Integers beyond ±2^63 (no int64 holds them) are
@@ -44,7 +45,7 @@ const ZSTD_LEVEL = 1;
 /** zlib's smallest output chunk. (Its output buffers cannot be detached: they wait for a GC.) */
 const MIN_CHUNK = 64;
 
-const CREATED_BY = 'mdqs version 1.0.0';
+const CREATED_BY = 'mdqs';
 
 // ---- Thrift compact protocol ----------------------------------------------------------------
 
@@ -135,7 +136,6 @@ const utf8 = new TextEncoder();
 
 function writeValue(out: Bytes, value: TValue): void {
   switch (value.t) {
-    case 'bool': out.byte(value.v ? COMPACT.TRUE : COMPACT.FALSE); break; // only inside lists
     case 'i32':
     case 'i64': out.zigzag(value.v); break;
     case 'bin': {
@@ -460,7 +460,8 @@ function writeColumn(file: FileParts, body: Bytes, def: ColumnDef, values: Colum
   const valueEncoding = dictionary !== undefined ? ENC.RLE_DICTIONARY : ENC.PLAIN;
 
   const dataOffset = file.length;
-  const indexWidth = dictionary === undefined ? 0 : Math.max(1, bitWidth(dictionary.length - 1));
+  // At least 1 bit (an all-null column has an empty dictionary and no indices).
+  const indexWidth = dictionary === undefined ? 0 : Math.max(1, bitWidth(Math.max(0, dictionary.length - 1)));
   let value = 0; // the page's first non-null value
   for (let first = 0; first < rows; first += PAGE_VALUES) {
     const pageRows = Math.min(PAGE_VALUES, rows - first);
