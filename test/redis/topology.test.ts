@@ -40,6 +40,15 @@ const keys = () => new KeyStore(parseKeysFile({
   ],
 }));
 
+// The apps' Redis commands (tier reads and writes, the lock) get the same 2 s as their clients: at
+// the shipped 250 ms, 300 cold requests at once on a loaded CI machine time some tier reads out, the
+// instance then runs as if Redis were down until its next probe (its design) and fills on its own,
+// which is the degraded mode, not the coordination these tests count.
+const COMMAND_TIMEOUT_MS = 2000;
+const generousTimeouts = (config: { redis: { commandTimeoutMs?: number } }) => {
+  config.redis.commandTimeoutMs = COMMAND_TIMEOUT_MS;
+};
+
 async function ready(redis: Redis): Promise<void> {
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
 }
@@ -65,10 +74,10 @@ describeRedis('a Redis Cluster of three masters', () => {
     // One vendor behind both instances: its log is the whole upstream traffic.
     vendor = fakeAdapter(createSimAdapter({ syntheticUniverse: 100 }, { now: () => CN_MORNING }), { delayMs: 150 });
     for (let i = 0; i < 3; i += 1) {
-      const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: 2000 });
+      const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
       clients.push(redis);
       await ready(redis);
-      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]) });
+      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]), configure: generousTimeouts });
       apps.push(app);
     }
   }, 60_000);
@@ -111,7 +120,7 @@ describeRedis('a Redis Cluster of three masters', () => {
   });
 
   it('a CROSSSLOT reply makes the client unusable (named), held for a while, then usable again', async () => {
-    const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: 2000 });
+    const redis = createRedisClient({ url: '', cluster: cluster.addresses }, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
     clients.push(redis);
     await ready(redis);
     const health = trackRedisHealth(redis, { problemHoldMs: 1000, probeIntervalMs: 100 });
@@ -174,7 +183,8 @@ async function distinctColdKeys(apps: FastifyInstance[], vendor: FakeAdapter, to
   const symbols = syntheticSymbols(100);
   const answers = await Promise.all(symbols.flatMap((symbol) => apps.map((app) =>
     app.inject({ url: `/v1/klines?symbol=${symbol}&period=1d&count=20&adjust=none`, headers: { 'x-api-key': 'wide-key' } }))));
-  expect(answers.map((r) => r.statusCode)).toEqual(Array(100 * apps.length).fill(200));
+  // Any other status, with its body, so a failure says what went wrong.
+  expect(answers.filter((r) => r.statusCode !== 200).map((r) => `${r.statusCode} ${r.body.slice(0, 300)}`)).toEqual([]);
   process.stdout.write(`TOPOLOGY FIGURE: ${vendor.count('getCandles')} vendor requests for ${symbols.length} distinct keys over ${apps.length} instances on ${topology}\n`);
   expect(vendor.count('getCandles')).toBe(100);
   expect(new Set(vendor.symbolsOf('getCandles')).size).toBe(100);
@@ -190,10 +200,10 @@ describeRedis('one Redis node', () => {
     node = await startPrivateRedis();
     vendor = fakeAdapter(createSimAdapter({ syntheticUniverse: 100 }, { now: () => CN_MORNING }), { delayMs: 150 });
     for (let i = 0; i < 3; i += 1) {
-      const redis = createRedisClient(node.url, { commandTimeoutMs: 2000 });
+      const redis = createRedisClient(node.url, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
       clients.push(redis);
       await ready(redis);
-      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]) });
+      const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys(), adapters: new Map([['sim', vendor]]), configure: generousTimeouts });
       apps.push(app);
     }
   }, 30_000);
@@ -221,7 +231,7 @@ describeRedis('a Redis Cluster with a password (redis.password)', () => {
   });
 
   it('is used with the password; without it the problem is named (NOAUTH) and the client degrades', async () => {
-    const good = createRedisClient({ url: '', cluster: cluster.addresses, password: 'cluster-secret' }, { commandTimeoutMs: 2000 });
+    const good = createRedisClient({ url: '', cluster: cluster.addresses, password: 'cluster-secret' }, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
     clients.push(good);
     await ready(good);
     const health = trackRedisHealth(good);
@@ -231,7 +241,7 @@ describeRedis('a Redis Cluster with a password (redis.password)', () => {
     expect(await budget.take()).toMatchObject({ ok: false, scope: 'fleet' });
     health.stop();
 
-    const bad = createRedisClient({ url: '', cluster: cluster.addresses, password: 'wrong' }, { commandTimeoutMs: 2000 });
+    const bad = createRedisClient({ url: '', cluster: cluster.addresses, password: 'wrong' }, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
     clients.push(bad);
     const refused = trackRedisHealth(bad);
     await waitUntil(async () => refused.problem !== undefined, 'the credentials problem', 10_000);
@@ -281,7 +291,7 @@ describeRedis('a cluster node given as redis.url', () => {
 
   it('a MOVED reply to a command is read as that problem too (not as "Redis down")', async () => {
     const url = `redis://${cluster.addresses[0]}`;
-    const redis = createRedisClient(url, { commandTimeoutMs: 2000 });
+    const redis = createRedisClient(url, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
     try {
       await ready(redis);
       // Some key of a slot another master holds.
@@ -306,7 +316,7 @@ describeRedis('Sentinel: a master, a replica and one sentinel', () => {
   beforeAll(async () => {
     set = await startSentinelSet();
     for (let i = 0; i < 2; i += 1) {
-      const redis = createRedisClient({ url: '', sentinel: { name: set.name, nodes: [set.sentinelAddress] } }, { commandTimeoutMs: 2000 });
+      const redis = createRedisClient({ url: '', sentinel: { name: set.name, nodes: [set.sentinelAddress] } }, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
       clients.push(redis);
       await ready(redis);
       const { app } = await buildTestApp({ now: () => CN_MORNING, redis, keys: keys() });
