@@ -14,7 +14,7 @@
 import type * as Arrow from 'apache-arrow';
 import type { Format } from './negotiate.ts';
 import { toParquet } from './parquet.ts';
-import { tableOf, type Chunk, type ColumnDef, type TableData, type TableKind } from './tables.ts';
+import { dateCell, int64Cell, releaseBuffers, tableOf, type Chunk, type ColumnDef, type TableData, type TableKind } from './tables.ts';
 
 type ArrowModule = typeof Arrow;
 
@@ -161,9 +161,6 @@ class Validity {
   }
 }
 
-const DAY_MS = 86_400_000;
-const INT64_LIMIT = 2 ** 63;
-
 function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c: number, rows: number, owned: ArrayBuffer[]): Arrow.Data {
   const validity = new Validity(rows);
   owned.push(validity.bits.buffer as ArrayBuffer);
@@ -185,11 +182,9 @@ function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c:
       const data = new BigInt64Array(rows);
       owned.push(data.buffer);
       for (const v of cells(chunks, c)) {
-        // Outside [-2^63, 2^63) no int64 holds the value: a null, never a wrapped number.
-        const n = typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : Number.NaN;
-        const ok = n >= -INT64_LIMIT && n < INT64_LIMIT;
-        data[i] = ok ? BigInt(n) : 0n;
-        validity.set(i++, ok);
+        const n = int64Cell(v);
+        data[i] = n !== undefined ? BigInt(n) : 0n;
+        validity.set(i++, n !== undefined);
       }
       if (def.type === 'int64') return A.makeData({ type: new A.Int64(), length: rows, data, ...nulls() });
       return A.makeData({ type: new A.TimestampMillisecond('UTC'), length: rows, data, ...nulls() });
@@ -234,10 +229,9 @@ function columnData(A: ArrowModule, def: ColumnDef, chunks: readonly Chunk[], c:
       const data = new Int32Array(rows);
       owned.push(data.buffer);
       for (const v of cells(chunks, c)) {
-        const ms = typeof v === 'string' ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
-        const ok = Number.isFinite(ms);
-        data[i] = ok ? Math.floor(ms / DAY_MS) : 0;
-        validity.set(i++, ok);
+        const day = dateCell(v);
+        data[i] = day ?? 0;
+        validity.set(i++, day !== undefined);
       }
       return A.makeData({ type: new A.DateDay(), length: rows, data, ...nulls() });
     }
@@ -257,6 +251,6 @@ export async function toArrowIpc(table: TableData): Promise<Uint8Array> {
   // The writer copied the columns into the stream: free them now rather than at the next full
   // GC. Dead column buffers waiting for it fragmented the malloc heap: 1,000 Arrow answers of
   // 1,000 bars left it ~30 MiB larger (BENCHMARKS.md, issue 30 item 3, twelfth session).
-  for (const buffer of owned) if (buffer !== ipc.buffer && !buffer.detached) buffer.transfer(0);
+  releaseBuffers(owned, ipc.buffer);
   return ipc;
 }

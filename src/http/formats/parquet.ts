@@ -22,7 +22,7 @@
 // nulls, as non-finite numbers are. Format reference: https://github.com/apache/parquet-format
 // (parquet.thrift, Encodings.md).
 import { zstdCompressSync, constants as zlib } from 'node:zlib';
-import type { ColumnDef, TableData } from './tables.ts';
+import { dateCell, int64Cell, releaseBuffers, type ColumnDef, type TableData } from './tables.ts';
 
 // ---- parquet.thrift enums -------------------------------------------------------------------
 
@@ -94,7 +94,7 @@ class Bytes {
     while (size < this.length + n) size *= 2;
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.length));
-    release(this.buf.buffer);
+    releaseBuffers([this.buf.buffer]);
     this.buf = next;
   }
   byte(b: number): void {
@@ -242,9 +242,6 @@ function bitWidth(v: number): number {
 
 // ---- columns --------------------------------------------------------------------------------
 
-const DAY_MS = 86_400_000;
-/** int64 holds [-2^63, 2^63): a number outside it is a null, not a wrapped value. */
-const INT64_LIMIT = 2 ** 63;
 const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
 
 /** One column's non-null values, their definition levels (1 = present) and the statistics. */
@@ -263,29 +260,13 @@ interface ColumnValues {
 /** A cell's value as a number (a dictionary key for strings and dates), or undefined for null. */
 type Reader = (v: unknown) => number | string | undefined;
 
-const dateDays = new Map<string, number | undefined>();
-function dayOf(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  if (dateDays.has(v)) return dateDays.get(v);
-  const ms = Date.parse(`${v}T00:00:00Z`);
-  const day = Number.isFinite(ms) ? Math.floor(ms / DAY_MS) : undefined;
-  // Dates repeat across a statement's rows; the memo is bounded by the calendar's days (and cleared past it).
-  if (dateDays.size >= 100_000) dateDays.clear();
-  dateDays.set(v, day);
-  return day;
-}
-
 function readerOf(type: ColumnDef['type']): Reader {
   switch (type) {
     case 'float64': return (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
     case 'int64':
-    case 'timestamp': return (v) => {
-      if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
-      const n = Math.round(v);
-      return n >= -INT64_LIMIT && n < INT64_LIMIT ? n : undefined;
-    };
+    case 'timestamp': return int64Cell;
     case 'bool': return (v) => (typeof v === 'boolean' ? (v ? 1 : 0) : undefined);
-    case 'date': return dayOf;
+    case 'date': return dateCell;
     case 'symbol':
     case 'utf8': return (v) => (typeof v === 'string' ? v : undefined);
   }
@@ -556,11 +537,11 @@ export function toParquet(table: TableData, arrowSchema?: string): Buffer {
     table.columns.forEach((def, c) => {
       const values = columnValues(def, table, c, rows);
       const column = writeColumn(file, body, def, values, rows);
-      release(values.numbers.buffer, values.def.buffer);
+      releaseBuffers([values.numbers.buffer, values.def.buffer]);
       chunks.push(column.chunk);
       uncompressed += column.uncompressed;
     });
-    release(body.buf.buffer);
+    releaseBuffers([body.buf.buffer]);
     const compressed = file.length - MAGIC.length;
     rowGroups.push(struct([[1, list('struct', chunks)], [2, i64(uncompressed)], [3, i64(rows)], [5, i64(MAGIC.length)], [6, i64(compressed)]]));
   }
@@ -590,11 +571,3 @@ export function toParquet(table: TableData, arrowSchema?: string): Buffer {
   return out;
 }
 
-/**
- * Frees working buffers now (ArrayBuffer.prototype.transfer(0) drops the backing store at once)
- * rather than at the next full GC: dead column buffers waiting for one fragmented the malloc heap
- * (BENCHMARKS.md, issue 30 item 3, twelfth session). Only buffers nothing else views.
- */
-function release(...buffers: ArrayBufferLike[]): void {
-  for (const buffer of buffers) if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
-}

@@ -33,6 +33,41 @@ export interface TableData {
   chunks: readonly Chunk[];
 }
 
+// ---- cell rules, one place for every binary encoder (Arrow IPC, Parquet) ------------------------
+
+const DAY_MS = 86_400_000;
+/** int64 holds [-2^63, 2^63): a number outside it is a null, never a value wrapped modulo 2^64. */
+const INT64_LIMIT = 2 ** 63;
+
+/** An int64 or timestamp cell as an integer, or undefined for a null (not a finite number, or no int64 holds it). */
+export function int64Cell(v: unknown): number | undefined {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
+  const n = Math.round(v);
+  return n >= -INT64_LIMIT && n < INT64_LIMIT ? n : undefined;
+}
+
+const dateDays = new Map<string, number | undefined>();
+/** A date cell (YYYY-MM-DD) as days since 1970-01-01, or undefined for a null. */
+export function dateCell(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  if (dateDays.has(v)) return dateDays.get(v);
+  const ms = Date.parse(`${v}T00:00:00Z`);
+  const day = Number.isFinite(ms) ? Math.floor(ms / DAY_MS) : undefined;
+  // Dates repeat across a statement's rows; the memo is bounded by the calendar's days (and cleared past it).
+  if (dateDays.size >= 100_000) dateDays.clear();
+  dateDays.set(v, day);
+  return day;
+}
+
+/**
+ * Frees an encoder's working buffers now (ArrayBuffer.prototype.transfer(0) drops the backing
+ * store at once) rather than at the next full GC: dead column buffers waiting for one fragmented
+ * the malloc heap (BENCHMARKS.md, issue 30 item 3, twelfth session). Only buffers nothing else views.
+ */
+export function releaseBuffers(buffers: Iterable<ArrayBufferLike>, keep?: ArrayBufferLike): void {
+  for (const buffer of buffers) if (buffer !== keep && buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
+}
+
 /** What a route's answer is, as a table. Routes that do not name one answer JSON only. */
 export type TableKind = 'candles' | 'candles-batch' | 'ex-factors' | 'quotes' | 'instruments' | `financials:${Statement}`;
 
