@@ -174,11 +174,25 @@ function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, var
   raw.statusCode = status;
   raw.statusMessage = status === 200 ? 'OK' : 'Not Modified';
   if (status === 304) raw._hasBody = false;
-  raw._header = `${status === 200 ? 'HTTP/1.1 200 OK' : 'HTTP/1.1 304 Not Modified'}\r\n${block}${varying}${currentDateLine(wall)}${keepAlive}\r\n`;
+  const head = `${status === 200 ? 'HTTP/1.1 200 OK' : 'HTTP/1.1 304 Not Modified'}\r\n${block}${varying}${currentDateLine(wall)}${keepAlive}\r\n`;
+  raw._header = head;
   if (body === undefined) res.end();
-  else res.end(body);
+  else if (body.length <= JOINED_MAX_BYTES) {
+    // Header and body as one buffer: one plain socket write instead of node:http's writev of a
+    // header string (encoded again in C++) and the body. Every header character is latin1 (checked
+    // when the block was built; the varying values are digits and a checked id), so its length is
+    // its byte count. Marked sent, so end() writes the joined bytes as they are.
+    const joined = Buffer.allocUnsafe(head.length + body.length);
+    joined.write(head, 0, 'latin1');
+    body.copy(joined, head.length);
+    raw._headerSent = true;
+    res.end(joined);
+  } else res.end(body);
   return true;
 }
+
+/** Bodies up to this are sent joined to their header (copying more would cost what the join saves). */
+const JOINED_MAX_BYTES = 16_384;
 
 /** The per-request headers as writeHead pairs (the path taken when the prebuilt block is not). */
 function varyingPairs(requestId: string, age: number, decision: LimitDecision, reset: number): string[] {

@@ -202,6 +202,59 @@ describe('fast-path prebuilt header block (wire level)', () => {
   });
 });
 
+describe('fast-path socket writes', () => {
+  /** The socket writes of the next connection's answers: `write` one buffer, `writev` several chunks. */
+  function watchWrites(): { writes: Array<{ kind: 'write' | 'writev'; chunks: Buffer[] }>; stop(): void } {
+    const writes: Array<{ kind: 'write' | 'writev'; chunks: Buffer[] }> = [];
+    const onConnection = (socket: import('node:net').Socket & { _write: Function; _writev: Function }) => {
+      const write = socket._write.bind(socket);
+      const writev = socket._writev.bind(socket);
+      const bytes = (chunk: unknown, encoding?: string) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), (encoding ?? 'latin1') as BufferEncoding));
+      socket._write = (chunk: unknown, encoding: string, cb: unknown) => {
+        writes.push({ kind: 'write', chunks: [bytes(chunk, encoding)] });
+        return write(chunk, encoding, cb);
+      };
+      socket._writev = (chunks: Array<{ chunk: unknown; encoding: string }>, cb: unknown) => {
+        writes.push({ kind: 'writev', chunks: chunks.map((c) => bytes(c.chunk, c.encoding)) });
+        return writev(chunks, cb);
+      };
+    };
+    app.server.on('connection', onConnection);
+    return { writes, stop: () => app.server.off('connection', onConnection) };
+  }
+
+  it('sends a small hit as one write of header and body joined, a large one as header and body (writev)', async () => {
+    const small = '/v1/quotes?symbols=601318.SH';
+    const large = '/v1/klines?symbol=601318.SH&period=1d&count=1000&adjust=none';
+    const smallBody = (await get(small, { 'x-api-key': KEYS.demo })).body;
+    const largeBody = (await get(large, { 'x-api-key': KEYS.demo })).body;
+    expect(smallBody.length).toBeLessThan(16_384);
+    expect(largeBody.length).toBeGreaterThan(16_384);
+    const request = (url: string) => `GET ${url} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEYS.demo}\r\n\r\n`;
+
+    const watchSmall = watchWrites();
+    const { raw } = await exchange(request(small), 1);
+    watchSmall.stop();
+    expect(watchSmall.writes).toHaveLength(1);
+    const [joined] = watchSmall.writes;
+    expect(joined.kind).toBe('write');
+    const text = joined.chunks[0].toString('latin1');
+    expect(text.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    expect(text).toContain('x-cache: HIT');
+    expect(joined.chunks[0].subarray(joined.chunks[0].length - smallBody.length).equals(smallBody)).toBe(true);
+    expect(text).toBe(raw);
+    expect(Number(/content-length: (\d+)/.exec(text)?.[1])).toBe(smallBody.length);
+
+    const watchLarge = watchWrites();
+    await exchange(request(large), 1);
+    watchLarge.stop();
+    expect(watchLarge.writes.map((w) => w.kind)).toEqual(['writev']);
+    const [head, body] = watchLarge.writes[0].chunks;
+    expect(head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*x-cache: HIT[^]*\r\n\r\n$/);
+    expect(body.equals(largeBody)).toBe(true);
+  });
+});
+
 describe('fast-path URL index', () => {
   it('is bounded by bytes (an eighth of the response cache, at least 1 MiB), reported in /metrics', async () => {
     const { app: own } = await buildTestApp({ configure: (config) => { config.cache.responseMaxBytes = 4 * 1_048_576; } });
