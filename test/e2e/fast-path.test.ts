@@ -232,6 +232,8 @@ describe('fast-path socket writes', () => {
     expect(largeBody.length).toBeGreaterThan(16_384);
     const request = (url: string) => `GET ${url} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEYS.demo}\r\n\r\n`;
 
+    const served = () => app.fastPathServed?.() ?? 0;
+    const before = served();
     const watchSmall = watchWrites();
     const { raw } = await exchange(request(small), 1);
     watchSmall.stop();
@@ -248,6 +250,8 @@ describe('fast-path socket writes', () => {
     const watchLarge = watchWrites();
     await exchange(request(large), 1);
     watchLarge.stop();
+    // Both answered by the fast path (the normal path writes two chunks too).
+    expect(served()).toBe(before + 2);
     expect(watchLarge.writes.map((w) => w.kind)).toEqual(['writev']);
     const [head, body] = watchLarge.writes[0].chunks;
     expect(head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*x-cache: HIT[^]*\r\n\r\n$/);
