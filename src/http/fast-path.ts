@@ -191,7 +191,11 @@ function sendPrebuilt(res: ServerResponse, status: 200 | 304, block: string, var
   return true;
 }
 
-/** Bodies up to this are sent joined to their header (copying more would cost what the join saves). */
+/**
+ * Bodies up to this are sent joined to their header: a quote or a small batch is, a candle series
+ * (the 1000-bar answer is 72 KB) keeps node:http's two chunks rather than being copied per hit. A
+ * chosen bound; the crossover was not measured (BENCHMARKS.md, issue 30, fourteenth session).
+ */
 const JOINED_MAX_BYTES = 16_384;
 
 /** The per-request headers as writeHead pairs (the path taken when the prebuilt block is not). */
