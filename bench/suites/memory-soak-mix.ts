@@ -20,8 +20,10 @@
 // is moved into the latest US session (bench/lib/shift-clock.ts preloaded; SOAK_MIX_CLOCK=real
 // keeps the wall clock), and the requests' times move with it.
 //
-//   node bench/suites/memory-soak-mix.ts                    this checkout, no extra node flags
-//   SOAK_START_FLAGS=1 node bench/suites/memory-soak-mix.ts  with `npm start`'s flags and variables
+//   node bench/suites/memory-soak-mix.ts                    this checkout as `npm start` runs it: its node
+//                                                           flags and variables (MALLOC_ARENA_MAX=2, …), as
+//                                                           deploy/ runs it too; BENCHMARKS.md's item 3 runs
+//   SOAK_START_FLAGS=0 node bench/suites/memory-soak-mix.ts  plain `node src/server.ts`, glibc's and V8's defaults
 // The knobs of bench/suites/memory-soak.ts (SOAK_SECONDS 180, SOAK_CACHE_MIB 16, SOAK_UNIVERSE 5000,
 // SOAK_CONNECTIONS 32, SOAK_ROOT, SOAK_NODE_ARGS, SOAK_ENV, SOAK_MALLOC_ARENA_MAX, SOAK_SMAPS, SOAK_JSON),
 // plus SOAK_STREAM_CLIENTS (50), SOAK_STREAM_POOL (150 symbols: what the sim's default memo keeps
@@ -50,6 +52,8 @@ const MIB = 1048576;
 const SHIFT_CLOCK = fileURLToPath(new URL('../lib/shift-clock.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const num = soakNumber;
+// Measured as shipped (npm start, deploy/mdqs.service and the Kubernetes manifest all set these).
+process.env.SOAK_START_FLAGS ??= '1';
 const { seconds, cacheBytes, root, nodeArgs, env } = soakSettings();
 const universe = num('SOAK_UNIVERSE', 5000);
 const connections = num('SOAK_CONNECTIONS', 32);
