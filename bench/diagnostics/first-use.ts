@@ -22,12 +22,11 @@ import type { ProbeUsage } from '../lib/probe.ts';
 import { BENCH_KEY, rssOf, startService } from '../lib/processes.ts';
 import { mib, smapsRss, soakNumber, soakSettings } from '../lib/random-key-soak.ts';
 
-process.env.SOAK_START_FLAGS ??= '1';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SHIFT_CLOCK = fileURLToPath(new URL('../lib/shift-clock.ts', import.meta.url));
 const stepSeconds = Number(process.argv[2] ?? 4);
 const steps = (process.env.FIRST_USE_STEPS ?? 'format,store,financials,stream,random').split(',');
-const { cacheBytes, root, nodeArgs, env } = soakSettings();
+const { cacheBytes, root, nodeArgs, env } = soakSettings(true);
 const universe = soakNumber('SOAK_UNIVERSE', 5000);
 const clockOffsetMs = sessionClockOffset('US', 30 * 60_000);
 env.MDQS_PROBE_GC ??= 'last-resort';

@@ -335,14 +335,16 @@ export function soakNumber(name: string, fallback: number): number {
 }
 
 /**
- * The settings both memory soaks read from the environment: SOAK_SECONDS (180; 15 quick),
- * SOAK_CACHE_MIB (16), SOAK_ROOT (another checkout), SOAK_START_FLAGS=1 (npm start's flags and
- * variables, the checkout's own), SOAK_NODE_ARGS, SOAK_ENV (K=V …, wins over the start script's
+ * The settings the memory soaks read from the environment: SOAK_SECONDS (180; 15 quick),
+ * SOAK_CACHE_MIB (16), SOAK_ROOT (another checkout), SOAK_START_FLAGS (1: npm start's flags and
+ * variables, the checkout's own; 0: plain node; unset: `startFlagsByDefault`), SOAK_NODE_ARGS (the
+ * node flags when npm start's are not used), SOAK_ENV (K=V …, wins over the start script's
  * variables), SOAK_MALLOC_ARENA_MAX.
  */
-export function soakSettings(): { seconds: number; cacheBytes: number; root?: string; nodeArgs: string[]; env: Record<string, string> } {
+export function soakSettings(startFlagsByDefault = false): { seconds: number; cacheBytes: number; root?: string; nodeArgs: string[]; env: Record<string, string> } {
   const root = process.env.SOAK_ROOT || undefined;
-  const start = process.env.SOAK_START_FLAGS === '1' ? startScriptSettings(root) : undefined;
+  const startFlags = process.env.SOAK_START_FLAGS === undefined || process.env.SOAK_START_FLAGS === '' ? startFlagsByDefault : process.env.SOAK_START_FLAGS === '1';
+  const start = startFlags ? startScriptSettings(root) : undefined;
   const nodeArgs = start?.flags ?? (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const env: Record<string, string> = Object.fromEntries((process.env.SOAK_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => {
     const at = pair.indexOf('=');

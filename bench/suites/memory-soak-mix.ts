@@ -25,7 +25,7 @@
 //                                                           deploy/ runs it too; BENCHMARKS.md's item 3 runs
 //   SOAK_START_FLAGS=0 node bench/suites/memory-soak-mix.ts  plain `node src/server.ts`, glibc's and V8's defaults
 // The knobs of bench/suites/memory-soak.ts (SOAK_SECONDS 180, SOAK_CACHE_MIB 16, SOAK_UNIVERSE 5000,
-// SOAK_CONNECTIONS 32, SOAK_ROOT, SOAK_NODE_ARGS, SOAK_ENV, SOAK_MALLOC_ARENA_MAX, SOAK_SMAPS, SOAK_JSON),
+// SOAK_CONNECTIONS 32, SOAK_ROOT, SOAK_NODE_ARGS (with SOAK_START_FLAGS=0), SOAK_ENV, SOAK_MALLOC_ARENA_MAX, SOAK_SMAPS, SOAK_JSON),
 // plus SOAK_STREAM_CLIENTS (50), SOAK_STREAM_POOL (150 symbols: what the sim's default memo keeps
 // ticking), SOAK_STORE_SYMBOLS (250), SOAK_STORE_YEARS (6), SOAK_FINANCIALS_SYMBOLS (the universe: the symbols
 // financials draw from), SOAK_MIX_CLOCK (auto | real),
@@ -53,8 +53,7 @@ const SHIFT_CLOCK = fileURLToPath(new URL('../lib/shift-clock.ts', import.meta.u
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const num = soakNumber;
 // Measured as shipped (npm start, deploy/mdqs.service and the Kubernetes manifest all set these).
-process.env.SOAK_START_FLAGS ??= '1';
-const { seconds, cacheBytes, root, nodeArgs, env } = soakSettings();
+const { seconds, cacheBytes, root, nodeArgs, env } = soakSettings(true);
 const universe = num('SOAK_UNIVERSE', 5000);
 const connections = num('SOAK_CONNECTIONS', 32);
 
