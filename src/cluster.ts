@@ -17,7 +17,7 @@
 // timeout.
 import type { ChildProcess } from 'node:child_process';
 import cluster, { type Worker } from 'node:cluster';
-import { redisConfigured, type RedisTopologySettings } from './redis.ts';
+import { redisConfigured, type RedisTopologySettings } from './redis/connection.ts';
 
 /** `redis`: the redis settings (or, as before, redis.url alone). */
 export function workersProblem(workers: number, redis: string | RedisTopologySettings): string | undefined {

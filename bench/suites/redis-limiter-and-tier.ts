@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { createRedisLimiter } from '../../src/access/rate-limit.ts';
 import { createByteCache } from '../../src/cache/byte-cache.ts';
 import { createRedisTier, responseCodec, type StoredResponse } from '../../src/cache/redis-tier.ts';
-import { createRedisClient } from '../../src/redis.ts';
+import { createRedisClient } from '../../src/redis/connection.ts';
 
 const base = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 base.pathname = '/15';

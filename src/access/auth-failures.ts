@@ -15,7 +15,8 @@
 // 429s would still tell the guesser which guess was right, and the budget would slow nothing.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { redisKey, softly, type RedisHealth } from '../redis.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey } from '../redis/keys.ts';
 import type { LimitDecision, Limiter } from './rate-limit.ts';
 
 /**

@@ -1,25 +1,26 @@
-// Exact per-key rate limits: a sliding-window log, in Redis (one atomic Lua script, shared by every
-// instance) or in process (same semantics, one instance).
+// Exact per-key rate limits: the sliding-window log (cache/sliding-log.ts), in Redis (its one
+// atomic Lua script, shared by every instance) or in process (same semantics, one instance).
 //
 //   createLocalLimiter({ now, maxBuckets? }): Limiter
 //   createRedisLimiter({ redis, prefix, health, timeoutMs }): Limiter   (consume → undefined on failure)
 //   createSharedLimiter({ local, redis?, instances }): Limiter          Redis when up, else local ÷ instances
 //
-// Semantics: a request is admitted when fewer than `max` requests were admitted in the last
-// `windowMs` (the window ending now, not a calendar window). So no interval of `windowMs` ever
+// Semantics (the log's): a request is admitted when fewer than `max` requests were admitted in the
+// last `windowMs` (the window ending now, not a calendar window). So no interval of `windowMs` ever
 // holds more than `max` admissions, at a window edge included (a fixed window admits up to 2×max
 // across its boundary). Refused requests are not logged: they never push the window forward.
-// remaining = max − admitted in the window; resetMs = when the oldest admission leaves the window
-// (one slot frees); retryAfterMs (refused only) = the same instant.
+// remaining = max − admitted in the window; resetMs = when the next slot frees (the oldest
+// admission leaves the window); retryAfterMs (refused only) = the same instant.
 //
-// The log lives as a Redis LIST of admission times (ms, ascending) under redisKey(prefix, bucket)
-// (e.g. `mdqs:v2:rl:{key:k1}`: versioned and hash-tagged, redis.ts; one key per script), with
-// PEXPIRE = window so an idle bucket disappears; a list of integers is stored compactly
-// (listpack), about 10 bytes per admission. Time comes from Redis (TIME) so instances with skewed
-// clocks share one timeline.
+// In Redis the log of a bucket is the list under redisKey(prefix, bucket) (e.g.
+// `mdqs:v2:rl:{key:k1}`: versioned and hash-tagged, redis/keys.ts; one key per script), expiring
+// with the window so an idle bucket disappears. Time comes from Redis (TIME) so instances with
+// skewed clocks share one timeline.
 
 import type { Redis } from 'ioredis';
-import { redisKey, softly, type RedisHealth } from '../redis.ts';
+import { redisSlidingLog, SlidingLog } from '../cache/sliding-log.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey } from '../redis/keys.ts';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -46,55 +47,19 @@ export interface Limiter {
   peek(bucket: string, windowMs: number): Promise<number | undefined>;
 }
 
-// KEYS[1] the log; ARGV max, window. Returns {allowed 0|1, count after, oldest, now}.
-const SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local peek = ARGV[3] == '1'
-local key = KEYS[1]
-local floor = now - window
-while true do
-  local head = redis.call('LINDEX', key, 0)
-  if not head or tonumber(head) > floor then break end
-  redis.call('LPOP', key)
-end
-local count = redis.call('LLEN', key)
-if peek then return {0, count, 0, now} end
-local allowed = 0
-if count < max then
-  local tail = redis.call('LINDEX', key, -1)
-  local at = now
-  if tail and tonumber(tail) > at then at = tonumber(tail) end
-  redis.call('RPUSH', key, at)
-  count = count + 1
-  allowed = 1
-end
-redis.call('PEXPIRE', key, window)
-local oldest = redis.call('LINDEX', key, 0)
-if oldest then oldest = tonumber(oldest) else oldest = now end
-return {allowed, count, oldest, now}
-`;
-
-function decide(allowed: boolean, count: number, oldest: number, now: number, max: number, windowMs: number, source: LimitDecision['source']): LimitDecision {
-  const untilOldestLeaves = Math.max(0, oldest + windowMs - now);
+/** `freesAt`: when the admission whose leaving frees a slot entered (cache/sliding-log.ts). */
+function decide(allowed: boolean, count: number, freesAt: number, now: number, max: number, windowMs: number, source: LimitDecision['source']): LimitDecision {
+  const untilSlotFrees = Math.max(0, freesAt + windowMs - now);
   const full = count >= max;
   return {
     allowed,
     limit: max,
     remaining: Math.max(0, max - count),
-    resetMs: full ? Math.max(1, untilOldestLeaves) : count === 0 ? 0 : untilOldestLeaves,
-    retryAfterMs: allowed ? 0 : Math.max(1, untilOldestLeaves),
+    resetMs: full ? Math.max(1, untilSlotFrees) : count === 0 ? 0 : untilSlotFrees,
+    retryAfterMs: allowed ? 0 : Math.max(1, untilSlotFrees),
     source,
     at: now,
   };
-}
-
-interface Log {
-  times: number[];
-  head: number;
-  windowMs: number;
 }
 
 export interface LocalLimiterOptions {
@@ -105,51 +70,32 @@ export interface LocalLimiterOptions {
 }
 
 export function createLocalLimiter(options: LocalLimiterOptions): Limiter {
-  const logs = new Map<string, Log>();
+  const logs = new Map<string, SlidingLog>();
   const maxBuckets = options.maxBuckets ?? 100_000;
   const source = options.source ?? 'local';
 
-  const trim = (log: Log, floor: number) => {
-    while (log.head < log.times.length && log.times[log.head] <= floor) log.head += 1;
-    // Compact once the dead prefix dominates, so the array never grows without bound.
-    if (log.head > 1024 && log.head * 2 > log.times.length) {
-      log.times = log.times.slice(log.head);
-      log.head = 0;
-    }
-  };
   const sweep = (now: number) => {
     for (const [bucket, log] of logs) {
-      trim(log, now - log.windowMs);
-      if (log.head >= log.times.length) logs.delete(bucket);
+      if (log.count(now, log.windowMs) === 0) logs.delete(bucket);
     }
   };
 
   /** `at`: the caller's reading of the same clock (the fast path reads it once per hit). */
   const consumeSync = (bucket: string, max: number, windowMs: number, at?: number): LimitDecision => {
-      const now = at ?? options.now();
-      let log = logs.get(bucket);
-      if (log === undefined) {
-        if (logs.size >= maxBuckets) sweep(now);
-        // Still full of live buckets (a flood of addresses): forget the oldest-created ones.
-        for (const oldest of logs.keys()) {
-          if (logs.size < maxBuckets) break;
-          logs.delete(oldest);
-        }
-        log = { times: [], head: 0, windowMs };
-        logs.set(bucket, log);
+    const now = at ?? options.now();
+    let log = logs.get(bucket);
+    if (log === undefined) {
+      if (logs.size >= maxBuckets) sweep(now);
+      // Still full of live buckets (a flood of addresses): forget the oldest-created ones.
+      for (const oldest of logs.keys()) {
+        if (logs.size < maxBuckets) break;
+        logs.delete(oldest);
       }
-      log.windowMs = windowMs;
-      trim(log, now - windowMs);
-      let count = log.times.length - log.head;
-      let allowed = false;
-      if (count < max) {
-        const tail = count > 0 ? log.times[log.times.length - 1] : now;
-        log.times.push(Math.max(now, tail));
-        count += 1;
-        allowed = true;
-      }
-      const oldest = count > 0 ? log.times[log.head] : now;
-      return decide(allowed, count, oldest, now, max, windowMs, source);
+      log = new SlidingLog();
+      logs.set(bucket, log);
+    }
+    const allowed = log.take(now, max, windowMs);
+    return decide(allowed, log.size, log.freesAt(max, now), now, max, windowMs, source);
   };
   return {
     consumeSync,
@@ -158,9 +104,7 @@ export function createLocalLimiter(options: LocalLimiterOptions): Limiter {
     },
     async peek(bucket, windowMs) {
       const log = logs.get(bucket);
-      if (log === undefined) return 0;
-      trim(log, options.now() - windowMs);
-      return log.times.length - log.head;
+      return log === undefined ? 0 : log.count(options.now(), windowMs);
     },
   };
 }
@@ -174,27 +118,19 @@ export interface RedisLimiterOptions {
   timeoutMs: number;
 }
 
-type ScriptReply = [number, number, number, number];
-
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const { redis, prefix, health, timeoutMs } = options;
-  if (typeof (redis as Redis & { mdqsRateLimit?: unknown }).mdqsRateLimit !== 'function') {
-    redis.defineCommand('mdqsRateLimit', { numberOfKeys: 1, lua: SCRIPT });
-  }
-  const run = (bucket: string, max: number, windowMs: number, peek: boolean) =>
-    softly(health, timeoutMs, () => (redis as Redis & {
-      mdqsRateLimit(key: string, max: number, window: number, peek: string): Promise<ScriptReply>;
-    }).mdqsRateLimit(redisKey(prefix, bucket), max, windowMs, peek ? '1' : '0'));
+  const log = redisSlidingLog(redis);
+  const run = (bucket: string, max: number, windowMs: number, mode: 'take' | 'peek') =>
+    softly(health, timeoutMs, () => log([redisKey(prefix, bucket)], max, windowMs, mode));
   return {
     async consume(bucket, max, windowMs) {
-      const reply = await run(bucket, max, windowMs, false);
+      const reply = await run(bucket, max, windowMs, 'take');
       if (reply === undefined) return undefined;
-      const [allowed, count, oldest, now] = reply.map(Number);
-      return decide(allowed === 1, count, oldest, now, max, windowMs, 'redis');
+      return decide(reply.allowed, reply.count, reply.freesAt, reply.now, max, windowMs, 'redis');
     },
     async peek(bucket, windowMs) {
-      const reply = await run(bucket, 1, windowMs, true);
-      return reply === undefined ? undefined : Number(reply[1]);
+      return (await run(bucket, 1, windowMs, 'peek'))?.count;
     },
   };
 }

@@ -8,10 +8,10 @@
 // instance's subscriber re-reads its keys file at once. Pub/sub is fire-and-forget, so a subscriber
 // that reconnects also reloads: a publish it missed while disconnected still takes effect.
 import type { Redis } from 'ioredis';
-import { createRedisClient, unsubscribeWithin } from '../redis.ts';
+import { createRedisClient, unsubscribeWithin } from '../redis/connection.ts';
 import type { KeyStore } from './keys.ts';
 
-// Not versioned (unlike keys, redis.ts redisKey): the message is only "reload", and during a rolling
+// Not versioned (unlike keys, redis/keys.ts redisKey): the message is only "reload", and during a rolling
 // upgrade the instances of both releases must hear a revocation. Classic pub/sub: on a Redis
 // Cluster a PUBLISH on any node reaches subscribers on every node.
 const KEY_RELOAD_CHANNEL = 'mdqs:keys:reload';
@@ -22,7 +22,7 @@ interface Log {
 }
 
 export interface KeyReloadOptions {
-  /** A connection of its own (redis.ts createSubscriber). */
+  /** A connection of its own (redis/connection.ts createSubscriber). */
   subscriber: Redis;
   keys: Pick<KeyStore, 'reload' | 'size'>;
   log: Log;

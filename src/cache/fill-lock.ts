@@ -4,11 +4,9 @@
 //   createFillLock({ redis, subscriber, prefix, leaseMs, now, health?, pollMs? }): FillLock
 //   lock.run<T>(key, { deadlineAt }, fill, readFilled): Promise<T>
 //   lock.close()
-//   fillThroughTier(lock, tier, key, deadlineAt, fetch): Promise<{ value, fetched, hit? }>
-//     the loader's one call: fetch under the lock, store in the Redis tier, waiters read it there
 //
 // run: SET <lock key> <token> NX PX leaseMs; the lock key is redisKey(prefix + 'lock:', key), e.g.
-//   `mdqs:v2:fill:lock:{<key>}` (versioned and hash-tagged, redis.ts: each script takes one key), and
+//   `mdqs:v2:fill:lock:{<key>}` (versioned and hash-tagged, redis/keys.ts: each script takes one key), and
 //   the channel `mdqs:v2:fill:filled` (classic pub/sub: a PUBLISH reaches every node of a Cluster).
 //   Won → readFilled() once more (another holder may have just finished), else fill(); while it
 //         works the holder renews its lease every leaseMs/3 (PEXPIRE, only while the lock is still
@@ -26,12 +24,13 @@
 // never a wrong answer.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { commandTimeoutOf, redisKey, softly, unsubscribeWithin, versionedName, type RedisHealth } from '../redis.ts';
-import type { Tier, TierHit, TierSetOptions } from './tier.ts';
+import { commandTimeoutOf, unsubscribeWithin } from '../redis/connection.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey, versionedName } from '../redis/keys.ts';
 
 export interface FillLockOptions {
   redis: Redis;
-  /** A connection of its own for SUBSCRIBE (redis.ts createSubscriber). */
+  /** A connection of its own for SUBSCRIBE (redis/connection.ts createSubscriber). */
   subscriber: Redis;
   /** e.g. 'mdqs:fill:' */
   prefix: string;
@@ -41,7 +40,7 @@ export interface FillLockOptions {
   health?: RedisHealth;
   /** Longest wait between checks when no publish arrives, ms (default 100). */
   pollMs?: number;
-  /** Ceiling of one Redis command, ms (default: the client's, redis.ts, else 250). */
+  /** Ceiling of one Redis command, ms (default: the client's, redis/connection.ts, else 250). */
   timeoutMs?: number;
 }
 
@@ -151,32 +150,4 @@ export function createFillLock(options: FillLockOptions): FillLock {
       await unsubscribeWithin(subscriber, channel);
     },
   };
-}
-
-/**
- * The one call the loader makes on a miss when Redis is configured: fetch under the lock, store in
- * the shared tier before releasing waiters, and let waiters read the fresh value from that tier.
- * `fetch` gives the value with its tier windows; the result says whether this call fetched.
- */
-export async function fillThroughTier<V>(
-  lock: FillLock,
-  tier: Tier<V>,
-  key: string,
-  deadlineAt: number,
-  fetch: () => Promise<{ value: V; set: TierSetOptions }>,
-): Promise<{ value: V; fetched: boolean; hit?: TierHit<V> }> {
-  let fetched = false;
-  let hit: TierHit<V> | undefined;
-  const value = await lock.run(key, { deadlineAt }, async () => {
-    const produced = await fetch();
-    fetched = true;
-    await tier.set(key, produced.value, produced.set);
-    return produced.value;
-  }, async () => {
-    const found = await tier.get(key);
-    if (found === undefined || found.state !== 'fresh') return undefined;
-    hit = found;
-    return found.value;
-  });
-  return hit !== undefined && !fetched ? { value, fetched, hit } : { value, fetched };
 }

@@ -6,7 +6,7 @@
 //                                            fills the memory tier, so later hits cost nothing)
 //
 // One key per entry, redisKey(prefix, key) (e.g. `mdqs:v2:data:{<key>}`: versioned and hash-tagged,
-// redis.ts), one GET or one SET: the value is a 37-byte header followed by the codec's
+// redis/keys.ts), one GET or one SET: the value is a 37-byte header followed by the codec's
 // bytes. Header: version (u8 = 2), CRC-32 (u32 LE, zlib.crc32 of every byte after it), storedAt,
 // ttl, swr, sie (f64 LE each, ms). Redis expires the key at ttl + max(swr, sie) after storedAt
 // (PX), so Redis never holds an entry past its last window, and the state (fresh / stale /
@@ -24,7 +24,8 @@
 // `maxmemory-policy allkeys-lru` (README, "Running several instances").
 import { crc32 } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { redisKey, softly, type RedisHealth } from '../redis.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey } from '../redis/keys.ts';
 import { countCorrupt } from './corruption.ts';
 import { tierState, type Tier, type TierHit, type TierSetOptions } from './tier.ts';
 
@@ -41,7 +42,7 @@ export interface RedisTierOptions<V> {
   now: () => number;
   /** Hard ceiling of one GET/SET, ms. */
   timeoutMs: number;
-  /** Skip Redis at once while it is known down (see redis.ts). */
+  /** Skip Redis at once while it is known down (see redis/health.ts). */
   health?: RedisHealth;
   name?: string;
   /** Where a corrupted entry is logged (rate-limited: cache/corruption.ts). */

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/schema.ts';
 import { registerDocs } from '../http/docs.ts';
-import { redisReadiness } from '../redis.ts';
+import { redisReadiness } from '../redis/health.ts';
 import type { AppContext } from '../routes/context.ts';
 import depthRoutes from '../routes/depth.ts';
 import exFactorRoutes from '../routes/ex-factors.ts';

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/schema.ts';
 import { createFillLock, type FillLock } from '../cache/fill-lock.ts';
-import { trackRedisHealth, type RedisHealth } from '../redis.ts';
+import { trackRedisHealth, type RedisHealth } from '../redis/health.ts';
 
 export interface SharedRedis {
   client: Redis;

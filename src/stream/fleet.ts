@@ -21,7 +21,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { redisKey, softly, unsubscribeWithin, versionedName, type RedisHealth } from '../redis.ts';
+import { unsubscribeWithin } from '../redis/connection.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey, versionedName } from '../redis/keys.ts';
 import type { Channel } from './protocol.ts';
 
 /** Drops expired members of KEYS[1] (live) and their counts in KEYS[2] (subs); returns now (ms). */

@@ -9,7 +9,7 @@ import type { KeyEntry } from '../access/keys.ts';
 import { authorize } from '../access/guard.ts';
 import { RATE_LIMIT_PREFIX } from '../access/plugin.ts';
 import { createLocalLimiter, createRedisLimiter, createSharedLimiter, type Limiter } from '../access/rate-limit.ts';
-import { trackRedisHealth } from '../redis.ts';
+import { trackRedisHealth } from '../redis/health.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { AppContext } from '../routes/context.ts';
 import { DEFAULT_FLEET_LEASE_MS, StreamFleet } from './fleet.ts';

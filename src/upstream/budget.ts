@@ -13,8 +13,9 @@
 //   fleet.pauseFor(ms): Promise<void>      every process spends nothing until then (a vendor 429)
 //   fleet.state(): BudgetState             scope, max, remaining (as last seen), paused
 //
-// The fleet budget (issue 27) is the same sliding log, kept in Redis by one Lua script per
-// decision (Redis's TIME is the one clock): a LIST of send times under
+// Both count with the sliding-window log of cache/sliding-log.ts, the one the key rate limits use:
+// in process for the local budget, and for the fleet budget (issue 27) in Redis, by its one Lua
+// script per decision (Redis's TIME is the one clock): a LIST of send times under
 // `mdqs:v2:budget:{<adapter>}:log` and the pause deadline under `mdqs:v2:budget:{<adapter>}:pause`
 // (one hash tag per vendor: one Cluster slot, so the script never gets CROSSSLOT). Each send is
 // kept for windowMs plus a guard (2 % of the window, 50 to 250 ms) that covers the time between a
@@ -23,16 +24,18 @@
 // share, max ÷ processes (redis.instances × server.workers), in a local budget.
 //
 // A sliding log rather than a token bucket: a full bucket plus its refill lets 2 × max through
-// in one window, which is exactly what a vendor quota forbids. The log is a ring of the last `max`
-// send times, so each check is O(1): a request may go when the oldest of the last `max` sends is
-// at least `windowMs` old. When spent, callers fail fast (no queue): the http layer turns that
-// into UPSTREAM_UNAVAILABLE with Retry-After, and the service may serve stale instead.
+// in one window, which is exactly what a vendor quota forbids: a request may go when the oldest of
+// the last `max` sends is at least `windowMs` old. When spent, callers fail fast (no queue): the
+// http layer turns that into UPSTREAM_UNAVAILABLE with Retry-After, and the service may serve
+// stale instead.
 
 import type { Redis } from 'ioredis';
-import { redisKey, softly, type RedisHealth } from '../redis.ts';
+import { redisSlidingLog, SlidingLog, type SlidingLogMode, type SlidingLogReply } from '../cache/sliding-log.ts';
+import { softly, type RedisHealth } from '../redis/health.ts';
+import { redisKey } from '../redis/keys.ts';
 
 export interface BudgetOptions {
-  /** Requests allowed in any window (1 … 1 000 000; the ring holds one slot per request). */
+  /** Requests allowed in any window (1 … 1 000 000; the log holds one time per request in the window). */
   max: number;
   /** Window length, ms (> 0). */
   windowMs: number;
@@ -55,22 +58,16 @@ export function createBudget(options: BudgetOptions, now: () => number): Request
   }
   if (!(windowMs > 0)) throw new RangeError(`budget.windowMs must be > 0, got ${windowMs}`);
 
-  const sends = new Float64Array(max).fill(Number.NEGATIVE_INFINITY);
-  // `sends[oldest]` is the earliest of the last `max` sends; it is also the slot the next one fills.
-  let oldest = 0;
-  let pausedUntil = Number.NEGATIVE_INFINITY;
+  const log = new SlidingLog();
 
   function waitMs(t: number): number {
-    return Math.max(0, pausedUntil - t, sends[oldest] + windowMs - t);
+    const slot = log.count(t, windowMs) < max ? 0 : log.freesAt(max, t) + windowMs - t;
+    return Math.max(0, log.pausedUntil - t, slot);
   }
 
   return {
     tryTake() {
-      const t = now();
-      if (waitMs(t) > 0) return false;
-      sends[oldest] = t;
-      oldest = (oldest + 1) % max;
-      return true;
+      return log.take(now(), max, windowMs);
     },
     waitMs() {
       return waitMs(now());
@@ -79,14 +76,11 @@ export function createBudget(options: BudgetOptions, now: () => number): Request
       return Math.max(1, Math.ceil(waitMs(now()) / 1000));
     },
     pauseFor(ms) {
-      if (ms > 0) pausedUntil = Math.max(pausedUntil, now() + ms);
+      if (ms > 0) log.pausedUntil = Math.max(log.pausedUntil, now() + ms);
     },
     remaining() {
       const t = now();
-      if (t < pausedUntil) return 0;
-      let count = 0;
-      for (const sent of sends) if (t - sent < windowMs) count++;
-      return max - count;
+      return t < log.pausedUntil ? 0 : max - log.count(t, windowMs);
     },
   };
 }
@@ -132,48 +126,23 @@ export interface FleetBudgetOptions extends BudgetOptions {
   processes?: number;
 }
 
-// KEYS[1] the log, KEYS[2] the pause deadline; ARGV max, window (guard included), mode
-// ('take' | 'peek' | 'pause'), pause ms. Returns {ok 0|1, wait ms, remaining, paused 0|1}.
-const SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local mode = ARGV[3]
-if mode == 'pause' then
-  local ms = tonumber(ARGV[4])
-  local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if now + ms > current then redis.call('SET', KEYS[2], now + ms, 'PX', ms) end
-  return {0, ms, 0, 1}
-end
-local floor = now - window
-while true do
-  local head = redis.call('LINDEX', KEYS[1], 0)
-  if not head or tonumber(head) > floor then break end
-  redis.call('LPOP', KEYS[1])
-end
-local count = redis.call('LLEN', KEYS[1])
-local remaining = max - count
-if remaining < 0 then remaining = 0 end
-local paused = tonumber(redis.call('GET', KEYS[2]) or '0')
-if paused > now then return {0, paused - now, remaining, 1} end
-if mode == 'peek' then return {0, 0, remaining, 0} end
-if count < max then
-  local tail = redis.call('LINDEX', KEYS[1], -1)
-  local at = now
-  if tail and tonumber(tail) > at then at = tonumber(tail) end
-  redis.call('RPUSH', KEYS[1], at)
-  redis.call('PEXPIRE', KEYS[1], window)
-  return {1, 0, remaining - 1, 0}
-end
-local oldest = tonumber(redis.call('LINDEX', KEYS[1], count - max))
-local wait = oldest + window - now
-if wait < 1 then wait = 1 end
-return {0, wait, 0, 0}
-`;
+/** What the fleet decision says, as `take`, `state` and the pause read it. */
+interface FleetReading {
+  ok: boolean;
+  /** Refused: ms until a slot frees, or until the pause ends. */
+  wait: number;
+  remaining: number;
+  paused: boolean;
+}
 
-type Reply = [number, number, number, number];
-type WithScript = Redis & { mdqsBudget(log: string, pause: string, max: number, window: number, mode: string, pauseMs: number): Promise<Reply> };
+/** The script's reply read for the budget: a pause reports the asked wait and no room. */
+function fleetDecision(reply: SlidingLogReply, mode: SlidingLogMode, max: number, windowMs: number, pauseMs: number): FleetReading {
+  if (mode === 'pause') return { ok: false, wait: pauseMs, remaining: 0, paused: true };
+  const remaining = Math.max(0, max - reply.count);
+  if (reply.pausedUntil > reply.now) return { ok: false, wait: reply.pausedUntil - reply.now, remaining, paused: true };
+  if (mode === 'peek' || reply.allowed) return { ok: reply.allowed, wait: 0, remaining, paused: false };
+  return { ok: false, wait: Math.max(1, reply.freesAt + windowMs - reply.now), remaining: 0, paused: false };
+}
 
 /** The guard added to the fleet window: 2 % of it, 50 to 250 ms. */
 export function fleetGuardMs(windowMs: number): number {
@@ -189,24 +158,22 @@ export function createFleetBudget(options: FleetBudgetOptions): FleetBudget {
   const windowWithGuard = windowMs + fleetGuardMs(windowMs);
   const logKey = `${redisKey('mdqs:budget:', adapterId)}:log`;
   const pauseKey = `${redisKey('mdqs:budget:', adapterId)}:pause`;
-  if (redis !== undefined && typeof (redis as unknown as Partial<WithScript>).mdqsBudget !== 'function') {
-    redis.defineCommand('mdqsBudget', { numberOfKeys: 2, lua: SCRIPT });
-  }
+  const fleetLog = redis === undefined ? undefined : redisSlidingLog(redis);
   let seen: { remaining: number; at: number; pausedUntil: number } | undefined;
   let refreshing = false;
   let localPausedUntil = 0;
 
-  const run = async (mode: 'take' | 'peek' | 'pause', pauseMs = 0): Promise<Reply | undefined> => {
-    if (redis === undefined) return undefined;
-    const reply = await softly(health, timeoutMs, () => (redis as unknown as WithScript).mdqsBudget(logKey, pauseKey, max, windowWithGuard, mode, pauseMs));
+  const run = async (mode: SlidingLogMode, pauseMs = 0): Promise<FleetReading | undefined> => {
+    if (fleetLog === undefined) return undefined;
+    const reply = await softly(health, timeoutMs, () => fleetLog([logKey, pauseKey], max, windowWithGuard, mode, pauseMs));
     if (reply === undefined) {
       seen = undefined;
       return undefined;
     }
-    const [, wait, remaining, paused] = reply.map(Number);
+    const decision = fleetDecision(reply, mode, max, windowWithGuard, pauseMs);
     const at = now();
-    seen = { remaining, at, pausedUntil: paused === 1 ? at + wait : 0 };
-    return reply;
+    seen = { remaining: decision.remaining, at, pausedUntil: decision.paused ? at + decision.wait : 0 };
+    return decision;
   };
 
   const localDecision = (): BudgetDecision => {
@@ -216,10 +183,10 @@ export function createFleetBudget(options: FleetBudgetOptions): FleetBudget {
 
   return {
     async take() {
-      const reply = await run('take');
-      if (reply === undefined) return localDecision();
-      const [ok, wait, , paused] = reply.map(Number);
-      return { ok: ok === 1, waitMs: ok === 1 ? 0 : Math.max(1, wait), paused: paused === 1, scope: 'fleet' };
+      const decision = await run('take');
+      if (decision === undefined) return localDecision();
+      const { ok, wait, paused } = decision;
+      return { ok, waitMs: ok ? 0 : Math.max(1, wait), paused, scope: 'fleet' };
     },
     async pauseFor(ms) {
       if (!(ms > 0)) return;

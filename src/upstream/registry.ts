@@ -19,7 +19,8 @@ import {
 } from './http.ts';
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { commandTimeoutOf, trackRedisHealth } from '../redis.ts';
+import { commandTimeoutOf } from '../redis/connection.ts';
+import { trackRedisHealth } from '../redis/health.ts';
 
 type OptionsOf<T extends AdapterTypeName> = Static<(typeof ADAPTER_TYPES)[T]['options']>;
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
-import { redisHealth } from '../../src/redis.ts';
+import { redisHealth } from '../../src/redis/health.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { connectedClient, describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
 

@@ -5,7 +5,8 @@
 import { afterAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createFillLock, type FillLock } from '../../src/cache/fill-lock.ts';
-import { createSubscriber, trackRedisHealth } from '../../src/redis.ts';
+import { createSubscriber } from '../../src/redis/connection.ts';
+import { trackRedisHealth } from '../../src/redis/health.ts';
 import { connectedClient, describeRedis, sharedUrl, startPrivateRedis } from './support.ts';
 
 const URL_DB = sharedUrl(11);
@@ -136,34 +137,5 @@ describeRedis('fill lock', () => {
     } finally {
       await server.kill();
     }
-  });
-});
-
-describeRedis('fillThroughTier: the lock and the Redis tier together', () => {
-  it('100 concurrent cold requests over two instances: one vendor call, the others are Redis-tier hits', async () => {
-    const { createRedisTier, jsonCodec } = await import('../../src/cache/redis-tier.ts');
-    const { fillThroughTier } = await import('../../src/cache/fill-lock.ts');
-    const instances = await Promise.all([0, 1].map(async () => {
-      const { lock, redis } = await lockOn(URL_DB, { prefix: 'ft:' });
-      return { lock, tier: createRedisTier<{ price: number }>({ redis, prefix: 'ft:t:', codec: jsonCodec(), now: Date.now, timeoutMs: 2000 }) };
-    }));
-    const admin = await connectedClient(URL_DB, clients);
-    await admin.del('ft:t:AAPL.US', 'ft:lock:AAPL.US');
-    let vendorCalls = 0;
-    const fetch = async () => {
-      vendorCalls += 1;
-      await sleep(100);
-      return { value: { price: 187.5 }, set: { ttlMs: 60_000, swrMs: 0, sieMs: 0, size: 16 } };
-    };
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => {
-      const { lock, tier } = instances[i % 2];
-      return fillThroughTier(lock, tier, 'AAPL.US', Date.now() + 10_000, fetch);
-    }));
-    expect(vendorCalls).toBe(1);
-    expect(results.filter((r) => r.fetched)).toHaveLength(1);
-    expect(results.filter((r) => !r.fetched && r.hit?.state === 'fresh')).toHaveLength(99);
-    expect(new Set(results.map((r) => r.value.price))).toEqual(new Set([187.5]));
-    // A later miss on the other instance is a plain Redis-tier hit.
-    expect((await instances[1].tier.get('AAPL.US'))?.value).toEqual({ price: 187.5 });
   });
 });

@@ -15,7 +15,8 @@ import type { Config } from '../../config/schema.ts';
 import { createMetrics, upstreamSink } from '../../src/metrics.ts';
 import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { createFleetBudget, fleetGuardMs } from '../../src/upstream/budget.ts';
-import { createRedisClient, trackRedisHealth } from '../../src/redis.ts';
+import { createRedisClient } from '../../src/redis/connection.ts';
+import { trackRedisHealth } from '../../src/redis/health.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 import { connectedClient, describeRedis, startPrivateRedis, waitUntil, type PrivateRedis } from './support.ts';
 

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { stringify } from 'yaml';
 import { KeyStore, sha256Hex } from '../../src/access/keys.ts';
 import { publishKeyReload, publishKeyReloadTo, subscribeKeyReloads } from '../../src/access/revocation.ts';
-import { createSubscriber } from '../../src/redis.ts';
+import { createSubscriber } from '../../src/redis/connection.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { connectedClient, describeRedis, sharedUrl, waitUntil } from './support.ts';
 

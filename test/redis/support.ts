@@ -109,9 +109,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
 
 export { waitUntil };
 
-/** A fail-fast client (src/redis.ts) that is connected when returned. */
+/** A fail-fast client (src/redis/connection.ts) that is connected when returned. */
 export async function connectedClient(url: string, into?: Redis[], commandTimeoutMs = 2000): Promise<Redis> {
-  const { createRedisClient } = await import('../../src/redis.ts');
+  const { createRedisClient } = await import('../../src/redis/connection.ts');
   // Generous by default: a suite running 8 files on 2 cores stalls event loops for long enough
   // to flip a 250 ms timeout. The fault tests pass the production 250 ms.
   const client = createRedisClient(url, { commandTimeoutMs });

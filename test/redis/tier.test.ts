@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { crc32 } from 'node:zlib';
 import { corruptCount } from '../../src/cache/corruption.ts';
 import { createRedisTier, encodeEntry, jsonCodec, responseCodec, type StoredResponse } from '../../src/cache/redis-tier.ts';
-import { trackRedisHealth } from '../../src/redis.ts';
+import { trackRedisHealth } from '../../src/redis/health.ts';
 import { connectedClient, describeRedis, sharedUrl, startPrivateRedis } from './support.ts';
 
 const URL_DB = sharedUrl(10);

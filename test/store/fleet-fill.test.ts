@@ -13,7 +13,7 @@ import type { CandleQuery } from '../../adapters/types.ts';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { createFillLock } from '../../src/cache/fill-lock.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
-import { trackRedisHealth } from '../../src/redis.ts';
+import { trackRedisHealth } from '../../src/redis/health.ts';
 import { openHistoryStore, type HistoryStore } from '../../src/store/index.ts';
 import { dropPostgresSchema } from '../../src/store/postgres.ts';
 import { redisSeriesLock, type SeriesLock } from '../../src/store/series-lock.ts';
