@@ -14,11 +14,12 @@ import { KeyStore } from './access/keys.ts';
 import { publishKeyReload, subscribeKeyReloads } from './access/revocation.ts';
 import { BootError, buildApp } from './app.ts';
 import { runClustered, workersProblem } from './cluster.ts';
-import { attachRedisLog, createRedisClient, createSubscriber, redisConfigured } from './redis.ts';
-import { listenHost } from './cli/listen-host.ts';
-import { removePidFile, writePidFile } from './cli/pidfile.ts';
-import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './cli/heap-growing.ts';
-import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from './cli/memory-saver.ts';
+import { createRedisClient, createSubscriber, redisConfigured } from './redis/connection.ts';
+import { attachRedisLog } from './redis/health.ts';
+import { listenHost } from './process/listen-host.ts';
+import { removePidFile, writePidFile } from './process/pidfile.ts';
+import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './process/heap-growing.ts';
+import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from './process/memory-saver.ts';
 import { BLOCK_CACHE_BYTES } from './store/candle-store.ts';
 import { historySettings } from './store/settings.ts';
 
@@ -150,10 +151,10 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     if (code === 'EACCES') fail(`cannot listen on port ${config.server.port}: permission denied (ports below 1024 need privileges; use 8080)`);
     throw error;
   }
-  // Boot at V8's own growing factor, serve at npm start's (src/cli/heap-growing.ts).
+  // Boot at V8's own growing factor, serve at npm start's (src/process/heap-growing.ts).
   applyHeapGrowing(heapGrowing.percent);
   if (heapGrowing.flagGiven === true && primary) app.log.warn({}, HEAP_GROWING_IGNORED);
-  // V8's memory-saver mode while resident memory is above its line (src/cli/memory-saver.ts).
+  // V8's memory-saver mode while resident memory is above its line (src/process/memory-saver.ts).
   const headroom = config.server.memorySaverHeadroomBytes;
   if (headroom > 0 && !memorySaverFlagGiven(process.env)) {
     const bounds = config.cache.dataMaxBytes + config.cache.responseMaxBytes + (historySettings(config).enabled ? BLOCK_CACHE_BYTES : 0);

@@ -3,7 +3,7 @@
 import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
 import { KeyStore, loadKeysFile } from '../access/keys.ts';
-import { listenHost } from './listen-host.ts';
+import { listenHost } from '../process/listen-host.ts';
 import { parseArgs } from './args.ts';
 import type { Io } from './keys.ts';
 import { maskSecrets } from './mask.ts';

@@ -112,7 +112,7 @@ async function publishReload(url: string | Config['redis'], io: Io): Promise<voi
     io.err('this build cannot announce the revocation over Redis; send SIGHUP to every instance.\n');
     return;
   }
-  const { createRedisClient } = await import('../redis.ts');
+  const { createRedisClient } = await import('../redis/connection.ts');
   const redis = createRedisClient(url);
   try {
     await new Promise<void>((ready, fail) => {

@@ -1,9 +1,9 @@
-// `reload`: the keys file checked first, then SIGHUP to the server's pid (src/cli/pidfile.ts).
+// `reload`: the keys file checked first, then SIGHUP to the server's pid (src/process/pidfile.ts).
 import { ConfigError, loadConfig } from '../../config/load.ts';
 import { loadKeysFile } from '../access/keys.ts';
 import { parseArgs } from './args.ts';
 import { keysFileFor, type Io } from './keys.ts';
-import { readPid } from './pidfile.ts';
+import { readPid } from '../process/pidfile.ts';
 
 export const RELOAD_USAGE = 'reload [--pid-file <path>] [--keys-file <path>]';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heapGrowingPercent } from '../../src/cli/heap-growing.ts';
+import { heapGrowingPercent } from '../../src/process/heap-growing.ts';
 
 describe('MDQS_HEAP_GROWING_PERCENT', () => {
   it('unset or empty leaves V8 its own factor', () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from '../../src/cli/memory-saver.ts';
+import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from '../../src/process/memory-saver.ts';
 
 const MIB = 1048576;
 
