@@ -76,8 +76,3 @@ export const FinancialsQuery = Type.Object({
   latest: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true: only the newest period per symbol' })),
   as_of: Type.Optional(DateParam('YYYY-MM-DD: per period, the newest version announced on or before this date; records without an announcement date are left out')),
 });
-
-/** Numeric fields of a statement as a set, for validators. */
-export const FIELD_SETS: Readonly<Record<Statement, ReadonlySet<string>>> = Object.freeze(
-  Object.fromEntries(STATEMENTS.map((s) => [s, new Set<string>(STATEMENT_FIELDS[s])])) as unknown as Record<Statement, ReadonlySet<string>>,
-);
