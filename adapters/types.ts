@@ -7,8 +7,8 @@ import type {
 } from '../src/domain.ts';
 import type { Statement, StatementRecord } from '../src/financials/types.ts';
 
-// The resources, as their descriptors name them (src/data/resources/index.ts).
-import type { Resource } from '../src/data/resources/index.ts';
+// The resources by name (a leaf: the descriptors in src/data/resources/ are checked against it).
+import type { Resource } from '../src/resources.ts';
 export type { Resource };
 
 /** Declared once, as data, with explicit `false` (ccxt's `has`). The service checks before calling. */

@@ -14,8 +14,7 @@ import {
   buildCnStatementRequest, buildFinancialsRequest, deriveCnMetrics, EASTMONEY_REPORTS, financialsSeries, parseCnShares, parseCnStatement,
   type CnStatement, type DatacenterRequest,
 } from './financials.ts';
-import type { Statement, StatementRecord } from '../../src/financials/types.ts';
-import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
+import { FINANCIALS_RESOURCES, type Statement, type StatementRecord } from '../../src/financials/types.ts';
 import {
   DEFAULT_UNITS, parseDepth, parseInstrument, parseKlines, parseTrends, parseUlistQuotes, parseUsMarkets,
   trendsPrevClose, type EastmoneyUnits,

@@ -18,9 +18,8 @@
 import type { SymbolRef } from '../../src/domain.ts';
 import { compareRecords } from '../../src/financials/select.ts';
 import {
-  PERIOD_MONTHS, STATEMENT_FIELDS, STATEMENT_ROUTES, type PeriodMonths, type Statement, type StatementRecord,
+  FINANCIALS_RESOURCES, PERIOD_MONTHS, STATEMENT_FIELDS, STATEMENT_ROUTES, type PeriodMonths, type Statement, type StatementRecord,
 } from '../../src/financials/types.ts';
-import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
 import { parseSymbol } from '../../src/markets/symbols.ts';
 import { reject, settleBatch, type PayloadReader, type RowCheck } from '../common/validate.ts';
 import type { BySymbol, UpstreamRequest } from '../types.ts';

@@ -18,7 +18,7 @@ import {
 } from './requests.ts';
 
 import { buildFinancialsRequest, parseFinancials } from './financials.ts';
-import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
+import { FINANCIALS_RESOURCES } from '../../src/financials/types.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free

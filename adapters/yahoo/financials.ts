@@ -78,8 +78,7 @@
 // Metrics: derived by src/financials/derive.ts (deriveMetricsSeries: one documented formula per
 // field, present only when every input is), from the four statements fetched in one go.
 import { AppError } from '../../src/errors.ts';
-import type { PeriodMonths, SharesRecord, Statement, StatementRecord } from '../../src/financials/types.ts';
-import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
+import { FINANCIALS_RESOURCES, type PeriodMonths, type SharesRecord, type Statement, type StatementRecord } from '../../src/financials/types.ts';
 import type { JsonRecord, PayloadReader } from '../common/validate.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { ADAPTER_ID } from './errors.ts';

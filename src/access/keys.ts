@@ -8,9 +8,9 @@ import { Type, type Static } from 'typebox';
 import { ConfigError, readYamlWithSources, schemaProblems, sourceOf, type Sources } from '../../config/load.ts';
 import type { Region } from '../domain.ts';
 
-// The plan features derive from the resource descriptors (each names the features of its routes).
-export { FEATURES, type Feature } from '../data/resources/index.ts';
-import { FEATURES, type Feature } from '../data/resources/index.ts';
+// The plan features, one list with the resource names (the descriptors are checked against it).
+export { FEATURES, type Feature } from '../resources.ts';
+import { FEATURES, type Feature } from '../resources.ts';
 
 /** Plan defaults for the optional fields. */
 export const PLAN_DEFAULTS = { maxSubscriptions: 200, maxConnections: 10, maxBars: 500_000 } as const;

@@ -17,6 +17,15 @@ export const STATEMENT_ROUTES: Readonly<Record<Statement, string>> = Object.free
   income: 'income', balance_sheet: 'balance-sheet', cash_flow: 'cash-flow', metrics: 'metrics', shares: 'shares',
 });
 
+/** The resource name of each statement (metrics labels, /v1/meta, capabilities). */
+export const FINANCIALS_RESOURCES = {
+  income: 'financialsIncome',
+  balance_sheet: 'financialsBalanceSheet',
+  cash_flow: 'financialsCashFlow',
+  metrics: 'financialsMetrics',
+  shares: 'financialsShares',
+} as const satisfies Record<Statement, string>;
+
 /** The numeric fields of each record, in the client's order (all optional and nullable there). */
 export const STATEMENT_FIELDS = {
   income: [

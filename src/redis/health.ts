@@ -19,7 +19,7 @@
 // so a fixed Redis is used again without a restart.
 import type { Cluster, Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
-import type { ReadinessCheck } from '../routes/ops.ts';
+import type { ReadinessCheck } from '../health.ts';
 import { describeTopology, topologyOfClient, type RedisTopology } from './connection.ts';
 
 const logs = new WeakMap<Redis, RedisLog>();

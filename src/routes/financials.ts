@@ -10,11 +10,10 @@
 // know or has no statements for are left out of `data` and named in X-Missing-Symbols; a symbol
 // whose vendor failed is named in X-Failed-Symbols and the answer is not cached.
 import type { FastifyInstance } from 'fastify';
-import { FINANCIALS_RESOURCES } from '../data/resources/financials.ts';
 import { AppError } from '../errors.ts';
 import { FINANCIALS_SCHEMAS, FinancialsQuery, financialsResponse } from '../financials/schemas.ts';
 import { selectRecords, type FinancialsSelection } from '../financials/select.ts';
-import { STATEMENT_ROUTES, STATEMENTS, type Statement } from '../financials/types.ts';
+import { FINANCIALS_RESOURCES, STATEMENT_ROUTES, STATEMENTS, type Statement } from '../financials/types.ts';
 import { access, listedSymbols, requireAccess, symbolList } from './common.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';

@@ -2,26 +2,17 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.ts';
-import { RESOURCES } from '../data/resources/index.ts';
+import { RESOURCES } from '../resources.ts';
 import type { Metrics } from '../metrics.ts';
 import { registerMetrics } from '../http/metrics-exposure.ts';
 import type { Region } from '../domain.ts';
+import type { ReadinessCheck } from '../health.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
 import { budgetOf } from '../upstream/registry.ts';
 
-const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+export type { ReadinessCheck };
 
-/**
- * One part of /readyz. The readiness policy (issue 23): `ready: false` only for what is wrong with
- * this instance and not with its peers (its own SQLite store unreadable or unwritable); a fault
- * every instance shares (a vendor, Redis, a shared PostgreSQL store) is `ready: true` with
- * `degraded` set: reported in the body, never a reason for the load balancer to pull everyone.
- */
-export interface ReadinessCheck {
-  /** Merged into the /readyz body. */
-  name: string;
-  run(): Promise<{ ready: boolean; detail: unknown; degraded?: { problem: string; since?: number } }>;
-}
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 /** A shared fault the instance degrades around, listed in /readyz's `degraded`. */
 interface Degraded {

@@ -24,7 +24,7 @@ import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
 import { CandleStore, type FetchRange, type StoreHealth } from './candle-store.ts';
-import type { ReadinessCheck } from '../routes/ops.ts';
+import type { ReadinessCheck } from '../health.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
 export { DEFAULT_MAX_BARS_PER_CALL } from './candle-store.ts';

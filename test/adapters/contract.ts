@@ -18,9 +18,8 @@ import type { Candles, Depth, ExFactor, Instrument, PoolId, Quote, SymbolRef } f
 import { POOL_IDS } from '../../src/domain.ts';
 import { localDate, localMidnight, minuteBarLabelFor } from '../../src/markets/calendar.ts';
 import { RESOURCES } from '../../src/data/resources/index.ts';
-import { FINANCIALS_RESOURCES } from '../../src/data/resources/financials.ts';
 import { compareRecords } from '../../src/financials/select.ts';
-import { PERIOD_MONTHS, STATEMENT_FIELDS, type Statement, type StatementRecord } from '../../src/financials/types.ts';
+import { FINANCIALS_RESOURCES, PERIOD_MONTHS, STATEMENT_FIELDS, type Statement, type StatementRecord } from '../../src/financials/types.ts';
 
 export interface ContractSymbols {
   /** Symbols the batch resources (quotes, depth, instruments, ex-factors) can answer. */

@@ -15,7 +15,7 @@ import type { CacheWindows } from '../../cache/ttl-policy.ts';
 import type { SymbolRef } from '../../domain.ts';
 import { RECORD_SCHEMAS } from '../../financials/schemas.ts';
 import { mergeVersions } from '../../financials/select.ts';
-import type { Statement, StatementRecord } from '../../financials/types.ts';
+import { FINANCIALS_RESOURCES, type Statement, type StatementRecord } from '../../financials/types.ts';
 import { DAY_MS } from '../../markets/time.ts';
 import { call, type ResourceDescriptor } from './descriptor.ts';
 import { bySymbolSpec, referenceTtl } from './shared.ts';
@@ -27,15 +27,6 @@ export const FINANCIALS_DEFAULTS: CacheWindows = { ttlMs: DAY_MS, swrMs: HOUR, s
 function financialsFromConfig(c: Config['cache']): CacheWindows {
   return { ttlMs: c.ttl.financialsMs, swrMs: c.staleWhileRevalidate.referenceMs, sieMs: c.staleIfError.referenceMs };
 }
-
-/** The resource name of each statement (metrics labels, /v1/meta, capabilities). */
-export const FINANCIALS_RESOURCES = {
-  income: 'financialsIncome',
-  balance_sheet: 'financialsBalanceSheet',
-  cash_flow: 'financialsCashFlow',
-  metrics: 'financialsMetrics',
-  shares: 'financialsShares',
-} as const satisfies Record<Statement, string>;
 
 type NameOf<S extends Statement> = (typeof FINANCIALS_RESOURCES)[S];
 

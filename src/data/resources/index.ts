@@ -1,12 +1,15 @@
 // Every resource the service serves, as one list of descriptors (descriptor.ts), and what derives
-// from it: the Resource union, the plan features, the resource list, the cache policy (its type,
-// defaults, the config mapping and the TTL lines) and the loader specs.
+// from it: the cache policy (its type, defaults, the config mapping and the TTL lines) and the
+// loader specs. The resource names and plan features are plain constants in the leaf
+// src/resources.ts, which every layer may import; the checks below keep the descriptors and that
+// list equal at compile time.
 //
 // Adding a resource: a descriptor file here and its entry below, its domain type and schema, the
 // adapter method (optional on the Adapter interface) in the adapters that serve it, and its route
 // (README, "Adding a resource").
 import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
+import { FEATURES, RESOURCES, type Feature, type Resource } from '../../resources.ts';
 import type { HistoryStore } from '../../store/index.ts';
 import { candles } from './candles.ts';
 import { depth } from './depth.ts';
@@ -26,12 +29,16 @@ export const RESOURCE_DESCRIPTORS = [
 type Descriptor = (typeof RESOURCE_DESCRIPTORS)[number];
 type ByName<N extends Resource> = Extract<Descriptor, { name: N }>;
 
-export type Resource = Descriptor['name'];
-export const RESOURCES: readonly Resource[] = RESOURCE_DESCRIPTORS.map((d) => d.name);
+// The descriptors name exactly src/resources.ts's RESOURCES, in its order, and grant exactly its
+// FEATURES (less `batch`, which no descriptor grants): adding, renaming or dropping a resource or a
+// feature on one side only fails the type check here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Expect<T extends true> = T;
+type NamesOf<T extends readonly { name: string }[]> = { [K in keyof T]: T[K]['name'] };
+export type DescriptorsNameResources = Expect<Same<NamesOf<typeof RESOURCE_DESCRIPTORS>, typeof RESOURCES>>;
+export type DescriptorsGrantFeatures = Expect<Same<Descriptor['features'][number] | 'batch', Feature>>;
 
-/** `batch`: the /batch routes of any resource; every other feature is a resource's own. */
-export type Feature = Descriptor['features'][number] | 'batch';
-export const FEATURES: readonly Feature[] = [...new Set<Feature>([...RESOURCE_DESCRIPTORS.flatMap((d) => d.features), 'batch'])];
+export { FEATURES, RESOURCES, type Feature, type Resource };
 
 /** Each resource's cache windows under its name, and the windows of unknown symbols. */
 export type CachePolicy = { [N in Resource]: ByName<N>['policy']['defaults'] } & { negative: CacheWindows };

@@ -9,7 +9,7 @@ import { referenceTtl } from './shared.ts';
 
 const ttl = referenceTtl('pools');
 
-export const pools: ResourceDescriptor<'pools', { id: PoolId; region: Region }, PoolDetailValue, CacheWindows> = {
+export const pools: ResourceDescriptor<'pools', { id: PoolId; region: Region }, PoolDetailValue, CacheWindows, never> = {
   name: 'pools',
   features: [],
   method: 'listPool',
