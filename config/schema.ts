@@ -160,6 +160,8 @@ export const ConfigSchema = Type.Object({
     sqlitePath: Type.Optional(Type.String({ minLength: 1 })),
     /** PostgreSQL URL for `backend: postgres`; from DATABASE_URL (a password has no place in a file). */
     databaseUrl: Type.Optional(Type.String()),
+    /** PostgreSQL schema holding the store's tables (several deployments on one database). Default mdqs_history. */
+    postgresSchema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
     /** Days of bars kept per base period; 0 keeps forever. Defaults 1m: 60, 1d: 0. */
     retentionDays: Type.Optional(Type.Object({
       '1m': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),

@@ -16,6 +16,7 @@ import { BootError, buildApp } from './app.ts';
 import { runClustered, workersProblem } from './cluster.ts';
 import { createRedisClient, createSubscriber, redisConfigured } from './redis/connection.ts';
 import { attachRedisLog } from './redis/health.ts';
+import { serviceClock, type ServiceClock } from './process/clock.ts';
 import { listenHost } from './process/listen-host.ts';
 import { removePidFile, writePidFile } from './process/pidfile.ts';
 import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './process/heap-growing.ts';
@@ -60,7 +61,13 @@ function watchNpmParent(log: Logger, stop: () => void): void {
 
 async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolean, heapGrowing: { percent?: number; flagGiven?: boolean }): Promise<void> {
   const { config } = loaded;
-  const now = () => Date.now();
+  let clock: ServiceClock;
+  try {
+    clock = serviceClock(process.env.MDQS_CLOCK_START);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const now = clock.now;
   const metrics = createMetrics({ processMetrics: true });
   // Dropped vendor rows: counted always, logged once the app (and its logger) exists.
   let log: { warn(fields: object, message: string): void } | undefined;
@@ -76,6 +83,9 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   });
   log = app.log;
   if (redis) attachRedisLog(redis, app.log);
+  if (clock.startedAt !== undefined) {
+    app.log.warn({ clock_start: new Date(clock.startedAt).toISOString() }, 'MDQS_CLOCK_START: the service clock is not the real time (for tests and demonstrations only)');
+  }
 
   app.log.info({ config_file: loaded.file, keys_file: config.keys.file, keys: keys.size, routing: config.routing.markets }, 'configuration loaded');
   const simulated = Object.entries(config.routing.markets).filter(([, chain]) => chain[0] === 'sim').map(([market]) => market);

@@ -1,5 +1,5 @@
-// The one data loader (DESIGN.md 5): a resource is described as data (resources.ts) and every
-// request for it goes the same way:
+// The one data loader: a resource is described as data (resources/) and every request for it
+// goes the same way:
 //
 //   tiers in order (memory, then Redis when configured)  → fresh: served
 //                                                         → stale (SWR): served, refreshed in the background
@@ -8,21 +8,28 @@
 //   single-flight and batching (here, once)              → concurrent requests for one key share one
 //                                                           fetch; misses are grouped into the adapter's
 //                                                           native batch calls (maxBatch)
-//   router → resilience → one adapter call
+//   the store tier (history: candles, ex-factors,        → what it holds that needs no vendor call is
+//   instruments), for each adapter of the chain in order   served, whatever the vendors' state
+//   router → resilience → one adapter call               → for what the tiers cannot answer; a store
+//                                                           pass's vendor requests are run here, each
+//                                                           one logical call of the adapter
+//   the vendor chain failed                              → an expired entry, else what the store holds
+//                                                           (stale), else the failure
 //
 // The result is a value: found items, unknown keys (answers: cached negatively), failed keys
 // (the upstream failed and nothing stale could answer: never cached) and a DataStatus. A 4xx
 // from the upstream is the client's answer and is thrown as is. No client abort signal reaches a
 // shared fetch: the deadline (from the moment the data is first needed) bounds it instead.
-import type { Adapter, BySymbol, Resource } from '../../adapters/types.ts';
+import type { Adapter, BySymbol, CallContext, Resource } from '../../adapters/types.ts';
 import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
 import type { FillLock } from '../cache/fill-lock.ts';
 import type { MemoryTier } from '../cache/memory-tier.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
-import type { AdapterRouter, Need, VendorCall } from '../upstream/router.ts';
-import { emptyStatus, recordHit, recordMiss, recordStale, type DataStatus } from './status.ts';
+import { asUpstreamError, type AdapterRouter, type Need } from '../upstream/router.ts';
+import { createSingleFlight, type SingleFlight } from './single-flight.ts';
+import { emptyStatus, noteForming, recordHit, recordMiss, recordStale, type DataStatus, type FormingState } from './status.ts';
 
 /** What every tier stores for one key. `value` undefined: the vendor does not know it. */
 export interface DataEntry {
@@ -42,11 +49,10 @@ export interface ResourceSpec<Q, T> {
   /** True: one adapter call takes up to maxBatch queries; false: one call per query. */
   batch: boolean;
   /**
-   * `queries` from `adapter`, keyed by key(q); absent keys are unknown. Each vendor request goes
-   * through `vendor` (one logical call under the adapter's resilience layer); what the resource
-   * can answer without the vendor (stored history) goes around it.
+   * One call of `adapter` for `queries`, keyed by key(q); absent keys are unknown. The router runs
+   * it under the adapter's resilience layer (one logical vendor call).
    */
-  fetch(adapter: Adapter, queries: Q[], vendor: VendorCall): Promise<Map<string, T>>;
+  fetch(adapter: Adapter, queries: Q[], ctx: CallContext): Promise<Map<string, T>>;
   /** The TTL policy: windows for a value (undefined: unknown) fetched at `now`. */
   windows(value: T | undefined, query: Q, now: number): TierWindows;
   /** Bytes of a value for the byte-bounded tiers. */
@@ -57,6 +63,35 @@ export interface ResourceSpec<Q, T> {
    * keep a restated period's earlier version beside the new one. Without it a fetch replaces.
    */
   merge?(previous: T, fresh: T): T;
+  /** The history store as a tier between the shared tiers and the router. */
+  store?: StoreTier<Q, T>;
+}
+
+/** A vendor request of a store pass: one query of the resource; `neededAt` starts its deadline. */
+export interface PassRequest<Q> {
+  query: Q;
+  neededAt?: number;
+}
+
+/**
+ * The history store, as the loader sees it for one resource. It never calls a vendor: what it
+ * cannot answer alone, the loader asks the router for (a pass yields those requests).
+ */
+export interface StoreTier<Q, T> {
+  /** The store keeps this adapter's data (not turned off for it). */
+  keeps(adapterId: string): boolean;
+  /** What it answers for `queries` from `adapterId`'s data with no vendor call, by key(q). */
+  read(adapterId: string, queries: Q[]): Promise<Map<string, T>>;
+  /** A sans-I/O pass for one query (candles): yields the vendor requests it needs. Absent: one fetch, then `keep`. */
+  pass?(adapterId: string, query: Q): AsyncGenerator<PassRequest<Q>, T | undefined, T | undefined>;
+  /** Keeps what `adapterId` just sent for `queries`. */
+  keep?(adapterId: string, found: ReadonlyMap<string, T>, queries: Q[]): Promise<void>;
+  /** After the vendor chain failed: what the store holds for `query` (any age), from the first of `adapterIds` that has it. */
+  salvage(adapterIds: string[], query: Q): Promise<{ value: T; adapter: string; ageMs: number } | undefined>;
+  /** A window that wants today's forming bar, answered after a vendor failure: whether `value` has it (stale) or not (absent). */
+  forming?(query: Q, value: T): FormingState | undefined;
+  /** The symbol `query` is for (the forming-bar headers name it). */
+  symbol(query: Q): string;
 }
 
 export interface LoadResult<T> {
@@ -87,11 +122,17 @@ export interface LoaderOptions {
   lockWaitMs?: number;
 }
 
+/** A fetched entry and, when a tier below the shared ones answered it (the store), which and how. */
+interface Loaded {
+  entry: DataEntry;
+  from?: { tier: string; ageMs: number };
+}
+
 interface Queued<Q> {
   key: string;
   query: Q;
   neededAt: number;
-  resolve(entry: DataEntry): void;
+  resolve(loaded: Loaded): void;
   reject(error: unknown): void;
 }
 
@@ -102,7 +143,7 @@ interface Found {
 
 export class Loader {
   readonly #o: LoaderOptions;
-  readonly #inFlight = new Map<string, Promise<DataEntry>>();
+  readonly #flight: SingleFlight;
   /** Keys won under the fill lock, waiting for the next turn to be fetched in native batches. */
   readonly #queued = new Map<string, { spec: ResourceSpec<unknown, unknown>; region: Region; items: Queued<unknown>[] }>();
 
@@ -110,6 +151,7 @@ export class Loader {
 
   constructor(options: LoaderOptions) {
     this.#o = options;
+    this.#flight = createSingleFlight();
     this.#memoryOnly = options.tiers.length === 1 && typeof (options.tiers[0] as Partial<MemoryTier<DataEntry>>).peek === 'function';
   }
 
@@ -190,30 +232,57 @@ export class Loader {
     }
     if (toFetch.length > 0) {
       const pending = this.#fetchMany(spec, toFetch, neededAt);
-      const settled = await Promise.allSettled(toFetch.map((item) => pending.get(item.key) as Promise<DataEntry>));
-      settled.forEach((outcome, index) => {
+      const settled = await Promise.allSettled(toFetch.map((item) => pending.get(item.key) as Promise<Loaded>));
+      for (let index = 0; index < toFetch.length; index++) {
+        const outcome = settled[index];
         const item = toFetch[index];
         if (outcome.status === 'fulfilled') {
-          recordMiss(status, outcome.value.freshUntil, outcome.value.adapter, this.#o.isSimulated(outcome.value.adapter));
-          take(item.id, outcome.value);
-          return;
+          const { entry, from } = outcome.value;
+          const simulated = this.#o.isSimulated(entry.adapter);
+          if (from === undefined) recordMiss(status, entry.freshUntil, entry.adapter, simulated);
+          else recordHit(status, from.tier, from.ageMs, entry.freshUntil, entry.adapter, simulated);
+          take(item.id, entry);
+          continue;
         }
         const error = outcome.reason;
         if (isAppError(error) && error.status < 500) throw error;
+        const store = spec.store;
         if (item.fallback !== undefined) {
           const entry = item.fallback.hit.value;
           recordStale(status, item.fallback.tier, item.fallback.hit.age, entry.adapter, this.#o.isSimulated(entry.adapter));
           take(item.id, entry);
-          return;
+          const forming = entry.value === undefined ? undefined : store?.forming?.(item.query, entry.value as T);
+          if (forming !== undefined) noteForming(status, store!.symbol(item.query), forming);
+          continue;
+        }
+        const saved = store === undefined ? undefined : await this.#salvage(spec, store, item.query);
+        if (saved !== undefined) {
+          // Stored history answers an outage: stale, never written to a tier as fresh.
+          recordStale(status, 'store', saved.ageMs, saved.adapter, this.#o.isSimulated(saved.adapter));
+          take(item.id, { value: saved.value, adapter: saved.adapter, freshUntil: 0 });
+          const forming = store!.forming?.(item.query, saved.value);
+          if (forming !== undefined) noteForming(status, store!.symbol(item.query), forming);
+          continue;
         }
         // The vendor was asked (and failed): never a HIT.
         status.miss = true;
         failed.set(item.id, error);
-      });
+      }
     }
     // Keep request order for unknown keys (the route lists them in X-Missing-Symbols).
     const unknownSet = new Set(unknown);
     return { items, unknown: order.filter((id) => unknownSet.has(id)), failed, status };
+  }
+
+  /**
+   * What the tiers hold for `query` now, in any state up to the end of its stale-if-error window,
+   * with no fetch (the freshest value the gateway has, e.g. the last quote during an outage).
+   */
+  async peek<Q, T>(spec: ResourceSpec<Q, T>, query: Q): Promise<{ value: T; adapter: string; ageMs: number } | undefined> {
+    const found = await this.#lookup(this.cacheKey(spec, query));
+    const entry = found?.hit.value;
+    if (entry === undefined || entry.value === undefined) return undefined;
+    return { value: entry.value as T, adapter: entry.adapter, ageMs: found!.hit.age };
   }
 
   /** One key's value, or throws its upstream error (single-key resources: candles, intraday, pools). */
@@ -229,13 +298,13 @@ export class Loader {
    * Start (or join) fetches for `wanted`: keys already in flight are joined; the rest are grouped
    * per market into chunks of the chain's smallest maxBatch, one adapter call each.
    */
-  #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, neededAt: number): Map<string, Promise<DataEntry>> {
-    const out = new Map<string, Promise<DataEntry>>();
+  #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, neededAt: number): Map<string, Promise<Loaded>> {
+    const out = new Map<string, Promise<Loaded>>();
     const missing = new Map<Region, Array<{ key: string; query: Q }>>();
     let joined = 0;
     for (const item of wanted) {
       if (out.has(item.key)) continue;
-      const shared = this.#inFlight.get(item.key);
+      const shared = this.#flight.join<Loaded>(item.key);
       if (shared !== undefined) {
         out.set(item.key, shared);
         joined += 1;
@@ -245,7 +314,7 @@ export class Loader {
       const group = missing.get(region);
       if (group) group.push(item);
       else missing.set(region, [item]);
-      out.set(item.key, undefined as unknown as Promise<DataEntry>);
+      out.set(item.key, undefined as unknown as Promise<Loaded>);
     }
     if (joined > 0) this.#o.onJoin?.(spec.resource, joined);
 
@@ -254,9 +323,8 @@ export class Loader {
       const waitUntil = neededAt + (this.#o.lockWaitMs ?? 5_000);
       for (const [region, group] of missing) {
         for (const item of group) {
-          const entry = lock.run(item.key, { deadlineAt: waitUntil }, () => this.#enqueue(spec, region, item, neededAt), () => this.#readShared(item.key));
-          this.#track(item.key, entry);
-          out.set(item.key, entry);
+          const loaded = lock.run(item.key, { deadlineAt: waitUntil }, () => this.#enqueue(spec, region, item, neededAt), () => this.#readShared(item.key));
+          out.set(item.key, this.#flight.track(item.key, loaded));
         }
       }
       return out;
@@ -267,26 +335,16 @@ export class Loader {
         const chunk = group.slice(i, i + size);
         const loaded = this.#fetchChunk(spec, region, chunk, neededAt);
         for (const item of chunk) {
-          const entry = loaded.then((entries) => settled(entries, item.key));
-          this.#track(item.key, entry);
-          out.set(item.key, entry);
+          out.set(item.key, this.#flight.track(item.key, loaded.then((entries) => settled(entries, item.key))));
         }
       }
     }
     return out;
   }
 
-  #track(key: string, entry: Promise<DataEntry>): void {
-    const settle = () => {
-      if (this.#inFlight.get(key) === entry) this.#inFlight.delete(key);
-    };
-    entry.then(settle, settle);
-    this.#inFlight.set(key, entry);
-  }
-
   /** A key this instance won the fill lock for: fetched with the others of this turn, batched. */
-  #enqueue<Q, T>(spec: ResourceSpec<Q, T>, region: Region, item: { key: string; query: Q }, neededAt: number): Promise<DataEntry> {
-    return new Promise<DataEntry>((resolve, reject) => {
+  #enqueue<Q, T>(spec: ResourceSpec<Q, T>, region: Region, item: { key: string; query: Q }, neededAt: number): Promise<Loaded> {
+    return new Promise<Loaded>((resolve, reject) => {
       const id = `${spec.resource}|${region}`;
       let queue = this.#queued.get(id);
       if (queue === undefined) {
@@ -325,13 +383,13 @@ export class Loader {
   }
 
   /** What another instance filled: a fresh entry in a shared tier, copied into the memory tier. */
-  async #readShared(key: string): Promise<DataEntry | undefined> {
+  async #readShared(key: string): Promise<Loaded | undefined> {
     const [first, ...shared] = this.#o.tiers;
     for (const tier of shared) {
       const hit = await tier.get(key);
       if (hit === undefined || hit.state !== 'fresh') continue;
       void first?.set(key, hit.value, { ...hit.windows, size: estimateBytes(hit.value.value) + 64, storedAt: hit.storedAt });
-      return hit.value;
+      return { entry: hit.value };
     }
     return undefined;
   }
@@ -357,15 +415,109 @@ export class Loader {
     return Number.isFinite(size) ? Math.max(1, size) : 1;
   }
 
-  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, DataEntry | AppError>> {
+  /**
+   * One chunk (a native batch, or one query) through the store tier and the router. Without a
+   * store: the router tries the chain. With one: the store's answers for every adapter of the
+   * chain first (no vendor call), then, for what is left, each adapter in chain order: a store pass
+   * whose vendor requests are run here, or one fetch that the store then keeps.
+   */
+  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, Loaded | AppError>> {
+    const entries = new Map<string, Loaded | AppError>();
+    const store = spec.store;
+    const need = spec.need?.(chunk[0].query);
+    if (store === undefined) {
+      const queries = chunk.map((item) => item.query);
+      const { value, adapter } = await this.#o.router.run(spec.resource, region, (a, ctx) => spec.fetch(a, queries, ctx), { need, neededAt });
+      this.#o.onFetched?.(adapter.id, region);
+      await this.#settle(spec, chunk, value, adapter, entries);
+      return entries;
+    }
+    const chain = this.#o.router.chain(spec.resource, region, need);
+    if (chain.length === 0) throw this.#o.router.unserved(spec.resource, region);
+    let left = chunk;
+    for (const adapter of chain) {
+      if (left.length === 0) return entries;
+      if (!store.keeps(adapter.id)) continue;
+      const stored = await store.read(adapter.id, left.map((item) => item.query));
+      if (stored.size === 0) continue;
+      const answered = left.filter((item) => stored.has(spec.key(item.query)));
+      await this.#settle(spec, answered, stored, adapter, entries, { tier: 'store', ageMs: 0 });
+      left = left.filter((item) => !stored.has(spec.key(item.query)));
+    }
+    if (left.length === 0) return entries;
+    let lastError: unknown;
+    let at: number | undefined = neededAt;
+    for (const adapter of chain) {
+      try {
+        const found = await this.#fromVendor(spec, store, adapter, left, at);
+        this.#o.onFetched?.(adapter.id, region);
+        await this.#settle(spec, left, found, adapter, entries);
+        return entries;
+      } catch (error) {
+        if (isAppError(error) && error.status < 500) throw error;
+        lastError = error;
+        at = undefined;
+      }
+    }
+    throw asUpstreamError(lastError);
+  }
+
+  /** `chunk` from `adapter`: a store pass per query (its vendor requests run here), or one fetch the store keeps. */
+  async #fromVendor<Q, T>(spec: ResourceSpec<Q, T>, store: StoreTier<Q, T>, adapter: Adapter, chunk: Array<{ key: string; query: Q }>, neededAt: number | undefined): Promise<Map<string, T>> {
+    const kept = store.keeps(adapter.id);
     const queries = chunk.map((item) => item.query);
-    const { value: found, adapter } = await this.#o.router.serve(
-      spec.resource, region, (a, vendor) => spec.fetch(a, queries, vendor), { need: spec.need?.(queries[0]), neededAt },
-    );
-    this.#o.onFetched?.(adapter.id, region);
+    if (kept && store.pass !== undefined) {
+      const found = new Map<string, T>();
+      for (const query of queries) {
+        const value = await this.#drive(spec, adapter, store.pass(adapter.id, query), neededAt);
+        neededAt = undefined;
+        if (value !== undefined) found.set(spec.key(query), value);
+      }
+      return found;
+    }
+    const found = await this.#o.router.call(adapter, spec.resource, (ctx) => spec.fetch(adapter, queries, ctx), neededAt);
+    if (kept) await store.keep?.(adapter.id, found, queries);
+    return found;
+  }
+
+  /**
+   * Runs a store pass: each request it yields is one logical vendor call of `adapter` (the first
+   * one's deadline from `neededAt` unless the pass gives its own, after a lock wait); a failure is
+   * thrown into the pass, which releases what it holds and ends.
+   */
+  async #drive<Q, T>(spec: ResourceSpec<Q, T>, adapter: Adapter, pass: AsyncGenerator<PassRequest<Q>, T | undefined, T | undefined>, neededAt: number | undefined): Promise<T | undefined> {
+    let step = await pass.next();
+    while (!step.done) {
+      const request = step.value;
+      const from = request.neededAt ?? neededAt;
+      neededAt = undefined;
+      let answer: T | undefined;
+      try {
+        const found = await this.#o.router.call(adapter, spec.resource, (ctx) => spec.fetch(adapter, [request.query], ctx), from);
+        answer = found.get(spec.key(request.query));
+      } catch (error) {
+        step = await pass.throw(error);
+        continue;
+      }
+      step = await pass.next(answer);
+    }
+    return step.value;
+  }
+
+  /** The store's answer after every adapter of the chain failed. */
+  async #salvage<Q, T>(spec: ResourceSpec<Q, T>, store: StoreTier<Q, T>, query: Q): Promise<{ value: T; adapter: string; ageMs: number } | undefined> {
+    const chain = this.#o.router.chain(spec.resource, spec.region(query), spec.need?.(query));
+    const kept = chain.map((adapter) => adapter.id).filter((id) => store.keeps(id));
+    return kept.length === 0 ? undefined : store.salvage(kept, query);
+  }
+
+  /** Entries of `chunk` from what `adapter` (or the store, `from`) answered, written to the tiers. */
+  async #settle<Q, T>(
+    spec: ResourceSpec<Q, T>, chunk: Array<{ key: string; query: Q }>, found: Map<string, T>, adapter: Adapter,
+    entries: Map<string, Loaded | AppError>, from?: Loaded['from'],
+  ): Promise<void> {
     const previous = spec.merge === undefined ? undefined : await this.#held(chunk.map((item) => item.key));
     const now = this.#o.now();
-    const entries = new Map<string, DataEntry | AppError>();
     const rejected = (found as BySymbol<T>).rejected;
     const writes: Promise<void>[] = [];
     for (const item of chunk) {
@@ -382,7 +534,7 @@ export class Loader {
       }
       const windows = spec.windows(value, item.query, now);
       const entry: DataEntry = { value, adapter: adapter.id, freshUntil: now + windows.ttlMs };
-      entries.set(item.key, entry);
+      entries.set(item.key, from === undefined ? { entry } : { entry, from });
       // Written before the in-flight entry settles (and, shared, before the fill lock releases
       // its waiters), so there is no gap where a key is neither.
       if (windows.ttlMs > 0) {
@@ -391,15 +543,14 @@ export class Loader {
       }
     }
     await Promise.all(writes);
-    return entries;
   }
 }
 
 /** One key's entry from a chunk, or its failure. */
-function settled(entries: Map<string, DataEntry | AppError>, key: string): DataEntry {
-  const entry = entries.get(key);
-  if (entry instanceof AppError) throw entry;
-  return entry as DataEntry;
+function settled(entries: Map<string, Loaded | AppError>, key: string): Loaded {
+  const loaded = entries.get(key);
+  if (loaded instanceof AppError) throw loaded;
+  return loaded as Loaded;
 }
 
 /** Every key failed upstream: the most telling of their errors answers (DESIGN.md 4.1). */
@@ -409,5 +560,5 @@ export function totalFailure(failed: Map<string, unknown>): AppError {
     chosen = error;
     if (isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE') break;
   }
-  return isAppError(chosen) ? chosen : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: chosen });
+  return asUpstreamError(chosen);
 }

@@ -1,8 +1,14 @@
 // What happened while loading data, carried as a value from the loader up to the responder
-// (DESIGN.md 5: nothing travels through hidden context). The responder reads it to say
-// X-Cache / X-Cache-Tier / Age / X-Upstream / X-Simulated and to decide whether to store.
+// (nothing travels through hidden context). The responder reads it to say X-Cache /
+// X-Cache-Tier / Age / X-Upstream / X-Simulated / X-Forming-Bar* and to decide whether to store.
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
+
+/**
+ * A candle window that wants today's forming bar, answered while the vendors failed: with the last
+ * forming bar the gateway had (`stale`) or without one (`absent`).
+ */
+export type FormingState = 'stale' | 'absent';
 
 export interface DataStatus {
   /** Some data came from a vendor during this request. */
@@ -19,6 +25,10 @@ export interface DataStatus {
   adapters: string[];
   /** Some data used comes from a simulated adapter. */
   simulated: boolean;
+  /** Symbols whose forming bar is the last one known (vendors failing), request order; absent when none. */
+  formingStale?: string[];
+  /** Symbols answered without their forming bar (vendors failing, none known), request order; absent when none. */
+  formingAbsent?: string[];
 }
 
 export function emptyStatus(): DataStatus {
@@ -38,7 +48,19 @@ export function mergeStatus(into: DataStatus, from: DataStatus): DataStatus {
   if (from.freshUntil < into.freshUntil) into.freshUntil = from.freshUntil;
   for (const tier of from.tiers) addUnique(into.tiers, tier);
   for (const adapter of from.adapters) addUnique(into.adapters, adapter);
+  for (const symbol of from.formingStale ?? []) noteForming(into, symbol, 'stale');
+  for (const symbol of from.formingAbsent ?? []) noteForming(into, symbol, 'absent');
   return into;
+}
+
+/** `symbol`'s forming bar was answered `state` (a later `stale` replaces `absent`: a quote supplied it). */
+export function noteForming(status: DataStatus, symbol: string, state: FormingState): void {
+  if (state === 'stale') {
+    const absent = status.formingAbsent?.filter((s) => s !== symbol);
+    if (absent !== undefined && absent.length > 0) status.formingAbsent = absent;
+    else delete status.formingAbsent;
+    addUnique(status.formingStale ??= [], symbol);
+  } else if (status.formingStale?.includes(symbol) !== true) addUnique(status.formingAbsent ??= [], symbol);
 }
 
 export function combineStatus(...statuses: DataStatus[]): DataStatus {

@@ -145,6 +145,9 @@ const SUCCESS_HEADERS: Json = {
   'X-Simulated': header('"true" when any of the data comes from the simulated adapter: not real market data', { type: 'string', enum: ['true'] }),
   'X-Missing-Symbols': header('Batch routes: unknown symbols left out of data, comma-separated'),
   'X-Failed-Symbols': header('Batch routes: symbols whose upstream failed, left out of data (such a response is never cached)'),
+  'X-Forming-Bar': header('Single-symbol candle routes, while every vendor of the chain fails in session: the window is answered from stored closed bars with the forming bar the gateway last had (stale) or without it (absent); such an answer says X-Cache: STALE and is never cached', { type: 'string', enum: ['stale', 'absent'] }),
+  'X-Forming-Bar-Stale': header('Batch candle routes: symbols answered from stored closed bars with the last known forming bar (vendors failing), comma-separated'),
+  'X-Forming-Bar-Absent': header('Batch candle routes: symbols answered from stored closed bars without their forming bar (vendors failing, none known), comma-separated'),
   ETag: header('Entity tag of the body; send it back in If-None-Match to get a 304'),
   Age: header('Seconds since the oldest data in the body was fetched from the vendor', { type: 'integer' }),
 };

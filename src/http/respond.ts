@@ -56,11 +56,22 @@ export interface OutcomeHeaders {
   link?: string;
   /** X-Truncated-Symbols. */
   truncated?: string;
+  /** Single-symbol candle routes: X-Forming-Bar (`stale` or `absent`). */
+  forming?: string;
+  /** Batch candle routes: X-Forming-Bar-Stale and X-Forming-Bar-Absent (symbols, request order). */
+  formingStale?: string;
+  formingAbsent?: string;
 }
 
-export function outcomeHeaders(produced: Produced): OutcomeHeaders {
+export function outcomeHeaders(produced: Produced, table?: TableKind): OutcomeHeaders {
   const status = produced.status;
+  const stale = status.formingStale ?? [];
+  const absent = status.formingAbsent ?? [];
+  const forming = table === 'candles'
+    ? (stale.length > 0 ? { forming: 'stale' } : absent.length > 0 ? { forming: 'absent' } : {})
+    : { ...(stale.length > 0 ? { formingStale: stale.join(',') } : {}), ...(absent.length > 0 ? { formingAbsent: absent.join(',') } : {}) };
   return {
+    ...forming,
     upstream: status.adapters.join(','),
     simulated: status.simulated,
     missing: missingHeader(produced.missing),
@@ -79,6 +90,9 @@ export function applyOutcomeHeaders(reply: FastifyReply, headers: OutcomeHeaders
   if (headers.nextEndTime !== undefined) reply.header('x-next-end-time', headers.nextEndTime);
   if (headers.link !== undefined) reply.header('link', headers.link);
   if (headers.truncated !== undefined) reply.header('x-truncated-symbols', headers.truncated);
+  if (headers.forming !== undefined) reply.header('x-forming-bar', headers.forming);
+  if (headers.formingStale !== undefined) reply.header('x-forming-bar-stale', headers.formingStale);
+  if (headers.formingAbsent !== undefined) reply.header('x-forming-bar-absent', headers.formingAbsent);
 }
 
 /** The format a request gets: negotiated on table routes (a 400 for an unknown `format`), else JSON. */
@@ -109,7 +123,7 @@ export const directResponder: Responder = {
     const format = formatFor(request, spec);
     const produced = await produce(format);
     const body = await encodeBody(produced, format, spec.table);
-    const headers = outcomeHeaders(produced);
+    const headers = outcomeHeaders(produced, spec.table);
     applyOutcomeHeaders(reply, headers);
     if (headers.tier !== undefined) reply.header('x-cache-tier', headers.tier);
     if (spec.table !== undefined) reply.header('vary', varyOf(spec));

@@ -118,7 +118,7 @@ async function build(produced: Produced, spec: ResponseSpec, format: Format, now
     // Built on the first request that accepts it (most API clients never ask): see withGzip.
     gzip: undefined,
     etag,
-    headers: outcomeHeaders(produced),
+    headers: outcomeHeaders(produced, spec.table),
     dataAgeMs: produced.status.maxAgeMs,
     storedAt: now,
     ttlMs: 0,

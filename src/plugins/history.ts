@@ -1,5 +1,5 @@
-// The candle history store (src/store/), when `history.enabled`: a tier in front of the vendors
-// (the candles descriptor reads it before any vendor call). Opened at boot (a store that cannot be
+// The history store (src/store/), when `history.enabled`: a tier of the loader in front of the
+// router (candles, ex-factors, instruments; the descriptors give the loader its store tier). Opened at boot (a store that cannot be
 // opened refuses the boot), closed with the app; its health is part of /readyz. A shared
 // PostgreSQL store locks each series fleet-wide while filling a gap (store/series-lock.ts).
 import type { FastifyInstance } from 'fastify';
@@ -31,7 +31,7 @@ export const historyPlugin = fp(async (app: FastifyInstance, options: { config: 
     try {
       store = await openHistoryStore({
         seriesLock, lockWaitMs: options.config.upstream.deadlineMs,
-        backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, now: options.now,
+        backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, postgresSchema: settings.postgresSchema, now: options.now,
         revision: settings.revision, retentionDays: settings.retentionDays, registry: app.metrics.registry,
         log: { warn: (fields, message) => app.log.warn(fields, message), error: (fields, message) => app.log.error(fields, message) },
       });

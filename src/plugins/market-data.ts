@@ -29,7 +29,7 @@ export const marketDataPlugin = fp(async (app: FastifyInstance, options: { confi
     setImmediate(() => warmCalendar(now()));
     done();
   });
-  const resources = createResources(policyFromConfig(config.cache), { history: app.history.store, historyOffFor: app.history.offFor });
+  const resources = createResources(policyFromConfig(config.cache), { now, history: app.history.store, historyOffFor: app.history.offFor });
   const simWarnedAt = new Map<Region, number>();
   const loader = new Loader({
     router,

@@ -4,16 +4,17 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { CandleQuery } from '../../adapters/types.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
-import { lowerBound, sliceCandles } from '../candles/window.ts';
+import { concatCandles, lowerBound, sliceCandles } from '../candles/window.ts';
 import type { Loader, LoadResult, ResourceSpec } from '../data/loader.ts';
 import { totalFailure } from '../data/loader.ts';
 import { bucketCount, type Resources } from '../data/resources/index.ts';
-import { combineStatus, emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
+import { combineStatus, emptyStatus, mergeStatus, noteForming, type DataStatus } from '../data/status.ts';
 import type {
   AdjustType, Candles, Depth, ExFactor, Instrument, MinutePeriod, Period, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
+import { windowFor } from '../store/plan.ts';
 import { DAY_MS } from '../markets/time.ts';
 import { aggregationFor, baseFetchFor, type BaseFetch } from './candle-plan.ts';
 import { createCandleBuilder, type CandleBuilder } from './candle-build.ts';
@@ -153,7 +154,20 @@ export class MarketDataService {
   async #raw(query: CandleQuery): Promise<{ value: Candles | undefined; status: DataStatus }> {
     const bucketed = query.start === undefined && query.end === undefined && query.count !== undefined;
     const fetchQuery: CandleQuery = bucketed ? { ...query, count: bucketCount(query.count as number) } : query;
-    const { value, status } = await this.#loader.loadOne(this.#resources.candles, fetchQuery);
+    const loaded = await this.#loader.loadOne(this.#resources.candles, fetchQuery);
+    let value = loaded.value;
+    const status = loaded.status;
+    if (value !== undefined && query.period === '1d' && status.formingAbsent?.includes(query.symbol.symbol) === true) {
+      // Answered from stored bars while the vendors fail, with no forming bar in any tier: the
+      // last quote the gateway holds is today's bar so far.
+      const quote = await this.#loader.peek(this.#resources.quotes, query.symbol);
+      const forming = quote === undefined ? undefined : dailyBarFromQuote(value, quote.value, this.now());
+      if (forming !== undefined) {
+        value = concatCandles(value, forming);
+        noteForming(status, query.symbol.symbol, 'stale');
+        status.maxAgeMs = Math.max(status.maxAgeMs, quote!.ageMs);
+      }
+    }
     return { value: value !== undefined && bucketed ? newestCount(value, query.count as number) : value, status };
   }
 
@@ -285,6 +299,24 @@ export class MarketDataService {
     });
     return { events, status: combineStatus(loaded.status, daily.status) };
   }
+}
+
+/**
+ * Today's daily bar so far from the last quote, when the quote is of today's session (its
+ * timestamp at or after the forming bar's label) and `closed` ends before it; else undefined.
+ * The quote's volume and amount are the session's totals, like a daily bar's.
+ */
+export function dailyBarFromQuote(closed: Candles, quote: Quote, now: number): Candles | undefined {
+  const label = windowFor(quote.region, '1d', {}, now).open;
+  if (label === undefined || quote.timestamp < label || (closed.timestamp.at(-1) ?? -Infinity) >= label) return undefined;
+  const prices = [quote.open, quote.high, quote.low, quote.last_price];
+  if (!prices.every((p) => Number.isFinite(p) && p > 0)) return undefined;
+  const bar: Candles = {
+    timestamp: [label], open: [quote.open], high: [quote.high], low: [quote.low], close: [quote.last_price],
+    volume: [quote.volume], amount: [quote.amount],
+  };
+  if (closed.prev_close !== undefined) bar.prev_close = [quote.prev_close];
+  return bar;
 }
 
 function newestCount(candles: Candles, count: number): Candles {

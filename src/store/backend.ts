@@ -52,6 +52,16 @@ export interface FillInput {
   covers: Segment[];
 }
 
+/** Reference data kept beside the bars (schema.ts `reference`). */
+export type ReferenceKind = 'exFactors' | 'instruments';
+
+/** One stored reference document: `data` is the adapter's normalised value as JSON. */
+export interface ReferenceRow {
+  symbol: string;
+  fetchedAt: number;
+  data: string;
+}
+
 /** Test seam: runs inside a fill transaction after the bars are written, before coverage and commit. */
 export type FillHook = () => void | Promise<void>;
 
@@ -71,6 +81,10 @@ export interface Backend {
   window?(key: SeriesKey, lo: number, hi: number): Promise<StoredWindow | undefined>;
   /** One transaction: upsert the bars, overlay the coverage. */
   fill(input: FillInput): Promise<void>;
+  /** The stored reference rows of `adapter` for `symbols` (absent symbols: no row). */
+  referenceGet(kind: ReferenceKind, adapter: string, symbols: readonly string[]): Promise<ReferenceRow[]>;
+  /** One transaction: each row replaces the symbol's stored one. */
+  referencePut(kind: ReferenceKind, adapter: string, rows: readonly ReferenceRow[]): Promise<void>;
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */
   drop(filter: DropFilter): Promise<number>;
   /** Retention: bars (and coverage) of `period` labelled before `before`. */

@@ -1,18 +1,21 @@
-// The candle store (one meaning of "store"; a cache "tier" is src/cache/tier.ts): answers a raw candle query from stored closed bars and asks the vendor only
-// for what is missing (plan.ts), stores what comes back (one transaction per fill), and fetches
-// the still-forming bar fresh every time without storing it. A store failure at run time sends
+// The candle store (one meaning of "store"; a cache "tier" is src/cache/tier.ts): answers a raw
+// candle query from stored closed bars and asks the vendor only for what is missing (plan.ts),
+// stores what comes back (one transaction per fill), and takes the still-forming bar fresh every
+// time without storing it. It does no vendor I/O itself: a pass (`pass`) yields the vendor
+// requests it needs and the loader runs them under the adapter's resilience layer (sans-I/O), so
+// the store is a tier in front of the router, never inside it. A store failure at run time sends
 // the query to the vendor whole and shows in health() until the store works again.
 import type { CandleQuery } from '../../adapters/types.ts';
 import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
-import type { Backend, DropFilter, HistoryStats, SeriesKey } from './backend.ts';
+import type { Backend, DropFilter, HistoryStats, ReferenceKind, SeriesKey } from './backend.ts';
 import { BlockCache } from './block-cache.ts';
 import { readBlocks } from './blocks.ts';
 import { floorMs } from './labels.ts';
 import type { HistoryMetrics } from './metrics.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor, type RevisionPolicy } from './plan.ts';
-import { runMeasured, type SeriesLock, type SeriesLockMetrics } from './series-lock.ts';
+import { holdMeasured, type SeriesLock, type SeriesLockMetrics } from './series-lock.ts';
 import { validateCandles } from './validate.ts';
 
 /**
@@ -20,6 +23,52 @@ import { validateCandles } from './validate.ts';
  * that waited for a series lock first (no lock wait counts against a vendor call's deadline).
  */
 export type FetchRange = (q: CandleQuery, options?: { neededAt?: number }) => Promise<Candles | undefined>;
+
+/**
+ * One logical vendor call a pass needs. `neededAt`: when its deadline starts, given when the pass
+ * waited for a series lock first (no lock wait counts against a vendor call's deadline).
+ */
+export interface VendorRequest {
+  query: CandleQuery;
+  neededAt?: number;
+}
+
+/** A store pass: yields vendor requests, takes each answer back (undefined: unknown symbol), returns the window. */
+export type StorePass = AsyncGenerator<VendorRequest, Candles | undefined, Candles | undefined>;
+
+/**
+ * Runs a pass with `fetchRange` doing its vendor requests; a failed request is thrown into the pass
+ * (which releases its locks) and then out of here. The loader has its own driver (the router's calls).
+ */
+export async function runPass(pass: StorePass, fetchRange: FetchRange): Promise<Candles | undefined> {
+  let step = await pass.next();
+  while (!step.done) {
+    let answer: Candles | undefined;
+    try {
+      answer = await fetchRange(step.value.query, step.value.neededAt === undefined ? undefined : { neededAt: step.value.neededAt });
+    } catch (error) {
+      step = await pass.throw(error);
+      continue;
+    }
+    step = await pass.next(answer);
+  }
+  return step.value;
+}
+
+/** What the closed part of a pass left for #finish. */
+type Part =
+  | { kind: 'direct'; since?: number }
+  | {
+    kind: 'window';
+    closed: Candles;
+    /** The forming bar, when it came with the call that filled the newest closed gap. */
+    open?: Candles;
+    /** The forming bar's own request, when it is still wanted. */
+    openWanted?: CandleQuery & { start: number };
+    fetched: Interval[];
+    calls: number;
+    since?: number;
+  };
 
 /** Most bars one vendor call is asked for when the caller does not say. */
 export const DEFAULT_MAX_BARS_PER_CALL = 5000;
@@ -160,68 +209,187 @@ export class CandleStore {
     }
   }
 
-  /** Serialises work on one series inside this process, so concurrent requests fetch a gap once. */
-  async #locked<T>(key: string, work: () => Promise<T>): Promise<T> {
+  /** Waits for this process's earlier passes over `key` (one pass at a time per series); returns the release. */
+  async #lockLocal(key: string): Promise<() => void> {
     const before = this.#locks.get(key) ?? Promise.resolve();
-    const run = before.then(work, work);
-    const tail = run.catch(() => undefined);
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = before.then(() => mine);
     this.#locks.set(key, tail);
-    try {
-      return await run;
-    } finally {
+    await before;
+    return () => {
+      release();
       if (this.#locks.get(key) === tail) this.#locks.delete(key);
+    };
+  }
+
+  /**
+   * A window the store holds whole, answered without any vendor call (no lock, no write); undefined
+   * when a vendor call is needed (a gap, an expired provisional range, the forming bar, a series
+   * never stored) or the store is failing. The loader asks this of every adapter of the chain
+   * before it asks any vendor.
+   */
+  async stored(adapterId: string, query: CandleQuery): Promise<Candles | undefined> {
+    if (this.#o.now() < this.#downUntil) return undefined;
+    const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
+    try {
+      return await this.#stored(key, `${adapterId}|${key.symbol}|${key.period}`, query);
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#failed(error, key);
+      return undefined;
     }
   }
 
   /**
-   * A window of one series: in this process one pass at a time per series (#locked). With a fleet
-   * lock (a shared store), a pass first serves what needs no vendor call of a closed range; at the
-   * first gap it takes the series' fleet-wide lock and serves again under it, reading the coverage
-   * afresh, so a gap another instance filled meanwhile is not fetched twice. Waits for either lock
-   * happen before any vendor call, whose deadline then starts when the wait ended.
+   * A pass over one series, without I/O of its own to the vendor (sans-I/O): it yields each vendor
+   * request it needs (one logical call each) and takes the answer back (`undefined`: the vendor does
+   * not know the symbol), stores what is closed and returns the window (`undefined`: unknown
+   * symbol). The caller (the loader) runs the requests under the adapter's resilience layer and
+   * throws a vendor failure into the pass, which then ends, releasing its locks.
+   *
+   * In this process one pass at a time per series. With a fleet lock (a shared store), a pass first
+   * serves what needs no vendor call of a closed range; at the first gap it takes the series'
+   * fleet-wide lock and serves again under it, reading the coverage afresh, so a gap another
+   * instance filled meanwhile is not fetched twice. Waits for either lock happen before any vendor
+   * call, whose deadline then starts when the wait ended. The forming bar is asked for after the
+   * locks are released.
    */
-  async candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): Promise<Candles | undefined> {
-    if (this.#o.now() < this.#downUntil) return this.#direct(query, fetchRange);
+  async *pass(adapterId: string, query: CandleQuery, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): StorePass {
+    if (this.#o.now() < this.#downUntil) return yield* this.#direct(query);
     const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
     const series = `${adapterId}|${key.symbol}|${key.period}`;
     const max = Math.max(1, Math.floor(maxBarsPerCall));
     const arrived = performance.now();
-    let full = false;
     try {
-      // A window the store holds whole is answered from one read, without the locks (#stored).
-      const stored = await this.#stored(key, series, query);
-      if (stored !== undefined) return stored;
-      // The full pass may write the series: its cached blocks go once it is done (finally below).
-      full = true;
-      return await this.#locked(series, async () => {
+      const release = await this.#lockLocal(series);
+      let part: Part;
+      try {
         const gate = this.#o.seriesLock;
         // Waited behind another pass of this process: the vendor deadline starts now.
         const since = performance.now() - arrived >= 1 ? this.#o.now() : undefined;
-        if (gate === undefined) return this.#serve(key, query, fetchRange, max, { since });
-        const gapFree = () => this.#serve(key, query, fetchRange, max, { gapFree: true, since });
-        try {
-          return await gapFree();
-        } catch (error) {
-          if (!(error instanceof NeedLock)) throw error;
+        if (gate === undefined) part = yield* this.#serve(key, query, max, { since });
+        else {
+          const gapFree = () => this.#gapFree(key, query, max, since);
+          const first = await gapFree();
+          if (first !== undefined) part = first;
+          else {
+            const waitMs = Math.max(0, (this.#o.lockWaitMs ?? 5000) - (performance.now() - arrived));
+            const held = await holdMeasured(gate, this.#lockMetrics, series, waitMs, gapFree);
+            if (!held.held) part = held.value;
+            else {
+              try {
+                part = yield* this.#serve(key, query, max, { since: this.#o.now() });
+              } finally {
+                held.release();
+              }
+            }
+          }
         }
-        const waitMs = Math.max(0, (this.#o.lockWaitMs ?? 5000) - (performance.now() - arrived));
-        return runMeasured(gate, this.#lockMetrics, series, waitMs,
-          () => this.#serve(key, query, fetchRange, max, { since: this.#o.now() }),
-          () => gapFree().catch((error: unknown) => {
-            if (error instanceof NeedLock) return undefined;
-            throw error;
-          }));
-      });
+      } finally {
+        release();
+        // The pass may have written the series: its cached blocks go.
+        this.#blocks.forget(series);
+      }
+      return yield* this.#finish(key, query, part);
     } catch (error) {
       if (error instanceof UnknownSymbol) return undefined;
       if (!(error instanceof StoreFailure)) throw error;
-      this.#error = error.message;
-      this.#downUntil = this.#o.now() + RETRY_STORE_MS;
-      this.#o.metrics.error();
-      this.#o.log?.warn({ err: error.cause, adapter: adapterId, symbol: key.symbol, period: key.period }, 'history store failed; serving from the vendor');
-      return this.#direct(query, fetchRange);
-    } finally {
-      if (full) this.#blocks.forget(series);
+      this.#failed(error, key);
+      return yield* this.#direct(query);
+    }
+  }
+
+  /** `pass` driven by `fetchRange` after `stored` (operator commands, tests, benchmarks). */
+  async candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): Promise<Candles | undefined> {
+    return (await this.stored(adapterId, query)) ?? runPass(this.pass(adapterId, query, maxBarsPerCall), fetchRange);
+  }
+
+  /**
+   * The vendor chain failed: the closed bars of `query` the store holds, if every label of the
+   * window's closed part was fetched once (coverage in any state, a provisional range past its
+   * recheck included), newest `count` of them. undefined when part of it was never fetched (the
+   * answer would have a silent hole) or the store is failing. The forming bar is not stored.
+   */
+  async salvage(adapterId: string, query: CandleQuery): Promise<Candles | undefined> {
+    if (this.#o.now() < this.#downUntil) return undefined;
+    const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
+    const { backend } = this.#o;
+    const region = query.symbol.region;
+    const now = this.#o.now();
+    const w = windowFor(region, query.period, query, now);
+    const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
+    try {
+      const segments = await this.#db(() => backend.coverage(key));
+      if (segments.length === 0) return undefined;
+      if (w.upper < w.lo || (need !== undefined && need <= 0)) return emptyCandles(true);
+      if (need === undefined || need === Infinity) {
+        if (!coveredWhole(segments, w.lo, w.upper)) return undefined;
+        return await this.#db(() => backend.read(key, w.lo, w.upper));
+      }
+      // Newest `need`: the covered run that reaches the window's end, back as far as it goes.
+      const run = coveredRunEndingAt(segments, w.upper);
+      const range = countRange(region, query.period, w.lo, w.upper, need) as Interval;
+      if (run === undefined || run.lo > range.lo) return undefined;
+      const out = await this.#db(() => backend.read(key, Math.max(w.lo, run.lo), w.upper, need));
+      this.#o.metrics.bars(query.period, 'store', out.timestamp.length);
+      return out;
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#failed(error, key);
+      return undefined;
+    }
+  }
+
+  /** A store failure at run time: reported in health(), and the store bypassed for RETRY_STORE_MS. */
+  #failed(error: StoreFailure, key: object): void {
+    this.#error = error.message;
+    this.#downUntil = this.#o.now() + RETRY_STORE_MS;
+    this.#o.metrics.error();
+    this.#o.log?.warn({ err: error.cause, ...key }, 'history store failed; serving from the vendor');
+  }
+
+  /**
+   * The stored reference documents (ex-factors, instruments) of `adapterId` for `symbols`, parsed;
+   * empty while the store is failing (the vendor answers then).
+   */
+  async reference(kind: ReferenceKind, adapterId: string, symbols: readonly string[]): Promise<Map<string, { value: unknown; fetchedAt: number }>> {
+    const out = new Map<string, { value: unknown; fetchedAt: number }>();
+    if (this.#o.now() < this.#downUntil || symbols.length === 0) return out;
+    try {
+      const rows = await this.#db(() => this.#o.backend.referenceGet(kind, adapterId, symbols));
+      for (const row of rows) out.set(row.symbol, { value: JSON.parse(row.data), fetchedAt: row.fetchedAt });
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#failed(error, { adapter: adapterId, resource: kind });
+    }
+    return out;
+  }
+
+  /** Keeps what the vendor just sent (each symbol's document replaced); a failing store only logs. */
+  async keepReference(kind: ReferenceKind, adapterId: string, entries: ReadonlyArray<{ symbol: string; value: unknown }>): Promise<void> {
+    if (this.#o.now() < this.#downUntil || entries.length === 0) return;
+    const fetchedAt = this.#o.now();
+    try {
+      await this.#db(() => this.#o.backend.referencePut(kind, adapterId, entries.map((e) => ({ symbol: e.symbol, fetchedAt, data: JSON.stringify(e.value) }))));
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#failed(error, { adapter: adapterId, resource: kind });
+    }
+  }
+
+  /** #serve without any vendor call of a closed range: its part, or undefined at the first gap. */
+  async #gapFree(key: SeriesKey, query: CandleQuery, max: number, since: number | undefined): Promise<Part | undefined> {
+    const pass = this.#serve(key, query, max, { gapFree: true, since });
+    try {
+      const step = await pass.next();
+      if (!step.done) throw new Error('history store: a gap-free pass asked the vendor');
+      return step.value;
+    } catch (error) {
+      if (error instanceof NeedLock) return undefined;
+      throw error;
     }
   }
 
@@ -261,15 +429,37 @@ export class CandleStore {
     return read.bars;
   }
 
-  async #direct(query: CandleQuery, fetchRange: FetchRange, since?: number): Promise<Candles | undefined> {
-    const raw = await fetchRange(query, since === undefined ? undefined : { neededAt: since });
+  async *#direct(query: CandleQuery, since?: number): AsyncGenerator<VendorRequest, Candles | undefined, Candles | undefined> {
+    const raw = yield { query, neededAt: since };
     if (raw === undefined) return undefined;
     const { candles } = validateCandles(raw);
     this.#o.metrics.bars(query.period, 'upstream', candles.timestamp.length);
     return candles;
   }
 
-  async #serve(key: SeriesKey, query: CandleQuery, fetchRange: FetchRange, max: number, mode: ServeMode = {}): Promise<Candles | undefined> {
+  /** The forming bar (asked for after the locks), joined to the closed part and cut to `count`. */
+  async *#finish(key: SeriesKey, query: CandleQuery, part: Part): AsyncGenerator<VendorRequest, Candles | undefined, Candles | undefined> {
+    if (part.kind === 'direct') return yield* this.#direct(query, part.since);
+    const { metrics } = this.#o;
+    let open = part.open;
+    if (part.openWanted !== undefined) {
+      metrics.fill(key.adapter, query.period);
+      const raw = yield { query: part.openWanted, neededAt: part.calls === 0 ? part.since : undefined };
+      if (raw === undefined) throw new UnknownSymbol();
+      metrics.bars(query.period, 'upstream', raw.timestamp.length);
+      open = windowCandles(validateCandles(raw).candles, { start: part.openWanted.start, end: query.end });
+      const n = open.timestamp.length;
+      if (n > 0) part.fetched.push({ lo: open.timestamp[0], hi: open.timestamp[n - 1] });
+    }
+    let result = open === undefined ? part.closed : concatCandles(part.closed, open);
+    if (query.count !== undefined) result = windowCandles(result, { count: query.count });
+    metrics.bars(query.period, 'store', result.timestamp.length - barsWithin(result.timestamp, part.fetched));
+    return result;
+  }
+
+  /** The closed part of a window: stored bars, with vendor requests yielded for what is missing. */
+  async *#serve(key: SeriesKey, query: CandleQuery, max: number, mode: ServeMode = {}): AsyncGenerator<VendorRequest, Part, Candles | undefined> {
+    const self = this;
     const { backend, metrics } = this.#o;
     const region = query.symbol.region;
     const period = query.period;
@@ -286,17 +476,17 @@ export class CandleStore {
     const initial = await this.#db(() => backend.coverage(key));
     let calls = 0;
 
-    /** A vendor call; `closed`: it fills a closed range (false: only the forming bar). */
-    const call = async (q: CandleQuery, closed = true): Promise<Candles> => {
-      if (closed && mode.gapFree === true) throw new NeedLock();
+    /** A vendor call filling a closed range (never made by a gap-free pass). */
+    async function* call(q: CandleQuery): AsyncGenerator<VendorRequest, Candles, Candles | undefined> {
+      if (mode.gapFree === true) throw new NeedLock();
       const first = calls === 0;
       calls += 1;
       metrics.fill(key.adapter, period);
-      const raw = await fetchRange(q, first && mode.since !== undefined ? { neededAt: mode.since } : undefined);
+      const raw = yield { query: q, neededAt: first ? mode.since : undefined };
       if (raw === undefined) throw new UnknownSymbol();
       metrics.bars(period, 'upstream', raw.timestamp.length);
       return raw;
-    };
+    }
 
     const store = async (raw: Candles, cover: Interval, expired: readonly Segment[]) => {
       const { candles, dropped } = validateCandles(raw);
@@ -310,7 +500,7 @@ export class CandleStore {
 
     // The still-forming bar counts towards `count` and is never stored. It comes with the vendor
     // call that fills the newest closed gap (one request, split here: the closed part stored, the
-    // rest returned), or, when the closed part is all stored, with a call of its own at the end.
+    // rest returned), or, when the closed part is all stored, with a call of its own (#finish).
     let open: Candles | undefined;
     let openPending = w.open !== undefined;
     const takeOpen = (raw: Candles) => {
@@ -322,35 +512,35 @@ export class CandleStore {
     const reachesOpen = (hi: number) => openPending && hi >= w.upper && w.upper === w.closedEnd;
 
     /** Makes [lo, hi] covered: missing pieces fetched as range calls. */
-    const ensure = async (lo: number, hi: number) => {
-      const segments = calls === 0 ? initial : await this.#db(() => backend.coverage(key));
+    async function* ensure(lo: number, hi: number): AsyncGenerator<VendorRequest, void, Candles | undefined> {
+      const segments = calls === 0 ? initial : await self.#db(() => backend.coverage(key));
       const plan = planFetches(region, period, activeAt(segments, now), lo, hi, max);
       const expired = expiredAt(segments, now);
       for (const f of plan.fetches) {
         const withOpen = reachesOpen(f.cover.hi);
-        const raw = await call({ symbol: query.symbol, period, start: f.lo, end: withOpen ? query.end : f.hi });
+        const raw = yield* call({ symbol: query.symbol, period, start: f.lo, end: withOpen ? query.end : f.hi });
         await store(raw, f.cover, expired);
         if (withOpen) takeOpen(raw);
       }
       // Label-free gaps (weekends, lunch, holidays) join the coverage once the series is known.
       if (plan.free.length > 0 && (initial.length > 0 || calls > 0)) {
-        await this.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }));
+        await self.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }));
       }
-    };
+    }
 
     // `count` is met from closed bars alone (the forming bar, when there is one, makes one bar
-    // more than needed, trimmed below): the closed part is planned before the forming bar is known.
+    // more than needed, trimmed in #finish): the closed part is planned before the forming bar is known.
     const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
 
     if (w.upper >= w.lo && (need === undefined || need > 0)) {
       if (need === undefined) {
-        await ensure(w.lo, w.upper);
+        yield* ensure(w.lo, w.upper);
       } else {
         let got = 0;
         let cursor = w.upper;
         if (need !== Infinity) {
           const range = countRange(region, period, w.lo, w.upper, need) as Interval;
-          await ensure(range.lo, range.hi);
+          yield* ensure(range.lo, range.hi);
           got = await this.#db(() => backend.countBars(key, range.lo, range.hi));
           cursor = range.lo - 1;
         }
@@ -367,7 +557,7 @@ export class CandleStore {
           }
           const ask = need === Infinity ? max : Math.min(max, need - got);
           const withOpen = reachesOpen(step.hi);
-          const raw = await call({
+          const raw = yield* call({
             symbol: query.symbol, period, start: step.lo > floorMs(region) ? step.lo : undefined,
             end: withOpen ? query.end : step.hi, count: withOpen ? ask + 1 : ask,
           });
@@ -381,13 +571,10 @@ export class CandleStore {
         }
       }
     }
-    if (openPending) {
-      takeOpen(await call({ symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end }, false));
-    }
 
     // A series the store has never seen and no call was needed: only the vendor knows whether the
     // symbol exists, so ask it once (not stored: nothing closed was asked for).
-    if (calls === 0 && initial.length === 0) return this.#direct(query, fetchRange, mode.since);
+    if (calls === 0 && initial.length === 0 && !openPending) return { kind: 'direct', since: mode.since };
 
     let closed: Candles;
     if (w.upper < w.lo || need === 0 || (need !== undefined && need < 0)) closed = emptyCandles(true);
@@ -398,10 +585,8 @@ export class CandleStore {
       closed = (initial.length === 0 ? fromFilled(filled, w.lo, w.upper, newest) : undefined)
         ?? await this.#db(() => backend.read(key, w.lo, w.upper, newest));
     }
-    let result = open === undefined ? closed : concatCandles(closed, open);
-    if (query.count !== undefined) result = windowCandles(result, { count: query.count });
-    metrics.bars(period, 'store', result.timestamp.length - barsWithin(result.timestamp, fetched));
-    return result;
+    const openWanted = openPending ? { symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end } : undefined;
+    return { kind: 'window', closed, open, openWanted, fetched, calls, since: mode.since };
   }
 
   async stats(): Promise<HistoryStats> {
@@ -425,6 +610,17 @@ export class CandleStore {
     if (deleted > 0) this.#blocks.clear();
     return deleted;
   }
+}
+
+/** The union of touching `segments` (ascending, disjoint) that contains `at`, or undefined. */
+function coveredRunEndingAt(segments: readonly Interval[], at: number): Interval | undefined {
+  let run: Interval | undefined;
+  for (const s of segments) {
+    if (run !== undefined && s.lo <= run.hi + 1) run = { lo: run.lo, hi: Math.max(run.hi, s.hi) };
+    else run = { lo: s.lo, hi: s.hi };
+    if (run.hi >= at) return run.lo <= at ? run : undefined;
+  }
+  return undefined;
 }
 
 /** No part of [lo, hi] lies outside `segments` (ascending, disjoint; touching ones may differ in state). */

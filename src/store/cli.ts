@@ -51,7 +51,7 @@ function date(value: string | undefined, name: string): string | undefined {
 
 async function openTier(settings: HistorySettings): Promise<HistoryStore> {
   return openHistoryStore({
-    backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl,
+    backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, postgresSchema: settings.postgresSchema,
     now: Date.now, revision: settings.revision, retentionDays: settings.retentionDays,
     log: { warn: (fields, message) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) },
   });

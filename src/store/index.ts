@@ -1,10 +1,15 @@
-// The candle history store (issue 9, DESIGN.md 5): raw closed 1m and 1d bars per (adapter,
-// symbol, period) with the ranges known to be covered, so each closed bar is fetched from the
-// vendor once. The loader calls `candles()` behind its in-memory (and Redis) tiers; the store
-// never sees adjusted or derived periods (those are computed from raw base bars on top).
+// The candle history store: raw closed 1m and 1d bars per (adapter, symbol, period) with the
+// ranges known to be covered, so each closed bar is fetched from the vendor once, and the reference
+// data adjusted answers and symbol checks need (ex-factors, instruments) per adapter beside them.
+// It is a tier of the loader behind the in-memory (and Redis) tiers, in front of the router: the
+// loader asks `stored()` (no vendor), then drives a `pass()`, which yields the vendor requests it
+// needs and never calls a vendor itself; `salvage()` answers the stored closed bars when every
+// vendor of the chain failed. The store never sees adjusted or derived periods (those are computed
+// from raw base bars on top).
 //
 //   const history = await openHistoryStore({ backend: 'sqlite', sqlitePath, now, revision, retentionDays, registry, log });
-//   const raw = await history.candles(adapter.id, query, (q) => adapter.getCandles(q, ctx), { maxBarsPerCall });
+//   const whole = await history.stored(adapter.id, query);             // or undefined
+//   const raw = whole ?? await runPass(history.pass(adapter.id, query), (q) => adapter.getCandles(q, ctx));
 //
 // Decisions (README "Candle history store" has the operator's view):
 // - Coverage is a list of inclusive [lo, hi] label ranges per series, stored with the bars in the
@@ -23,19 +28,31 @@ import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
-import { CandleStore, type FetchRange, type StoreHealth } from './candle-store.ts';
+import { CandleStore, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
+import type { ReferenceKind } from './backend.ts';
 import type { ReadinessCheck } from '../health.ts';
 
-export type { HistoryStats, PeriodStats, DropFilter } from './backend.ts';
-export { DEFAULT_MAX_BARS_PER_CALL } from './candle-store.ts';
-export type { FetchRange } from './candle-store.ts';
+export type { HistoryStats, PeriodStats, DropFilter, ReferenceKind } from './backend.ts';
+export { DEFAULT_MAX_BARS_PER_CALL, runPass } from './candle-store.ts';
+export type { FetchRange, StorePass, VendorRequest } from './candle-store.ts';
 export type { StoreHealth } from './candle-store.ts';
 
 export interface HistoryStore {
-  /** Raw closed+open candles for `query` (base period 1m or 1d) from adapter `adapterId`. Covered
-   *  parts come from the store; only missing ranges go to `fetchRange` (merged into as few calls as
-   *  possible, each bounded by `maxBarsPerCall`); results are validated, closed bars stored with
-   *  their covered range in one transaction, the still-open bar returned but never stored.
+  /** A window the store holds whole, with no vendor call; undefined when the vendor is needed (candle-store.ts). */
+  stored(adapterId: string, query: CandleQuery): Promise<Candles | undefined>;
+  /** A sans-I/O pass over one series: yields vendor requests, returns the window (candle-store.ts). */
+  pass(adapterId: string, query: CandleQuery, opts?: { maxBarsPerCall?: number }): StorePass;
+  /** The stored closed bars of `query` when the vendor chain failed, if the store covers them (candle-store.ts). */
+  salvage(adapterId: string, query: CandleQuery): Promise<Candles | undefined>;
+  /** Stored reference documents (ex-factors, instruments) of an adapter, by symbol. */
+  reference(kind: ReferenceKind, adapterId: string, symbols: readonly string[]): Promise<Map<string, { value: unknown; fetchedAt: number }>>;
+  /** Keeps reference documents the vendor just sent (each replaces the symbol's stored one). */
+  keepReference(kind: ReferenceKind, adapterId: string, entries: ReadonlyArray<{ symbol: string; value: unknown }>): Promise<void>;
+  /** `stored`, else `pass` driven by `fetchRange` (operator commands that call an adapter themselves,
+   *  tests): raw closed+open candles for `query` (base period 1m or 1d) from adapter `adapterId`.
+   *  Covered parts come from the store; only missing ranges go to `fetchRange` (merged into as few
+   *  calls as possible, each bounded by `maxBarsPerCall`); results are validated, closed bars stored
+   *  with their covered range in one transaction, the still-open bar returned but never stored.
    *  `undefined` when the vendor does not know the symbol (never stored as coverage). */
   candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
   stats(): Promise<HistoryStats>;
@@ -137,6 +154,11 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
   timer.unref();
   let closed = false;
   return {
+    stored: (adapterId, query) => tier.stored(adapterId, query),
+    pass: (adapterId, query, opts) => tier.pass(adapterId, query, opts?.maxBarsPerCall),
+    salvage: (adapterId, query) => tier.salvage(adapterId, query),
+    reference: (kind, adapterId, symbols) => tier.reference(kind, adapterId, symbols),
+    keepReference: (kind, adapterId, entries) => tier.keepReference(kind, adapterId, entries),
     candles: (adapterId, query, fetchRange, opts) => tier.candles(adapterId, query, fetchRange, opts?.maxBarsPerCall),
     stats: () => tier.stats(),
     drop: (filter) => tier.drop(filter),

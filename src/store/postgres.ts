@@ -10,7 +10,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type SeriesCount, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type ReferenceRow, type SeriesCount, type SeriesKey,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
 import type { SeriesLock } from './series-lock.ts';
@@ -291,6 +291,22 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
         await c.query(`UPDATE ${s}.coverage SET lo = $2 WHERE ${of} AND lo < $2`, [period, before]);
         return deleted;
       });
+    },
+
+    async referenceGet(kind, adapter, symbols) {
+      if (symbols.length === 0) return [];
+      const r = await pool.query(`SELECT symbol, fetched_at, data FROM ${s}.reference WHERE kind = $1 AND adapter = $2 AND symbol = ANY($3)`, [kind, adapter, [...symbols]]);
+      return (r.rows as { symbol: string; fetched_at: string | number; data: string }[]).map((row) => ({ symbol: row.symbol, fetchedAt: Number(row.fetched_at), data: row.data }));
+    },
+
+    async referencePut(kind, adapter, rows) {
+      if (rows.length === 0) return;
+      await pool.query(
+        `INSERT INTO ${s}.reference (kind, adapter, symbol, fetched_at, data)
+           SELECT $1, $2, * FROM unnest($3::text[], $4::bigint[], $5::text[])
+         ON CONFLICT (kind, adapter, symbol) DO UPDATE SET fetched_at = excluded.fetched_at, data = excluded.data`,
+        [kind, adapter, rows.map((row) => row.symbol), rows.map((row) => row.fetchedAt), rows.map((row) => row.data)],
+      );
     },
 
     async stats(): Promise<HistoryStats> {

@@ -7,9 +7,13 @@
 //   blocks(series, block, n, data)                primary key (series, block): the n bars of one UTC
 //                                                 day (1m) or 128 days (1d) as one blob (blocks.ts)
 //   coverage(series, lo, hi, recheck_at)          primary key (series, lo); recheck_at null = final
+//   reference(kind, adapter, symbol, fetched_at,  primary key (kind, adapter, symbol): the reference data
+//             data)                             adjusted answers and symbol checks need (kind
+//                                               'exFactors' or 'instruments'), one JSON document per
+//                                               symbol as the adapter last sent it (since version 3)
 // Version 1 kept one row per bar in `bars`; step 2 creates `blocks`, the backend moves every bar
-// into it (its `convertV1` in the same transaction) and drops `bars`.
-export const SCHEMA_VERSION = 2;
+// into it (its `convertV1` in the same transaction) and drops `bars`. Step 3 adds `reference`.
+export const SCHEMA_VERSION = 3;
 
 export class SchemaTooNewError extends Error {
   constructor(location: string, found: number) {
@@ -39,6 +43,8 @@ export const SQLITE_STEPS: readonly string[][] = [
   // rows under a twentieth of a page there).
   [`CREATE TABLE blocks (series INTEGER NOT NULL, block INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL,
      PRIMARY KEY (series, block))`],
+  [`CREATE TABLE reference (kind TEXT NOT NULL, adapter TEXT NOT NULL, symbol TEXT NOT NULL, fetched_at INTEGER NOT NULL,
+     data TEXT NOT NULL, PRIMARY KEY (kind, adapter, symbol))`],
 ];
 
 /** `%s` is the quoted schema name. */
@@ -57,5 +63,9 @@ export const POSTGRES_STEPS: readonly string[][] = [
        PRIMARY KEY (series, block))`,
     // The blobs are already compact integers: out of line without pglz, which cost CPU per write.
     `ALTER TABLE %s.blocks ALTER COLUMN data SET STORAGE EXTERNAL`,
+  ],
+  [
+    `CREATE TABLE %s.reference (kind text NOT NULL, adapter text NOT NULL, symbol text NOT NULL, fetched_at bigint NOT NULL,
+       data text NOT NULL, PRIMARY KEY (kind, adapter, symbol))`,
   ],
 ];

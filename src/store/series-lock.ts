@@ -94,3 +94,36 @@ export async function runMeasured<T>(
     return found;
   });
 }
+
+/** How `holdMeasured` went: this pass holds the lock (and must release it), or another instance had filled. */
+export type Held<T> = { held: true; release(): void } | { held: false; value: T };
+
+/**
+ * `runMeasured` for a caller that fills on its own schedule (a store pass yielding vendor requests
+ * to the loader): resolves once the lock is held, with `release` to call when the fill is done, or
+ * with what `readFilled` found when another instance filled the gap meanwhile.
+ */
+export function holdMeasured<T>(
+  lock: SeriesLock, metrics: SeriesLockMetrics, series: string, waitMs: number, readFilled: () => Promise<T | undefined>,
+): Promise<Held<T>> {
+  return new Promise<Held<T>>((resolve, reject) => {
+    let entered = false;
+    let release!: () => void;
+    const done = new Promise<void>((settle) => {
+      release = settle;
+    });
+    runMeasured<T | undefined>(lock, metrics, series, waitMs, async () => {
+      entered = true;
+      resolve({ held: true, release });
+      await done;
+      return undefined;
+    }, readFilled).then(
+      (value) => {
+        if (!entered) resolve({ held: false, value: value as T });
+      },
+      (error: unknown) => {
+        if (!entered) reject(error);
+      },
+    );
+  });
+}

@@ -8,6 +8,7 @@ export interface HistorySettings {
   backend: 'sqlite' | 'postgres';
   sqlitePath: string;
   databaseUrl?: string;
+  postgresSchema: string;
   retentionDays: { '1m': number; '1d': number };
   revision: { dailyBars: number; minuteBars: number };
   disabledAdapters: string[];
@@ -21,6 +22,7 @@ export function historySettings(config: Pick<Config, 'history'>): HistorySetting
     backend: h.backend ?? 'sqlite',
     sqlitePath: h.sqlitePath ?? DEFAULT_SQLITE_PATH,
     databaseUrl: h.databaseUrl === '' ? undefined : h.databaseUrl,
+    postgresSchema: h.postgresSchema ?? 'mdqs_history',
     retentionDays: { '1m': h.retentionDays?.['1m'] ?? 60, '1d': h.retentionDays?.['1d'] ?? 0 },
     revision: { dailyBars: h.revision?.dailyBars ?? 2, minuteBars: h.revision?.minuteBars ?? 30 },
     disabledAdapters: h.disabledAdapters ?? [],

@@ -11,7 +11,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type ReferenceRow, type SeriesKey,
 } from './backend.ts';
 import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
 
@@ -369,6 +369,24 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
         await yieldToLoop();
         if (signal?.aborted === true) return deleted;
       }
+    },
+
+    async referenceGet(kind, adapter, symbols) {
+      const get = st('SELECT fetched_at, data FROM reference WHERE kind = ? AND adapter = ? AND symbol = ?');
+      const out: ReferenceRow[] = [];
+      for (const symbol of symbols) {
+        const row = get.get(kind, adapter, symbol) as { fetched_at: number; data: string } | undefined;
+        if (row !== undefined) out.push({ symbol, fetchedAt: Number(row.fetched_at), data: row.data });
+      }
+      return out;
+    },
+
+    async referencePut(kind, adapter, rows) {
+      if (rows.length === 0) return;
+      const put = st('INSERT OR REPLACE INTO reference (kind, adapter, symbol, fetched_at, data) VALUES (?, ?, ?, ?, ?)');
+      transaction(() => {
+        for (const row of rows) put.run(kind, adapter, row.symbol, row.fetchedAt, row.data);
+      });
     },
 
     async stats(): Promise<HistoryStats> {

@@ -70,59 +70,53 @@ export class AdapterRouter {
     return this.#resilience.get(adapterId);
   }
 
+  /** The answer when no configured adapter serves `resource` in `region` (a configuration gap, not a vendor failure). */
+  unserved(resource: Resource, region: Region): AppError {
+    return new AppError('UPSTREAM_ERROR', `no configured adapter serves ${resource} for market ${region}`, {
+      retryable: false,
+      details: { resource, market: region },
+    });
+  }
+
+  /**
+   * One logical vendor call of `adapter` under its resilience layer: its own deadline (from
+   * `neededAt`, when the data was first needed, so queueing counts; else from now), breaker
+   * verdict, concurrency slot, budget and count. The loader calls it for each request a store
+   * pass needs, and `run` for each adapter it tries.
+   */
+  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number): Promise<T> {
+    const resilience = this.#resilience.get(adapter.id);
+    return resilience ? resilience.call(adapter, resource, fn, neededAt) : fn({});
+  }
+
   /**
    * Run `call` on the first adapter of the chain; on an upstream failure (5xx AppError or an
-   * unexpected exception) move to the next. Client errors (4xx) are answers, not failures.
-   * `call` gets `vendor`, which runs one logical vendor call under the adapter's resilience layer
-   * (its own deadline, breaker verdict, concurrency slot and count): what `call` answers without
-   * it (stored history) touches none of them. The first vendor call's deadline starts when the
-   * data was needed (queueing counts); later ones, and other adapters', when they start.
+   * unexpected exception) move to the next. Client errors (4xx) are answers, not failures. Each
+   * attempt is one logical vendor call (`call` above); the first one's deadline starts when the
+   * data was needed (queueing counts), later ones' when they start.
    */
-  async serve<T>(
-    resource: Resource, region: Region, call: (adapter: Adapter, vendor: VendorCall) => Promise<T>,
+  async run<T>(
+    resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
     options: { need?: Need; neededAt?: number } = {},
   ): Promise<{ value: T; adapter: Adapter }> {
     const chain = this.chain(resource, region, options.need);
-    if (chain.length === 0) {
-      throw new AppError('UPSTREAM_ERROR', `no configured adapter serves ${resource} for market ${region}`, {
-        retryable: false,
-        details: { resource, market: region },
-      });
-    }
+    if (chain.length === 0) throw this.unserved(resource, region);
     let lastError: unknown;
     let neededAt = options.neededAt;
     for (const adapter of chain) {
-      const resilience = this.#resilience.get(adapter.id);
-      const vendor: VendorCall = (fn, callOptions) => {
-        const at = callOptions?.neededAt ?? neededAt;
-        neededAt = undefined;
-        return resilience ? resilience.call(adapter, resource, fn, at) : fn({});
-      };
       try {
-        return { value: await call(adapter, vendor), adapter };
+        return { value: await this.call(adapter, resource, (ctx) => call(adapter, ctx), neededAt), adapter };
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;
         neededAt = undefined;
       }
     }
-    throw isAppError(lastError)
-      ? lastError
-      : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: lastError });
-  }
-
-  /** `serve` for the common case: one vendor call per adapter tried. */
-  run<T>(
-    resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
-    options: { need?: Need; neededAt?: number } = {},
-  ): Promise<{ value: T; adapter: Adapter }> {
-    return this.serve(resource, region, (adapter, vendor) => vendor((ctx) => call(adapter, ctx)), options);
+    throw asUpstreamError(lastError);
   }
 }
 
-/**
- * One logical vendor call under an adapter's resilience layer (router.serve). `options.neededAt`:
- * when its deadline starts, from a caller that waited for a lock first (the candle store's series
- * lock): no lock wait counts against a vendor call's deadline.
- */
-export type VendorCall = <R>(fn: (ctx: CallContext) => Promise<R>, options?: { neededAt?: number }) => Promise<R>;
+/** An adapter's failure as the AppError the client gets (an unexpected exception: UPSTREAM_ERROR). */
+export function asUpstreamError(error: unknown): AppError {
+  return isAppError(error) ? error : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: error });
+}

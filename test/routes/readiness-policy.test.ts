@@ -59,6 +59,12 @@ function damage(path: string): void {
 /** A stand-in store whose health the test sets: the policy decides by backend and health alone. */
 function storeWithHealth(health: StoreHealth): HistoryStore {
   return {
+    stored: async () => undefined,
+    // eslint-disable-next-line require-yield
+    pass: async function* () { return undefined; },
+    salvage: async () => undefined,
+    reference: async () => new Map(),
+    keepReference: async () => undefined,
     candles: async () => undefined,
     stats: async () => ({ series: 0, bars: 0, bytes: 0, periods: [] } as never),
     drop: async () => 0,

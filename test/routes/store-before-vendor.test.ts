@@ -7,17 +7,15 @@
 // the vendor is down, and asks the vendor only for the gap once it is back. Over the whole run the
 // upstream counter equals the requests the vendor received (refusals counted apart).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { createMetrics, upstreamSink, type Metrics } from '../../src/metrics.ts';
 import { localDate } from '../../src/markets/calendar.ts';
 import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
+import { startTickflowVendor, type FakeVendor } from '../helpers/tickflow-vendor.ts';
 
 // Saturday 2025-06-21 12:00 Shanghai: every bar asked for below is closed (no forming bar).
 let clock = Date.UTC(2025, 5, 21, 4, 0, 0);
@@ -26,61 +24,13 @@ const day = (iso: string) => Date.parse(`${iso}T00:00:00+08:00`);
 const YEAR = { start: day('2024-06-01'), end: day('2025-05-31') };
 const BREAKER = { failureThreshold: 2, openMs: 30_000 };
 
-/** A TickFlow-format vendor: raw sim bars for the symbols the sim knows, counting every request. */
-interface FakeVendor {
-  server: Server;
-  base: string;
-  requests: URL[];
-  down: boolean;
-}
-
-async function startVendor(): Promise<FakeVendor> {
-  const sim = createSimAdapter({}, { now });
-  const vendor: FakeVendor = { server: undefined as unknown as Server, base: '', requests: [], down: false };
-  vendor.server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://vendor.test');
-      vendor.requests.push(url);
-      const send = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      if (vendor.down) return send(503, { code: 'SERVICE_UNAVAILABLE', message: 'maintenance' });
-      const notFound = () => send(404, { code: 'SYMBOL_NOT_FOUND', message: 'symbol not found' });
-      if (url.pathname === '/v1/klines') {
-        const symbol = url.searchParams.get('symbol') ?? '';
-        const region = symbol.endsWith('.HK') ? 'HK' : symbol.endsWith('.US') ? 'US' : 'CN';
-        const num = (k: string) => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
-        const candles = await sim.getCandles({
-          symbol: { symbol, region, code: symbol.split('.')[0], exchange: symbol.split('.').at(-1) as never } as never,
-          period: url.searchParams.get('period') as '1d',
-          start: num('start_time'), end: num('end_time'), count: num('count') ?? 100,
-        });
-        if (candles === undefined) return notFound();
-        const { timestamp, open, high, low, close, volume, amount } = candles;
-        return send(200, { data: { timestamp, open, high, low, close, volume, amount } });
-      }
-      if (url.pathname === '/v1/klines/ex-factors') {
-        const symbols = (url.searchParams.get('symbols') ?? '').split(',');
-        const refs = symbols.map((symbol) => ({ symbol, region: 'CN', code: symbol.split('.')[0], exchange: symbol.split('.').at(-1) }) as never);
-        const found = await sim.getExFactors(refs);
-        return send(200, { data: Object.fromEntries([...found].map(([s, list]) => [s, list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.ex_factor }))])) });
-      }
-      return notFound();
-    })();
-  });
-  await new Promise<void>((resolve) => vendor.server.listen(0, '127.0.0.1', resolve));
-  vendor.base = `http://127.0.0.1:${(vendor.server.address() as AddressInfo).port}`;
-  return vendor;
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-store-first-'));
 let vendor: FakeVendor;
 let app: FastifyInstance;
 let metrics: Metrics;
 
 beforeAll(async () => {
-  vendor = await startVendor();
+  vendor = await startTickflowVendor(now);
   metrics = createMetrics();
   const routing = { markets: { CN: ['tickflow'], HK: ['tickflow'], US: ['tickflow'] }, overrides: {}, allowSimFallback: false, strict: false };
   const adapters = { tickflow: { baseUrl: vendor.base, apiKey: 'vendor-secret', http: { retry: { maxRetries: 0 }, breaker: BREAKER } } };

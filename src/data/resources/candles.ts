@@ -1,7 +1,9 @@
-// Historical candles (raw base bars, 1m and 1d): one window per call. Closed bars come from the
-// candle store in front of the vendor when one is configured (only missing ranges reach the
-// vendor, each as one logical call); the forming bar is priced like quotes.
-import type { Adapter, CandleQuery } from '../../../adapters/types.ts';
+// Historical candles (raw base bars, 1m and 1d): one window per call. The history store is a tier
+// in front of the router when one is configured: a window it holds whole is served with no vendor
+// call; otherwise a store pass asks for only the missing ranges (the loader runs each as one
+// logical vendor call) and, when every vendor of the chain fails, the stored closed bars answer
+// (stale, the forming bar said to be stale or absent). The forming bar is priced like quotes.
+import type { CandleQuery } from '../../../adapters/types.ts';
 import { packedCandleBound } from '../../cache/candle-codec.ts';
 import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { live, type CacheWindows, type LiveWindows, type TtlContext } from '../../cache/ttl-policy.ts';
@@ -9,8 +11,11 @@ import type { Candles as CandlesValue } from '../../domain.ts';
 import { isMarketOpen } from '../../markets/calendar.ts';
 import { DAY_MS } from '../../markets/time.ts';
 import { Candles } from '../../schemas.ts';
-import type { VendorCall } from '../../upstream/router.ts';
-import { call, own, type PolicyView, type SpecDeps, type ResourceDescriptor } from './descriptor.ts';
+import type { HistoryStore } from '../../store/index.ts';
+import { windowFor } from '../../store/plan.ts';
+import type { StoreTier } from '../loader.ts';
+import type { FormingState } from '../status.ts';
+import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
 
 /**
  * Candles are stored packed (cache/candle-codec.ts): the memory tier charges the packed buffer's
@@ -31,12 +36,36 @@ export function bucketCount(count: number): number {
   return bucket;
 }
 
-/** The raw window from `adapter`: the store's stored bars plus vendor calls for what it lacks. */
-function fetchCandles(deps: SpecDeps, adapter: Adapter, query: CandleQuery, vendor: VendorCall): Promise<CandlesValue | undefined> {
-  const direct = (q: CandleQuery, options?: { neededAt?: number }) => call<CandlesValue | undefined>(adapter, 'getCandles', vendor, (ctx) => [q, ctx], options);
-  const store = deps.history;
-  if (store === undefined || deps.historyOffFor?.has(adapter.id) === true) return direct(query);
-  return store.candles(adapter.id, query, direct);
+/**
+ * Whether a window that wants today's forming bar has it in `value` (`stale`: the last one known)
+ * or not (`absent`); undefined when the window does not reach a forming bar.
+ */
+export function formingOf(query: CandleQuery, value: CandlesValue, now: number): FormingState | undefined {
+  const open = windowFor(query.symbol.region, query.period, query, now).open;
+  if (open === undefined) return undefined;
+  const last = value.timestamp.at(-1);
+  return last !== undefined && last >= open ? 'stale' : 'absent';
+}
+
+/** The history store as the candles' tier (adapters in `off` bypass it). */
+function candleStore(history: HistoryStore, off: ReadonlySet<string>, now: () => number): StoreTier<CandleQuery, CandlesValue> {
+  return {
+    keeps: (adapterId) => !off.has(adapterId),
+    read: async (adapterId, [query]) => {
+      const stored = await history.stored(adapterId, query);
+      return stored === undefined ? new Map() : new Map([[candleKey(query), stored]]);
+    },
+    pass: (adapterId, query) => history.pass(adapterId, query),
+    salvage: async (adapterIds, query) => {
+      for (const adapter of adapterIds) {
+        const value = await history.salvage(adapter, query);
+        if (value !== undefined) return { value, adapter, ageMs: 0 };
+      }
+      return undefined;
+    },
+    forming: (query, value) => formingOf(query, value, now()),
+    symbol: (query) => query.symbol.symbol,
+  };
 }
 
 // Closed bars keep a day; a window with the forming bar changes with every trade (the quotes'
@@ -65,10 +94,11 @@ export const candles: ResourceDescriptor<'candles', CandleQuery, CandlesValue, C
     region: (q) => q.symbol.region,
     need: (q) => ({ period: q.period, rawPrices: true }),
     batch: false,
-    fetch: async (adapter, [query], vendor) => {
-      const found = await fetchCandles(deps, adapter, query, vendor);
+    fetch: async (adapter, [query], ctx) => {
+      const found = await invoke<CandlesValue | undefined>(adapter, 'getCandles', query, ctx);
       return found === undefined ? new Map() : new Map([[candleKey(query), found]]);
     },
+    ...(deps.history === undefined ? {} : { store: candleStore(deps.history, deps.historyOffFor ?? new Set(), deps.now) }),
     windows: (value, q, now) => ttl({
       marketOpen: isMarketOpen(q.symbol.region, now),
       currentBar: q.end === undefined || q.end >= now - DAY_MS,

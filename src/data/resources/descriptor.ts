@@ -1,4 +1,4 @@
-// What one resource is, as data (DESIGN.md 5, STYLE.md "the data path"): its name, the plan
+// What one resource is, as data: its name, the plan
 // features its routes grant, the adapter method that serves it, its public schema, its cache
 // policy (defaults, the config keys it reads, its TTL line) and how the loader keys, batches and
 // fetches it. index.ts lists the descriptors; the Resource union, the feature list, the resource
@@ -9,7 +9,7 @@ import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
 import type { HistoryStore } from '../../store/index.ts';
 import type { Region } from '../../domain.ts';
-import type { Need, VendorCall } from '../../upstream/router.ts';
+import type { Need } from '../../upstream/router.ts';
 import type { ResourceSpec } from '../loader.ts';
 
 export type { AdapterMethod };
@@ -20,10 +20,12 @@ export type { AdapterMethod };
  */
 export type PolicyView = Readonly<Record<string, unknown>> & { negative: CacheWindows };
 
-/** What a descriptor's loader spec is built from (the app's history store, when candles use it). */
+/** What a descriptor's loader spec is built from (the app's history store, when it has one). */
 export interface SpecDeps {
   policy: PolicyView;
-  /** The candle store in front of the vendor, and the adapters it is off for. */
+  /** The clock (the store tiers' freshness and forming-bar rules). */
+  now: () => number;
+  /** The history store in front of the vendors, and the adapters it is off for. */
   history?: HistoryStore;
   historyOffFor?: ReadonlySet<string>;
 }
@@ -44,23 +46,16 @@ export interface ResourceDescriptor<Name extends string = string, Q = any, T = a
   spec(deps: SpecDeps): ResourceSpec<Q, T>;
 }
 
-/** Declares a descriptor with its literal name and feature types kept. */
-export function defineResource<const Name extends string, Q, T, P, const F extends string = never>(
-  descriptor: ResourceDescriptor<Name, Q, T, P, F>,
-): ResourceDescriptor<Name, Q, T, P, F> {
-  return descriptor;
-}
-
 /** The descriptor's own windows in a policy view. */
 export function own<P>(policy: PolicyView, name: string): P {
   return policy[name] as P;
 }
 
-/** Calls `method` of `adapter` (the router has checked the adapter has it). */
-export function call<R>(adapter: Adapter, method: AdapterMethod, vendor: VendorCall, args: (ctx: CallContext) => unknown[], options?: { neededAt?: number }): Promise<R> {
+/** Calls `method` of `adapter` with `args` (the router has checked the adapter has it; it runs this under the adapter's resilience layer). */
+export function invoke<R>(adapter: Adapter, method: AdapterMethod, ...args: unknown[]): Promise<R> {
   const fn = adapter[method] as ((...a: unknown[]) => Promise<R>) | undefined;
   if (fn === undefined) throw new Error(`adapter ${adapter.id} has no ${method}`);
-  return vendor((ctx) => fn.apply(adapter, args(ctx)), options);
+  return fn.apply(adapter, args);
 }
 
 export type { Need, Region };

@@ -9,7 +9,7 @@
 //
 // Cache windows: `cache.ttl.financialsMs` (default one day) with reference data's stale-while-
 // revalidate and stale-if-error windows; shared through Redis when configured, like any resource.
-import type { BySymbol, CallContext } from '../../../adapters/types.ts';
+import type { BySymbol } from '../../../adapters/types.ts';
 import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows } from '../../cache/ttl-policy.ts';
 import type { SymbolRef } from '../../domain.ts';
@@ -17,7 +17,7 @@ import { RECORD_SCHEMAS } from '../../financials/schemas.ts';
 import { mergeVersions } from '../../financials/select.ts';
 import { FINANCIALS_RESOURCES, type Statement, type StatementRecord } from '../../financials/types.ts';
 import { DAY_MS } from '../../markets/time.ts';
-import { call, type ResourceDescriptor } from './descriptor.ts';
+import { invoke, type ResourceDescriptor } from './descriptor.ts';
 import { bySymbolSpec, referenceTtl } from './shared.ts';
 
 const HOUR = 3_600_000;
@@ -42,8 +42,7 @@ function financials<S extends Statement>(statement: S): ResourceDescriptor<NameO
     ttl,
     spec: ({ policy }) => ({
       ...bySymbolSpec<StatementRecord<S>[]>(name, 'getFinancials', (value) => ttl({ notFound: value === undefined }, policy)),
-      fetch: (adapter, refs, vendor) =>
-        call<BySymbol<StatementRecord<S>[]>>(adapter, 'getFinancials', vendor, (ctx: CallContext) => [refs, statement, ctx]),
+      fetch: (adapter, refs, ctx) => invoke<BySymbol<StatementRecord<S>[]>>(adapter, 'getFinancials', refs, statement, ctx),
       // A refetch keeps the versions the cached series held (a restatement never erases the
       // original: as_of still sees what was known then), for as long as the series is cached.
       merge: (previous, fresh) => mergeVersions(previous, fresh),

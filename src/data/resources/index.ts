@@ -67,9 +67,9 @@ export function ttlFor(resource: Resource, context: TtlContext, policy: CachePol
 /** The loader's spec of each resource. */
 export type Resources = { [N in Resource]: ReturnType<ByName<N>['spec']> };
 
-export function createResources(policy: CachePolicy, deps: { history?: HistoryStore; historyOffFor?: ReadonlySet<string> } = {}): Resources {
+export function createResources(policy: CachePolicy, deps: { now?: () => number; history?: HistoryStore; historyOffFor?: ReadonlySet<string> } = {}): Resources {
   const view = policy as unknown as PolicyView;
-  return Object.fromEntries(RESOURCE_DESCRIPTORS.map((d) => [d.name, d.spec({ policy: view, ...deps })])) as Resources;
+  return Object.fromEntries(RESOURCE_DESCRIPTORS.map((d) => [d.name, d.spec({ policy: view, ...deps, now: deps.now ?? Date.now })])) as Resources;
 }
 
 export { bucketCount } from './candles.ts';

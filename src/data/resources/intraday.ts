@@ -1,12 +1,17 @@
 // Today's (the latest session's) raw 1m bars: one symbol per call; in session the entry lives
-// until the current bar closes (floored and capped), closed until the next session edge.
+// until the current bar closes (floored and capped), closed until the next session edge. Always
+// asked of the vendor; when every vendor of the chain fails, the session's 1m bars the history
+// store holds answer (stale, the forming bar said to be absent).
+import type { CandleQuery } from '../../../adapters/types.ts';
 import type { SymbolRef, Candles as CandlesValue } from '../../domain.ts';
+import type { HistoryStore } from '../../store/index.ts';
+import type { StoreTier } from '../loader.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
 import type { LiveWindows } from '../../cache/ttl-policy.ts';
-import { isMarketOpen, minuteBarLabelFor } from '../../markets/calendar.ts';
+import { isMarketOpen, latestStartedSessionDay, minuteBarLabelFor, minuteBarLabels } from '../../markets/calendar.ts';
 import { Candles } from '../../schemas.ts';
-import { candleBytes } from './candles.ts';
-import { call, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
+import { candleBytes, formingOf } from './candles.ts';
+import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
 import { nextSessionEdge } from './shared.ts';
 
 export interface IntradayWindows {
@@ -30,6 +35,35 @@ function ttl(context: TtlContext, policy: PolicyView): CacheWindows {
   return { ttlMs: Math.min(capMs, Math.max(minMs, untilClose)), swrMs, sieMs };
 }
 
+/** The 1m window of the latest started session, as the candle store reads it. */
+function sessionQuery(ref: SymbolRef, now: number): CandleQuery | undefined {
+  const labels = minuteBarLabels(ref.region, latestStartedSessionDay(ref.region, now), 1);
+  if (labels.length === 0) return undefined;
+  return { symbol: ref, period: '1m', start: labels[0], end: labels[labels.length - 1] };
+}
+
+/** The history store behind intraday: read only when the vendors failed. */
+function intradayStore(history: HistoryStore, off: ReadonlySet<string>, now: () => number): StoreTier<SymbolRef, CandlesValue> {
+  return {
+    keeps: (adapterId) => !off.has(adapterId),
+    read: async () => new Map(),
+    salvage: async (adapterIds, ref) => {
+      const query = sessionQuery(ref, now());
+      if (query === undefined) return undefined;
+      for (const adapter of adapterIds) {
+        const value = await history.salvage(adapter, query);
+        if (value !== undefined && value.timestamp.length > 0) return { value, adapter, ageMs: 0 };
+      }
+      return undefined;
+    },
+    forming: (ref, value) => {
+      const query = sessionQuery(ref, now());
+      return query === undefined ? undefined : formingOf(query, value, now());
+    },
+    symbol: (ref) => ref.symbol,
+  };
+}
+
 export const intraday: ResourceDescriptor<'intraday', SymbolRef, CandlesValue, IntradayWindows, 'intraday'> = {
   name: 'intraday',
   features: ['intraday'],
@@ -43,13 +77,13 @@ export const intraday: ResourceDescriptor<'intraday', SymbolRef, CandlesValue, I
     }),
   },
   ttl,
-  spec: ({ policy }) => ({
+  spec: ({ policy, now, history, historyOffFor }) => ({
     resource: 'intraday',
     key: (ref) => ref.symbol,
     region: (ref) => ref.region,
     batch: false,
-    fetch: async (adapter, [ref], vendor) => {
-      const found = await call<CandlesValue | undefined>(adapter, 'getIntraday', vendor, (ctx) => [ref, ctx]);
+    fetch: async (adapter, [ref], ctx) => {
+      const found = await invoke<CandlesValue | undefined>(adapter, 'getIntraday', ref, ctx);
       return found === undefined ? new Map() : new Map([[ref.symbol, found]]);
     },
     windows: (value, ref, now) => {
@@ -60,5 +94,6 @@ export const intraday: ResourceDescriptor<'intraday', SymbolRef, CandlesValue, I
       return { ...windows, ttlMs: Math.max(1, Math.min(windows.ttlMs, nextSessionEdge(ref.region, now) - now)) };
     },
     size: candleBytes,
+    ...(history === undefined ? {} : { store: intradayStore(history, historyOffFor ?? new Set(), now) }),
   }),
 };

@@ -3,7 +3,7 @@ import type { PoolDetail as PoolDetailValue, PoolId, Region } from '../../domain
 import type { CacheWindows } from '../../cache/ttl-policy.ts';
 import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { PoolDetail } from '../../schemas.ts';
-import { call, type ResourceDescriptor } from './descriptor.ts';
+import { invoke, type ResourceDescriptor } from './descriptor.ts';
 import { REFERENCE_DEFAULTS, referenceFromConfig } from './reference.ts';
 import { referenceTtl } from './shared.ts';
 
@@ -21,8 +21,8 @@ export const pools: ResourceDescriptor<'pools', { id: PoolId; region: Region }, 
     key: (q) => q.id,
     region: (q) => q.region,
     batch: false,
-    fetch: async (adapter, [q], vendor) => {
-      const pool = await call<PoolDetailValue | undefined>(adapter, 'listPool', vendor, (ctx) => [q.id, ctx]);
+    fetch: async (adapter, [q], ctx) => {
+      const pool = await invoke<PoolDetailValue | undefined>(adapter, 'listPool', q.id, ctx);
       return pool === undefined ? new Map() : new Map([[q.id, pool]]);
     },
     windows: (value) => ttl({ notFound: value === undefined }, policy),
