@@ -43,9 +43,12 @@ export interface CandleQuery {
   count?: number;
 }
 
-/** Per-call context: a deadline signal owned by the service, never a client's abort signal. */
+/** Per-call context: the deadline owned by the service, never a client's abort signal. */
 export interface CallContext {
+  /** Aborts the call at its deadline. */
   signal?: AbortSignal;
+  /** When `signal` fires, epoch ms by the service's clock (the HTTP layer plans within it). */
+  deadlineAt?: number;
 }
 
 /**
@@ -117,9 +120,10 @@ export type AdapterFactory<Options> = (options: Options, deps: AdapterDeps) => A
 
 /**
  * The HTTP layer a vendor adapter calls (implemented in src/upstream/http.ts, one per vendor): an
- * undici 7 Agent as the dispatcher of global fetch, the caller's deadline (ctx.signal), at most one
- * retry with jitter on network errors/502/503/504 inside it, no inline retry of a vendor 429, and
- * the vendor's outbound request budget. The breaker is the resilience layer's, around the whole
+ * undici 7 Agent as the dispatcher of global fetch, the caller's deadline (ctx.signal and
+ * ctx.deadlineAt, passed on in the request), at most one retry with jitter on network
+ * errors/502/503/504 inside it, no inline retry of a vendor 429, and the vendor's outbound request
+ * budget. The breaker is the resilience layer's, around the whole
  * adapter call. Failures arrive as AppError (src/errors.ts): UPSTREAM_TIMEOUT (504),
  * UPSTREAM_ERROR (502), UPSTREAM_UNAVAILABLE (503, vendor 429 / budget spent, with
  * retryAfterSeconds).
@@ -139,7 +143,13 @@ export interface UpstreamRequest {
    * symbol). 2xx always pass.
    */
   acceptStatus?: number[];
+  /** The caller's deadline (CallContext): aborts the request. */
   signal?: AbortSignal;
+  /**
+   * When `signal` fires, epoch ms (CallContext.deadlineAt): a spent budget waits for room only
+   * while a slot frees before it.
+   */
+  deadlineAt?: number;
 }
 
 export interface UpstreamResponse {

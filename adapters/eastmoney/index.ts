@@ -83,7 +83,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
   async function fetchText(hosts: HostRotation, build: (host: string) => UpstreamRequest, ctx?: CallContext): Promise<string> {
     const host = hosts.pick();
     try {
-      const res = await http!.request({ ...build(host), signal: ctx?.signal });
+      const res = await http!.request({ ...build(host), signal: ctx?.signal, deadlineAt: ctx?.deadlineAt });
       return res.text;
     } catch (error) {
       if (isThrottle(error)) hosts.cool(host);

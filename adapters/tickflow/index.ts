@@ -73,7 +73,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
    * out; `data: null` is read the same way (the official client treats a falsy `data` as empty).
    */
   async function call(req: UpstreamRequest, ctx?: CallContext, notFoundOn404 = false): Promise<unknown> {
-    const res = await http!.request({ ...req, signal: ctx?.signal });
+    const res = await http!.request({ ...req, signal: ctx?.signal, deadlineAt: ctx?.deadlineAt });
     return readTickflow(res, r, { notFoundOn404 });
   }
 

@@ -65,7 +65,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
 
   /** undefined: unknown ticker; an empty chart: a known ticker with nothing in the window. */
   async function chart(ref: SymbolRef, p: ChartParams, resource: Resource, ctx?: CallContext): Promise<Chart | undefined> {
-    const res = await http!.request({ ...buildChartRequest(wire, yahooSymbol(ref), p, resource), signal: ctx?.signal });
+    const res = await http!.request({ ...buildChartRequest(wire, yahooSymbol(ref), p, resource), signal: ctx?.signal, deadlineAt: ctx?.deadlineAt });
     const result = readChart(res, r);
     if (result === NOT_FOUND) return undefined;
     return result === NO_DATA ? EMPTY : parseChart(result, r, check(resource, ref.symbol));
@@ -162,7 +162,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
     for (const frequency of ['annual', 'quarterly'] as const) {
       const periods = new Map<string, TimeseriesPeriod>();
       for (const request of buildTimeseriesRequests(wire, yahooSymbol(ref), statement, frequency, 0, period2)) {
-        const res = await http!.request({ ...request, signal: ctx?.signal });
+        const res = await http!.request({ ...request, signal: ctx?.signal, deadlineAt: ctx?.deadlineAt });
         if (res.status === 404) return [];
         if (res.status !== 200) throw new AppError('UPSTREAM_ERROR', 'The upstream data source answered with an error', { details: { adapter: ADAPTER_ID, status: res.status } });
         readTimeseries(res.text, frequency, r, periods);

@@ -5,10 +5,10 @@
 //   client.budgetRemaining()       requests the outbound budget still allows in its window
 //   client.budgetState()           scope (fleet | local), max, remaining, paused, taken/waits/refused
 //   client.close(): Promise<void>  closes the keep-alive sockets (on shutdown)
-//   setCallDeadline(signal, at)    the resilience layer says when its deadline signal fires (epoch ms)
 //
 // The deadline and the circuit breaker are the adapter's resilience layer's (resilience.ts): the
-// deadline arrives as req.signal; this layer owns what only HTTP knows:
+// deadline arrives in the request as the adapter got it in its CallContext, req.signal (fires at
+// the deadline) and req.deadlineAt (when, epoch ms); this layer owns what only HTTP knows:
 //   1. outbound budget (budget.ts; fleet-wide through Redis when `shared` is given, else this
 //      process's share): spent → wait for a slot if one frees within the caller's deadline with
 //      room left for the vendor's recent latency (the wait never reaches the deadline, so it is
@@ -60,13 +60,6 @@ export interface BudgetMetricsSink {
   taken(adapter: string, scope: 'fleet' | 'local'): void;
   waited(adapter: string, seconds: number): void;
   refused(adapter: string, reason: 'deadline' | 'paused'): void;
-}
-
-const callDeadlines = new WeakMap<AbortSignal, number>();
-
-/** The resilience layer tells when its deadline signal fires (epoch ms by the same clock). */
-export function setCallDeadline(signal: AbortSignal, at: number): void {
-  callDeadlines.set(signal, at);
 }
 
 export interface UpstreamHttpOptions {
@@ -184,8 +177,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamClient
     const deadlineMs = Math.min(req.deadlineMs ?? options.timeoutMs, maxDeadlineMs);
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
-    const callerDeadline = req.signal === undefined ? undefined : callDeadlines.get(req.signal);
-    const deadlineAt = Math.min(started + deadlineMs, callerDeadline ?? Number.POSITIVE_INFINITY);
+    const deadlineAt = Math.min(started + deadlineMs, req.deadlineAt ?? Number.POSITIVE_INFINITY);
     try {
       await acquire(req, signal, deadlineAt);
     } catch (error) {

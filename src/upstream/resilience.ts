@@ -18,7 +18,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { createBreaker, type BreakerState, type CircuitBreaker } from './breaker.ts';
-import { setCallDeadline, type UpstreamMetricsSink, type UpstreamOutcome } from './http.ts';
+import type { UpstreamMetricsSink, UpstreamOutcome } from './http.ts';
 
 export interface ResilienceSettings {
   /** Deadline of one logical call, ms, from the moment the data is needed. */
@@ -141,8 +141,9 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      // Raced in case an adapter ignores its signal.
-      const value = await Promise.race([fn({ signal }), aborted]);
+      // The deadline travels in the call's context (the HTTP layer waits for budget room only
+      // while it fits before deadlineAt); raced in case an adapter ignores its signal.
+      const value = await Promise.race([fn({ signal, deadlineAt }), aborted]);
       ticket.success();
       latency.note(performance.now() - started);
       callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'ok', ms: performance.now() - started });
@@ -188,8 +189,6 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
         return Promise.reject(timeoutError(adapter, resource));
       }
       const controller = new AbortController();
-      // The HTTP layer waits for budget room only while it fits before this deadline (http.ts).
-      setCallDeadline(controller.signal, deadlineAt);
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {

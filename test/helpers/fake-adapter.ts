@@ -303,7 +303,7 @@ export function createStandInVendor(overrides: Partial<UpstreamHttpOptions> = {}
     },
     async getQuotes(symbols, ctx) {
       const url = `${STAND_IN_URL}?symbols=${encodeURIComponent(symbols.map((s) => s.symbol).join(','))}`;
-      const { body } = await json(client, { url, resource: 'quotes', signal: ctx?.signal });
+      const { body } = await json(client, { url, resource: 'quotes', signal: ctx?.signal, deadlineAt: ctx?.deadlineAt });
       const out = new Map<string, Quote>();
       for (const q of parseQuotes(body)) out.set(q.code, toQuote(q));
       return out;

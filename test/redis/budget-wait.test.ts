@@ -1,6 +1,7 @@
 // A request that finds the vendor budget spent (issue 27): it waits for room when a slot frees
-// within its own deadline (the resilience layer's, passed to the HTTP layer with its signal), and is
-// refused at once, 503 with Retry-After, when none does: never a timeout, never a breaker mark.
+// within its own deadline (the resilience layer's, passed to the HTTP layer in the call's context),
+// and is refused at once, 503 with Retry-After, when none does: never a timeout, never a breaker
+// mark.
 // Real Redis (the fleet budget) and a real local HTTP server as the vendor.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -60,7 +61,7 @@ describeRedis('a spent vendor budget', () => {
     const [a, b] = [make(), make()];
     const adapter = { id: 'wait-vendor', label: 'Wait vendor' } as Adapter;
     const call = (p: ReturnType<typeof make>, neededAt = Date.now()) =>
-      p.resilience.call(adapter, 'quotes', (ctx) => p.http.request({ url: `${base}/q`, resource: 'quotes', signal: ctx.signal }), neededAt);
+      p.resilience.call(adapter, 'quotes', (ctx) => p.http.request({ url: `${base}/q`, resource: 'quotes', signal: ctx.signal, deadlineAt: ctx.deadlineAt }), neededAt);
 
     const first = Date.now();
     await call(a);

@@ -235,6 +235,25 @@ describe('outbound budget in the http layer', () => {
     await json(c, { url: URL_QUOTES, resource: 'quotes' });
     expect(s.calls()).toBe(3);
   });
+
+  it('waits for room only while a slot frees before the caller\'s deadlineAt, passed in the request', async () => {
+    const s = sequence(ok);
+    const c = client({ timeoutMs: 5_000, budget: { max: 2, windowMs: 200 } });
+    await json(c, { url: URL_QUOTES, resource: 'quotes' });
+    await json(c, { url: URL_QUOTES, resource: 'quotes' });
+    // A slot frees in 200 ms: a caller due in 100 ms is refused at once, though the client's own
+    // timeout (5 s) would have room.
+    const refused = await failure(json(c, { url: URL_QUOTES, resource: 'quotes', deadlineAt: clock + 100 }));
+    expect(refused.reason).toBe('UPSTREAM_UNAVAILABLE');
+    expect(c.budgetState()).toMatchObject({ waits: 0, refused: 1 });
+    expect(s.calls()).toBe(2);
+    // A caller due in 1 s waits for the slot (the clock moves on while it sleeps) and goes.
+    const waiting = json(c, { url: URL_QUOTES, resource: 'quotes', deadlineAt: clock + 1_000 });
+    setTimeout(() => { clock += 200; }, 50);
+    await waiting;
+    expect(c.budgetState()).toMatchObject({ waits: 1, refused: 1 });
+    expect(s.calls()).toBe(3);
+  });
 });
 
 describe('parseRetryAfter', () => {

@@ -2,6 +2,7 @@
 // covers the queue, one breaker whose verdicts only upstream failures move, a bounded queue, and
 // health(). Time is vitest's fake clock: Date.now drives both the deadline timers and deps.now.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CallContext } from '../../adapters/types.ts';
 import { AppError } from '../../src/errors.ts';
 import type { BreakerState } from '../../src/upstream/breaker.ts';
 import type { UpstreamOutcomeEvent } from '../../src/upstream/http.ts';
@@ -79,6 +80,22 @@ describe('resilience: the deadline', () => {
     expect(call.settled).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(call.error).toMatchObject({ reason: 'UPSTREAM_TIMEOUT' });
+  });
+
+  it('the call\'s context says when its signal fires (deadlineAt, epoch ms from neededAt)', async () => {
+    const { r } = setup();
+    let ctx: CallContext | undefined;
+    watch(r.call(adapter, 'quotes', (c) => {
+      ctx = c;
+      return hang();
+    }, Date.now() - 750));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctx?.deadlineAt).toBe(T0 + 250);
+    await vi.advanceTimersByTimeAsync(249);
+    expect(ctx?.signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(Date.now()).toBe(ctx?.deadlineAt);
+    expect(ctx?.signal?.aborted).toBe(true);
   });
 
   it('a deadline already past fails at once without calling the adapter', async () => {
