@@ -35,7 +35,7 @@ import type { Resource, UpstreamHttp, UpstreamRequest, UpstreamResponse } from '
 import { AppError } from '../errors.ts';
 import type { Redis } from 'ioredis';
 import { createFleetBudget, type BudgetState } from './budget.ts';
-import type { RedisHealth } from '../redis.ts';
+import type { RedisHealth } from '../redis/health.ts';
 
 // undici (~130 ms to load) only when a vendor adapter is created: the embedded sim never needs it.
 const load = createRequire(import.meta.url);
