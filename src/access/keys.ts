@@ -96,8 +96,8 @@ function at(sources: Sources, segments: string[]): string {
 }
 
 /**
- * Parse and validate a keys file's content in one pass: schema, unknown plans and duplicate ids
- * are all reported together. `sources` (from readYamlWithSources) adds file:line to each problem.
+ * Parse and validate a keys file's content in one pass: schema, unknown plans, duplicate ids and
+ * one hash under two ids are all reported together. `sources` (from readYamlWithSources) adds file:line to each problem.
  */
 export function parseKeysFile(data: unknown, source = 'keys file', sources: Sources = new Map()): KeyStoreSnapshot {
   const problems = schemaProblems(KeysFileSchema, data, sources);
@@ -108,11 +108,23 @@ export function parseKeysFile(data: unknown, source = 'keys file', sources: Sour
     problems.push(`anonymous.plan: names unknown plan ${anonymousPlan}${at(sources, ['anonymous', 'plan'])}; plans: ${planNames.join(', ') || 'none'}`);
   }
   const firstIndex = new Map<string, number>();
+  // A key is found by its hash: one hash under two ids would authenticate as whichever came last.
+  const firstHash = new Map<string, { index: number; id: string }>();
   (Array.isArray(raw.keys) ? raw.keys : []).forEach((key: unknown, i) => {
     if (typeof key !== 'object' || key === null) return;
-    const { id, plan } = key as { id?: unknown; plan?: unknown };
+    const { id, plan, sha256 } = key as { id?: unknown; plan?: unknown; sha256?: unknown };
     if (typeof plan === 'string' && plan !== '' && !planNames.includes(plan)) {
       problems.push(`keys[${i}].plan: key ${String(id)} names unknown plan ${plan}${at(sources, ['keys', String(i), 'plan'])}; plans: ${planNames.join(', ') || 'none'}`);
+    }
+    if (typeof sha256 === 'string' && /^[0-9a-fA-F]{64}$/.test(sha256)) {
+      const hex = sha256.toLowerCase();
+      const earlier = firstHash.get(hex);
+      if (earlier !== undefined) {
+        problems.push(`keys[${i}].sha256: key ${String(id)} has the same hash as key ${earlier.id} (keys[${earlier.index}])${at(sources, ['keys', String(i), 'sha256'])}; `
+          + 'one key cannot belong to two ids: give each its own key (create-key) or remove one entry');
+      } else {
+        firstHash.set(hex, { index: i, id: String(id) });
+      }
     }
     if (typeof id !== 'string') return;
     const first = firstIndex.get(id);

@@ -72,6 +72,26 @@ describe('parseKeysFile', () => {
     expect(msg).toContain('duplicate key id a');
   });
 
+  it('rejects one hash under two ids, naming both, whatever the case of the hex (issue 42, item 4)', () => {
+    const msg = errorOf(() => parseKeysFile(file([
+      { id: 'weak', plan: 'basic', sha256: sha256Hex('shared') },
+      { id: 'other', plan: 'basic', sha256: sha256Hex('k2') },
+      { id: 'full', plan: 'gold', sha256: sha256Hex('shared').toUpperCase() },
+    ], { basic: PLAN, gold: { ...PLAN, markets: ['CN', 'HK', 'US'] } }), 'keys.yaml'));
+    expect(msg).toBe('invalid keys file keys.yaml (1 problem):\n'
+      + '  - keys[2].sha256: key full has the same hash as key weak (keys[0]); one key cannot belong to two ids: give each its own key (create-key) or remove one entry');
+  });
+
+  it('a hash repeated with other problems is one more problem in the same report', () => {
+    const msg = errorOf(() => parseKeysFile(file([
+      { id: 'a', plan: 'basic', sha256: sha256Hex('k1') },
+      { id: 'a', plan: 'basic', sha256: sha256Hex('k1') },
+    ])));
+    expect(msg.split('\n')[0]).toBe('invalid keys file (2 problems):');
+    expect(msg).toContain('keys[1].sha256: key a has the same hash as key a (keys[0])');
+    expect(msg).toContain('keys[1].id: duplicate key id a');
+  });
+
   it.each(['abc', sha256Hex('k').slice(1), `${sha256Hex('k')}0`, `${sha256Hex('k').slice(1)}g`, ''])('rejects a bad hash %j', (sha256) => {
     expect(errorOf(() => parseKeysFile(file([{ id: 'a', plan: 'basic', sha256 }]), 'keys.yaml'))).toMatch(/^invalid keys file keys\.yaml \(1 problem\):\n  - keys\[0\]\.sha256: got .*; expected a string matching \^\[0-9a-fA-F\]\{64\}\$$/);
   });
@@ -139,6 +159,13 @@ describe('KeyStore.reload', () => {
     expect(store.lookup('old-key')).toBeUndefined();
     writeFileSync(path, 'plans: {}\nkeys: [{ id: x, plan: nope, sha256: zz }]\n');
     expect(() => store.reload()).toThrow();
+    expect(store.lookup('new-key')?.id).toBe('new');
+    // One hash under two ids: refused, the previous keys kept (never the later entry winning).
+    writeFileSync(path, stringify(file([
+      { id: 'new', plan: 'basic', sha256: sha256Hex('new-key') },
+      { id: 'thief', plan: 'basic', sha256: sha256Hex('new-key') },
+    ])));
+    expect(() => store.reload()).toThrow('key thief has the same hash as key new (keys[0])');
     expect(store.lookup('new-key')?.id).toBe('new');
   });
 
