@@ -11,6 +11,7 @@ import type { TSchema } from 'typebox';
 import { ConfigSchema, type Config } from './schema.ts';
 import { schemaErrors } from './validate.ts';
 import { adapterIdProblems, withAdapterBlocks } from './adapters.ts';
+import { proxyEntryProblem, trustedProxyEntries } from './trust-proxy.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('./default.yaml', import.meta.url));
 
@@ -406,10 +407,29 @@ function redisTopologyProblems(raw: unknown, sources: Sources): string[] {
   return out;
 }
 
+/** server.trustProxy as addresses: each entry one proxy-addr compiles (config/trust-proxy.ts). */
+function trustProxyProblems(raw: unknown, sources: Sources): string[] {
+  const setting = valueAt(raw, ['server', 'trustProxy']);
+  const listed = Array.isArray(setting) && setting.every((entry) => typeof entry === 'string');
+  // An empty string or list is the schema's to report.
+  if ((typeof setting !== 'string' || setting === '') && !listed) return [];
+  const entries = trustedProxyEntries(setting as string | string[]);
+  return entries.flatMap((entry, i) => {
+    // An empty list item is the schema's to report; an empty entry of a string is a stray comma.
+    const problem = listed && entry === '' ? undefined : proxyEntryProblem(entry);
+    if (problem === undefined) return [];
+    const path = listed ? ['server', 'trustProxy', String(i)] : ['server', 'trustProxy'];
+    const source = sourceOf(sources, path);
+    return [`${showPath(path)}: ${problem}${source ? ` (${source})` : ''}; expected true, false, a number of proxy hops, `
+      + 'or the proxies\' addresses or CIDRs (a list or a comma-separated string)'];
+  });
+}
+
 export function validateConfig(raw: unknown, sources: Sources = new Map()): Config {
   // Each adapters.<id> block is checked against its adapter's options schema like any other setting.
   const problems = [
     ...schemaProblems(withAdapterBlocks(ConfigSchema, raw), raw, sources), ...adapterNameProblems(raw, sources), ...redisTopologyProblems(raw, sources),
+    ...trustProxyProblems(raw, sources),
   ];
   if (problems.length > 0) throw new ConfigError(problems);
   return raw as Config;

@@ -17,7 +17,17 @@ export const ConfigSchema = Type.Object({
     bodyLimitBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024 }),
     requestTimeoutMs: Ms(1000, 600_000),
     shutdownGraceMs: Ms(0, 120_000),
-    trustProxy: Type.Boolean(),
+    /**
+     * Which peers are proxies whose X-Forwarded-For is believed (config/trust-proxy.ts): false; the
+     * proxies' addresses or CIDRs (a list or a comma-separated string); a number of hops; or true
+     * (every peer: safe only behind a proxy that overwrites the header).
+     */
+    trustProxy: Type.Union([
+      Type.Boolean(),
+      Type.Integer({ minimum: 0, maximum: 16 }),
+      Type.String({ minLength: 1 }),
+      Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 64 }),
+    ]),
     /** Worker processes on one port (node:cluster); > 1 needs Redis (redis.url, redis.cluster or redis.sentinel). Default 1. */
     workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */

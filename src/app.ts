@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
+import { fastifyTrustProxy } from '../config/trust-proxy.ts';
 import type { KeyStore } from './access/keys.ts';
 import type { Tier } from './cache/tier.ts';
 import type { DataEntry } from './data/loader.ts';
@@ -94,7 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler,
     http: HTTP_SERVER_OPTIONS,
     bodyLimit: config.server.bodyLimitBytes,
-    trustProxy: config.server.trustProxy,
+    trustProxy: fastifyTrustProxy(config.server.trustProxy),
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestTimeout: config.server.requestTimeoutMs,

@@ -89,7 +89,7 @@ CLUSTER_YAML="$(printf '"%s", ' "${NODES[@]}")"
 cat >"$FLEET_DIR/config.yaml" <<YAML
 # Written by deploy/fleet/up.sh: what the three instances share.
 server:
-  trustProxy: true                 # behind nginx: the client address comes from X-Forwarded-For
+  trustProxy: 127.0.0.1            # behind nginx on this machine: the client address comes from X-Forwarded-For
   pidFile: ""                      # up.sh records each instance's pid in $FLEET_DIR/run
 redis:
   url: ""

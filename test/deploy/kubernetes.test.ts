@@ -77,6 +77,8 @@ describe('deploy/kubernetes/mdqs.yaml', () => {
     expect(container.ports).toContainEqual(expect.objectContaining({ name: 'http', containerPort: config.server.port }));
     // The HPA's ceiling is what redis.instances divides by while Redis is down.
     expect(config.redis.instances).toBe(byKind('HorizontalPodAutoscaler').spec.maxReplicas);
+    // Behind an ingress that appends to X-Forwarded-For: the hop it adds, never `true` (issue 42).
+    expect(config.server.trustProxy).toBe(1);
   });
 
   it('probes: readiness on /readyz, liveness on /healthz, on the http port', () => {

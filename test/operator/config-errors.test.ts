@@ -78,7 +78,8 @@ describe('config errors name the setting, the source, the value and what is allo
     expect(problems(() => loadConfig({ CONFIG_FILE: path, MDQS__log__levl: 'info' }))).toEqual([
       `server.prot: unknown setting (${path}:2); did you mean server.port?`,
       'log.levl: unknown setting (MDQS__log__levl); did you mean MDQS__log__level?',
-      `server.trustProxy: got "maybe" (${path}:3); expected true or false`,
+      `server.trustProxy: "maybe" is not an IP address, a CIDR (10.0.0.0/8) or one of loopback, linklocal, uniquelocal (${path}:3); `
+        + 'expected true, false, a number of proxy hops, or the proxies\' addresses or CIDRs (a list or a comma-separated string)',
     ]);
   });
 
