@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { cacheOutcome, type DataStatus } from '../data/status.ts';
 import { MEDIA_TYPE, negotiateFormat, type Format } from './formats/negotiate.ts';
+import type { Encoder } from './formats/offload.ts';
 import type { TableKind } from './formats/tables.ts';
 
 export interface Produced {
@@ -106,23 +107,17 @@ export function varyOf(spec: { table?: TableKind } | undefined): string {
   return spec?.table === undefined ? 'accept-encoding' : 'accept, accept-encoding';
 }
 
-/** The body of `produced` in `format`: JSON as one string, the others by the lazily loaded encoders. */
-export async function encodeBody(produced: Produced, format: Format, table: TableKind | undefined): Promise<Buffer> {
-  if (format === 'json' || table === undefined) return Buffer.from(JSON.stringify(produced.body));
-  const { encodeTable } = await import('./formats/encode.ts');
-  return encodeTable(format, table, produced.body);
-}
 
 export function contentTypeOf(format: Format): string {
   return MEDIA_TYPE[format];
 }
 
-/** Without a response cache: serialise once and send. */
-export const directResponder: Responder = {
+/** Without a response cache: serialise once (large answers off the event loop, `encoder`) and send. */
+export const directResponder = (encoder: Encoder): Responder => ({
   async respond(request, reply, spec, produce) {
     const format = formatFor(request, spec);
     const produced = await produce(format);
-    const body = await encodeBody(produced, format, spec.table);
+    const body = await encoder.encode(produced.body, format, spec.table);
     const headers = outcomeHeaders(produced, spec.table);
     applyOutcomeHeaders(reply, headers);
     if (headers.tier !== undefined) reply.header('x-cache-tier', headers.tier);
@@ -133,4 +128,4 @@ export const directResponder: Responder = {
       .header('age', String(Math.floor(produced.status.maxAgeMs / 1000)))
       .send(body);
   },
-};
+});

@@ -10,7 +10,6 @@
 // has its own ETag, and every answer of such a route says `Vary: Accept, Accept-Encoding`. JSON, CSV
 // and Arrow get the gzip variant; Parquet is compressed inside (ZSTD pages), so it never does.
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createSingleFlight } from '../data/single-flight.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
@@ -19,8 +18,9 @@ import type { Tier } from '../cache/tier.ts';
 import { cacheOutcome, type CacheOutcome } from '../data/status.ts';
 import type { Metrics } from '../metrics.ts';
 import { keyWithFormat, type Format } from './formats/negotiate.ts';
+import type { Encoder } from './formats/offload.ts';
 import {
-  applyOutcomeHeaders, contentTypeOf, encodeBody, formatFor, outcomeHeaders, varyOf,
+  applyOutcomeHeaders, contentTypeOf, formatFor, outcomeHeaders, varyOf,
   type OutcomeHeaders, type Produced, type Responder, type ResponseSpec,
 } from './respond.ts';
 
@@ -43,6 +43,8 @@ export interface CachedResponse {
 
 export interface ResponseCacheOptions {
   cache: ByteCache<CachedResponse>;
+  /** Encodes and gzips answers (large ones off the event loop). */
+  encoder: Encoder;
   gzipMinBytes: number;
   now: () => number;
   metrics?: Metrics;
@@ -105,11 +107,11 @@ function unpooled(buffer: Buffer): Buffer {
   return copy;
 }
 
-async function build(produced: Produced, spec: ResponseSpec, format: Format, now: number): Promise<CachedResponse> {
+async function build(encoder: Encoder, produced: Produced, spec: ResponseSpec, format: Format, now: number): Promise<CachedResponse> {
   // Exact-size, unpooled copies: a small pooled Buffer would pin its whole 64 KiB pool slab in
   // the cache and the byte bound would undercount it. (The columnar encoders' output is exact-size
   // already, so unpooled() keeps it as it is.)
-  const body = unpooled(await encodeBody(produced, format, spec.table));
+  const body = unpooled(await encoder.encode(produced.body, format, spec.table));
   const hash = createHash('sha1').update(body).digest('base64url');
   // Each format has its own validator (the bytes differ; the prefix says which it is).
   const etag = format === 'json' ? `"${hash}"` : `"${format}-${hash}"`;
@@ -151,12 +153,21 @@ export function etagMatches(header: string, etag: string): boolean {
 
 /**
  * The gzip variant, built on the first request that accepts it (level 6 costs ~2.8 ms for a
- * 92 KB body: never paid for clients that do not ask). A stored entry is charged again for it.
+ * 92 KB body: never paid for clients that do not ask; large bodies are compressed on the thread
+ * pool, see formats/offload.ts). Concurrent requests for one entry share one compression. A stored
+ * entry is charged again for it.
  */
-function withGzip(entry: CachedResponse, options: ResponseCacheOptions, key: string): void {
+async function withGzip(entry: CachedResponse, options: ResponseCacheOptions, key: string, pending: WeakMap<CachedResponse, Promise<void>>): Promise<void> {
   if (entry.gzip !== undefined || entry.body.length <= options.gzipMinBytes || !gzips(entry.format)) return;
-  entry.gzip = unpooled(gzipSync(entry.body, { level: 6 }));
-  if (entry.ttlMs > 0) options.cache.set(key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt);
+  let building = pending.get(entry);
+  if (building === undefined) {
+    building = options.encoder.gzip(entry.body).then((gzip) => {
+      entry.gzip = unpooled(gzip);
+      if (entry.ttlMs > 0) options.cache.set(key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt);
+    }).finally(() => pending.delete(entry));
+    pending.set(entry, building);
+  }
+  await building;
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, tier: string | undefined, ageSeconds: number): FastifyReply {
@@ -181,6 +192,7 @@ function send(request: FastifyRequest, reply: FastifyReply, entry: CachedRespons
 
 export function createCachingResponder(options: ResponseCacheOptions): Responder {
   const flight = createSingleFlight();
+  const gzipping = new WeakMap<CachedResponse, Promise<void>>();
   return {
     async respond(request, reply, requested: ResponseSpec, produce) {
       // The negotiated format is part of the key (an unknown `format` is a 400 here, before any lookup).
@@ -191,7 +203,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
       if (hit !== undefined && hit.state === 'fresh') {
         options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'hit' });
         const entry = hit.value;
-        if (acceptsGzip(request.headers['accept-encoding'])) withGzip(entry, options, spec.key);
+        if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
         return send(request, reply, entry, 'HIT', 'memory', Math.floor((hit.age + entry.dataAgeMs) / 1000));
       }
       if (options.shared !== undefined) {
@@ -201,7 +213,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
           const entry = fromStored(remote.value, remote.storedAt, remote.windows.ttlMs);
           // Another instance built it: this one keeps it for the rest of its life.
           if (options.cache.set(spec.key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt)) options.onStored?.(request, spec.key);
-          if (acceptsGzip(request.headers['accept-encoding'])) withGzip(entry, options, spec.key);
+          if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
           return send(request, reply, entry, 'HIT', options.shared.name, Math.floor((remote.age + entry.dataAgeMs) / 1000));
         }
       }
@@ -209,7 +221,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
       const entry = await flight.run(spec.key, async () => {
         const produced = await produce(format);
         const builtAt = options.now();
-        const built = await build(produced, spec, format, builtAt);
+        const built = await build(options.encoder, produced, spec, format, builtAt);
         const ttlMs = produced.status.freshUntil - builtAt;
         const partial = (produced.failed?.length ?? 0) > 0;
         if (!produced.status.stale && !partial && ttlMs >= 1 && Number.isFinite(ttlMs)) {
@@ -219,7 +231,7 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
         }
         return built;
       });
-      if (acceptsGzip(request.headers['accept-encoding'])) withGzip(entry, options, spec.key);
+      if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
       return send(request, reply, entry, entry.xCache, entry.headers.tier, Math.floor(entry.dataAgeMs / 1000));
     },
   };

@@ -11,6 +11,7 @@ import type { Tier } from '../cache/tier.ts';
 import type { DataEntry } from '../data/loader.ts';
 import { createCachingResponder, type CachedResponse } from '../http/response-cache.ts';
 import { directResponder, type Responder } from '../http/respond.ts';
+import { createEncoder } from '../http/formats/offload.ts';
 
 /** A response stored in the response cache under `key` (the fast path indexes it). */
 export type StoredListener = (request: FastifyRequest, key: string) => void;
@@ -45,8 +46,11 @@ export const cachesPlugin = fp(async (app: FastifyInstance, options: CachesOptio
   const { config, now } = options;
   const listeners: StoredListener[] = [];
   const onStored = (listener: StoredListener) => void listeners.push(listener);
+  // Encoding and gzip of large answers run off the event loop (its workers stop with the app).
+  const encoder = createEncoder();
+  app.addHook('onClose', async () => encoder.close());
   if (!options.cache) {
-    app.decorate('caches', { dataTiers: [], responder: options.responder ?? directResponder, onStored });
+    app.decorate('caches', { dataTiers: [], responder: options.responder ?? directResponder(encoder), onStored });
     return;
   }
   const shared = app.sharedRedis;
@@ -60,7 +64,7 @@ export const cachesPlugin = fp(async (app: FastifyInstance, options: CachesOptio
   const sharedData = redisTier<DataEntry>('mdqs:data:', jsonCodec());
   if (sharedData !== undefined) dataTiers.push(sharedData);
   const responder = options.responder ?? createCachingResponder({
-    cache: responseCache, gzipMinBytes: config.cache.gzipMinBytes, now, metrics: app.metrics,
+    cache: responseCache, encoder, gzipMinBytes: config.cache.gzipMinBytes, now, metrics: app.metrics,
     shared: redisTier('mdqs:resp:', responseCodec),
     onStored: (request, key) => {
       for (const listener of listeners) listener(request, key);

@@ -52,6 +52,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   app.get<{ Querystring: KlinesInput & { symbol: string } }>('/v1/klines', {
     config: access(klinesAccess(false)),
     schema: {
+      operationId: 'getKlines',
       summary: 'Historical candles for one symbol',
       description: 'The newest `count` bars inside [start_time, end_time] (inclusive), or up to now without a range. Minute periods (1m…60m) need klines_minute, daily and longer need klines_daily. When older bars exist inside the range (without start_time: anywhere in the history), X-Next-End-Time and Link give the next, older page: following them loses and repeats no bar.',
       tags: ['klines'],
@@ -79,6 +80,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
   app.get<{ Querystring: KlinesInput & { symbols: string } }>('/v1/klines/batch', {
     config: access(klinesAccess(true)),
     schema: {
+      operationId: 'getKlinesBatch',
       summary: 'Historical candles for several symbols',
       description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504. Symbols cut by `count` (older bars exist in the range) are listed in X-Truncated-Symbols.',
       tags: ['klines'],
@@ -94,7 +96,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     return ctx.responder.respond(request, reply, { key, resource: 'candles', table: 'candles-batch' }, async () => {
       const cut = new Set<string>();
       const result = await ctx.service.perSymbol(symbols, async (ref) => {
-        const one = await ctx.service.candles(ref, params);
+        const one = await ctx.service.candles(ref, params, symbols.length);
         if (one?.next !== undefined) cut.add(ref.symbol);
         return one;
       });

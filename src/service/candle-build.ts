@@ -114,7 +114,8 @@ function columnsOf(packed: Packed, column: (name: Column) => number[]): Candles 
 }
 
 export interface CandleBuilder {
-  build(spec: BuildSpec): Promise<Candles>;
+  /** Builds `spec`: in the worker when its base bars pass `inlineMaxBars`, or when `offload` (the request's total work does). */
+  build(spec: BuildSpec, offload?: boolean): Promise<Candles>;
   close(): Promise<void>;
   /** Whether the worker is up (it stops once idle for `idleMs`). */
   readonly running: boolean;
@@ -205,8 +206,8 @@ export function createCandleBuilder(options: { inlineMaxBars: number; idleMs?: n
   };
 
   return {
-    async build(spec) {
-      if (spec.raw.timestamp.length <= options.inlineMaxBars) return buildFromSpec(spec);
+    async build(spec, offload = false) {
+      if (!offload && spec.raw.timestamp.length <= options.inlineMaxBars) return buildFromSpec(spec);
       clearTimeout(idle);
       worker ??= start();
       const id = nextId++;

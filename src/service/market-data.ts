@@ -171,13 +171,21 @@ export class MarketDataService {
     return { value: value !== undefined && bucketed ? newestCount(value, query.count as number) : value, status };
   }
 
-  /** Candles for one symbol; `undefined` when the symbol is unknown; throws when the upstream failed. */
-  async candles(ref: SymbolRef, params: CandleParams): Promise<Sourced<Candles> | undefined> {
+  /**
+   * Candles for one symbol; `undefined` when the symbol is unknown; throws when the upstream failed.
+   * `batch`: how many symbols the request asks for, so a request whose total base bars pass
+   * INLINE_MAX_BARS builds its series in the worker even when each is short (when the build
+   * adjusts or aggregates: a plain window is cheaper than the copies to the worker and back).
+   */
+  async candles(ref: SymbolRef, params: CandleParams, batch = 1): Promise<Sourced<Candles> | undefined> {
     const fetch = baseFetchFor(params.period, params);
     // A series the worker builds waits for room among the others in flight (bars-gate.ts).
     const release = fetch.count > INLINE_MAX_BARS ? await this.#heavy.acquire(fetch.count) : undefined;
     try {
-      return await this.#candles(ref, params, fetch);
+      // A build that only windows raw bars (no adjustment, no aggregation) costs less than the
+      // copies to and from the worker: it stays inline, between turns of the loop.
+      const works = params.adjust !== 'none' || params.period !== fetch.period;
+      return await this.#candles(ref, params, fetch, works && fetch.count * batch > INLINE_MAX_BARS);
     } finally {
       release?.();
     }
@@ -188,7 +196,7 @@ export class MarketDataService {
     return { held: this.#heavy.held, waiting: this.#heavy.waiting };
   }
 
-  async #candles(ref: SymbolRef, params: CandleParams, fetch: BaseFetch): Promise<Sourced<Candles> | undefined> {
+  async #candles(ref: SymbolRef, params: CandleParams, fetch: BaseFetch, offload: boolean): Promise<Sourced<Candles> | undefined> {
     const raw = await this.#raw({ symbol: ref, period: fetch.period, start: fetch.start, end: fetch.end, count: fetch.count });
     if (raw.value === undefined) return undefined;
     const adjust = params.adjust === 'none' ? { events: [], status: emptyStatus() } : await this.#adjustEvents(ref, params.adjust);
@@ -202,7 +210,7 @@ export class MarketDataService {
       region: ref.region,
       minuteBase: fetch.period === '1m',
       window: { start: params.start, end: params.end, count: params.count + 1 },
-    });
+    }, offload);
     const status = combineStatus(raw.status, adjust.status);
     // The store/adapter window was cut by count when it is full and starts inside the range.
     const rawBars = raw.value.timestamp;
