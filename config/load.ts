@@ -90,6 +90,15 @@ function setPath(target: Json, path: string[], value: unknown): void {
   node[path[path.length - 1]] = value;
 }
 
+function getPath(root: Json, path: readonly string[]): unknown {
+  let node: unknown = root;
+  for (const part of path) {
+    if (!isPlainObject(node)) return undefined;
+    node = (node as Json)[part];
+  }
+  return node;
+}
+
 function parseEnvValue(raw: string): unknown {
   try {
     return parseYaml(raw);
@@ -113,7 +122,10 @@ export function applyEnv(raw: Json, env: Env, sources: Sources = new Map()): Jso
     const path = name.slice('MDQS__'.length).split('__').filter(Boolean);
     if (path.length === 0) continue;
     // A secret is a string as given: a key of digits is neither a number nor shorn of leading zeros.
-    setPath(out, path, SECRET_NAME.test(path[path.length - 1]) ? value : parseEnvValue(value));
+    // An empty value of a string setting is the empty string (YAML would read it as null): the
+    // default config documents "" where it means "none" (server.pidFile, redis.url, metrics.token).
+    const emptyString = value === '' && typeof getPath(out, path) === 'string';
+    setPath(out, path, SECRET_NAME.test(path[path.length - 1]) || emptyString ? value : parseEnvValue(value));
     setSource(sources, path, name);
   }
   return out;

@@ -117,6 +117,12 @@ describe('CONFIG_FILE holds only what it changes', () => {
     expect(sources.get('server/bodyLimitBytes')).toBe(`config/default.yaml:${line}`);
   });
 
+  it('an empty variable of a string setting is the empty string; of a number it is still refused', () => {
+    expect(loadConfig({ MDQS__server__pidFile: '' }).config.server.pidFile).toBe('');
+    expect(loadConfig({ MDQS__redis__url: '' }).config.redis.url).toBe('');
+    expect(problems(() => loadConfig({ MDQS__server__port: '' }))).toEqual(['server.port: got null (MDQS__server__port); expected an integer from 0 to 65_535']);
+  });
+
   it('an empty CONFIG_FILE is the default', () => {
     expect(loadConfig({ CONFIG_FILE: file('empty.yaml', '') }).config).toEqual(loadDefaultConfig());
   });
