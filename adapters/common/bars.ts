@@ -131,6 +131,17 @@ export function toCandles(bars: Bar[]): Candles {
   return candles;
 }
 
+/**
+ * Whether `bar` (canonical, the first of an answer) is the listing's first session or earlier:
+ * `firstTrade` is when the vendor says the listing first traded (epoch ms). There is no previous
+ * session then, so a vendor's "previous close" for it is not one (Yahoo's chartPreviousClose for
+ * a window starting there is that session's own close, or its open), and the documented rule for a
+ * first bar without a previous close applies: its own open (README, "prev_close of a raw bar").
+ */
+export function isListingFirstBar(region: Region, bar: Bar | undefined, firstTrade: number | undefined): boolean {
+  return bar !== undefined && firstTrade !== undefined && localDate(region, bar.t) <= localDate(region, firstTrade);
+}
+
 /** P_prev of an ex-date: the close of the last bar stamped before `t` (bars ascending). */
 export function lastCloseBefore(bars: Bar[], t: number): number | undefined {
   let lo = 0;

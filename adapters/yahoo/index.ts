@@ -8,7 +8,7 @@ import type { ExFactor } from '../../src/domain.ts';
 import { localDate } from '../../src/markets/calendar.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp } from '../types.ts';
 import { emptyCandles } from '../../src/candles/window.ts';
-import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
+import { isListingFirstBar, normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
 import { checkExFactorList, mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, NO_DATA, readChart } from './errors.ts';
 import { chartPrevClose, parseChart, parseInstrument, parseQuote, toEndLabels, type Chart, type Split } from './parse.ts';
@@ -100,7 +100,10 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
       : query.count !== undefined ? Math.max(0, endS - (query.count * 2 + 30) * DAY_S) : 0;
     const c = await chart(ref, { interval: '1d', period1, period2: Math.floor(now / 1000) + DAY_S, events: true }, 'candles', ctx);
     if (c === undefined) return undefined;
-    const bars = unsplit(ref.region, answerPrevCloses(normaliseDaily(ref.region, c.rows), c.previousClose), c.splits, c.decimals);
+    const daily = normaliseDaily(ref.region, c.rows);
+    // A listing's first session has no previous close, whatever meta says: its open stands in.
+    const first = isListingFirstBar(ref.region, daily[0], c.firstTrade) ? daily[0].open : c.previousClose;
+    const bars = unsplit(ref.region, answerPrevCloses(daily, first), c.splits, c.decimals);
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
@@ -214,8 +217,9 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
       const c = await chart(symbol, { interval: '1m', range: '1d' }, 'intraday', ctx);
       if (c === undefined) return undefined;
       const bars = normaliseMinutes(symbol.region, toEndLabels(c.rows));
-      // The previous session's close comes in the same answer (meta), so no second lookup.
-      const first = chartPrevClose(c, r);
+      // The previous session's close comes in the same answer (meta), so no second lookup; on the
+      // listing's first session there is none, whatever meta says (the open stands in).
+      const first = isListingFirstBar(symbol.region, bars[0], c.firstTrade) ? undefined : chartPrevClose(c, r);
       return toCandles(bars.map((b, k) => ({ ...b, prevClose: k === 0 ? first ?? b.open : bars[k - 1].close })));
     },
 
@@ -241,9 +245,10 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
 
 /**
  * The vendor's previous close on every bar of one answer: the first bar gets meta.chartPreviousClose
- * (the close before the answer's first bar), each later one the close before it in the answer, so
- * a window that starts inside the answer keeps the vendor's own value. Without chartPreviousClose
- * the first bar has none and the column is left out (README: the open stands in for it).
+ * (the close before the answer's first bar; its own open on the listing's first session), each
+ * later one the close before it in the answer, so a window that starts inside the answer keeps the
+ * vendor's own value. Without chartPreviousClose the first bar has none and the column is left out
+ * (README: the open stands in for it).
  */
 function answerPrevCloses(bars: Bar[], first: number | undefined): Bar[] {
   return bars.map((b, k) => {

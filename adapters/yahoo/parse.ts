@@ -32,6 +32,8 @@ export interface Chart {
   decimals?: number;
   /** meta.chartPreviousClose, rounded: the close before the first bar of this answer. */
   previousClose?: number;
+  /** meta.firstTradeDate in epoch ms: the start of the listing's first session, when stated. */
+  firstTrade?: number;
   /** Vendor stamps (bar START for intraday, session open for daily), epoch ms. */
   rows: Bar[];
   dividends: Dividend[];
@@ -134,9 +136,11 @@ export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck
     return { t: r.number(s.date, `events.splits[${i}].date`) * 1000, ratio: numerator / denominator };
   });
   const previous = r.optionalValue(meta.chartPreviousClose, 'meta.chartPreviousClose');
+  const firstTrade = r.optionalNumber(meta.firstTradeDate, 'meta.firstTradeDate');
   const chart: Chart = { meta, rows, dividends, splits };
   if (decimals !== undefined) chart.decimals = decimals;
   if (previous !== null && Number.isFinite(previous) && previous > 0) chart.previousClose = toStated(previous, decimals);
+  if (firstTrade !== null && Number.isFinite(firstTrade)) chart.firstTrade = firstTrade * 1000;
   return chart;
 }
 

@@ -2,7 +2,8 @@
 // float32 noise is rounded to the vendor's stated decimals (meta.priceHint) at the adapter
 // boundary, and the first bar keeps the vendor's previous close (meta.chartPreviousClose); one-minute
 // bars in the New York session, a split and a dividend (checked against the vendor's own adjclose),
-// a listing with no bar in the window, and the vendor's own error bodies.
+// a listing with no bar in the window, a listing's first session (its open stands in for the
+// previous close it never had), and the vendor's own error bodies.
 
 import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
@@ -144,6 +145,19 @@ describe('yahoo replay: one-minute bars (AMZN, 2023-05-02 15:30–16:00 EDT, pri
     expect(out.prev_close).toEqual([102.05, ...want.slice(0, 29).map((b) => b.close)]);
   });
 
+  it('getIntraday on the listing\'s first session: the first bar\'s prev_close is its open, not meta.previousClose (issue 42, item 6)', async () => {
+    // Built from the capture: meta.firstTradeDate moved to this session's open (no real 1m answer of
+    // a listing day was found: mocks/fixtures/README.md); everything else as captured.
+    const listed = fixture<ChartBody>('yahoo', 'replay-chart-1m-amzn');
+    listed.chart.result[0].meta.firstTradeDate = nyTime('2023-05-02', '09:30') / 1000;
+    server.use(http.get(`${BASE}/v8/finance/chart/AMZN`, () => HttpResponse.json(listed)));
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const out = (await a.getIntraday!(ref('AMZN.US')))!;
+    const want = expected();
+    expect(out.prev_close).toEqual([want[0].open, ...want.slice(0, 29).map((b) => b.close)]);
+    expect(out.prev_close![0]).not.toBe(102.05);
+  });
+
   it('the minute prices carry sub-penny prints (103.6052, 103.605) beside priceHint 2: served as printed, not rounded to the cent', async () => {
     answers = { AMZN: 'replay-chart-1m-amzn' };
     const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
@@ -236,5 +250,49 @@ describe('yahoo replay: the vendor\'s own error bodies', () => {
     expect((await a.getQuotes([ref('ZZZZ.US')])).size).toBe(0);
     expect((await a.getInstruments([ref('ZZZZ.US')])).size).toBe(0);
     expect(await a.getIntraday!(ref('ZZZZ.US'))).toBeUndefined();
+  });
+});
+
+describe('yahoo replay: a listing\'s first session (TSLA.US, 2010-06-29; issue 42, item 6)', () => {
+  // The real answer for chart/TSLA?interval=1d&period1=0 (mocks/fixtures/README.md): its first bar is
+  // the listing's first session (meta.firstTradeDate 1277818200 = 2010-06-29 09:30 EDT) and its
+  // chartPreviousClose, 1.267, is no previous close (there was no earlier session; the IPO price
+  // was 17.00, 1.1333 in these split-adjusted prices). The rule for a first bar without a previous
+  // close applies: its own open.
+  const NOW = localMidnight('US', '2010-07-14');
+  const window = { start: localMidnight('US', '2010-06-29'), end: localMidnight('US', '2010-07-13') };
+  const DATES = ['2010-06-29', '2010-06-30', '2010-07-01', '2010-07-02', '2010-07-06', '2010-07-07', '2010-07-08', '2010-07-09', '2010-07-12', '2010-07-13'];
+
+  async function listingDay(chartPreviousClose?: number) {
+    const body = fixture<ChartBody>('yahoo', 'replay-chart-listing-tsla');
+    if (chartPreviousClose !== undefined) body.chart.result[0].meta.chartPreviousClose = chartPreviousClose;
+    server.use(http.get(`${BASE}/v8/finance/chart/TSLA`, () => HttpResponse.json(body)));
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    return { out: (await a.getCandles({ symbol: ref('TSLA.US'), period: '1d', ...window }))!, body: body.chart.result[0] };
+  }
+
+  it('the first bar\'s prev_close is its open, not the vendor\'s 1.267; each later one the close before', async () => {
+    const { out, body } = await listingDay();
+    const hint = body.meta.priceHint;
+    const q = body.indicators.quote[0];
+    expect(body.meta.chartPreviousClose).toBe(1.267);
+    expect(out.timestamp).toEqual(DATES.map((d) => localMidnight('US', d)));
+    expect(out.open).toEqual(q.open.map((x) => printed(x, hint)));
+    expect(out.close).toEqual(q.close.map((x) => printed(x, hint)));
+    expect(out.open[0]).toBe(1.266667);
+    expect(out.prev_close).toEqual([out.open[0], ...out.close.slice(0, 9)]);
+    // Only the listing's own session: a window starting later in the same answer keeps the close before.
+    const a = createYahooAdapter({ baseUrl: BASE }, { now: () => NOW, http: testHttp('yahoo') });
+    const later = (await a.getCandles({ symbol: ref('TSLA.US'), period: '1d', start: localMidnight('US', '2010-07-01'), end: window.end }))!;
+    expect(later.timestamp[0]).toBe(localMidnight('US', '2010-07-01'));
+    expect(later.prev_close![0]).toBe(out.close[1]);
+  });
+
+  it('a chartPreviousClose equal to that session\'s own close (TSLA served 1.59 = its close, change 0 %) is not taken either', async () => {
+    // The case the issue saw: the same answer with meta.chartPreviousClose = the first close.
+    const { out } = await listingDay(1.5926669836044312);
+    expect(out.close[0]).toBe(1.592667);
+    expect(out.prev_close![0]).toBe(out.open[0]);
+    expect(out.prev_close![0]).not.toBe(1.59);
   });
 });
