@@ -1,0 +1,79 @@
+// Who subscribes to what: per channel, each subscribed symbol's entry (its subscribers and the
+// last value pushed, serialised), and the fan-out of a tick's changed entries, where every
+// distinct frame is serialised once and the same bytes go to every client that needs them.
+import type { SymbolRef } from '../domain.ts';
+import type { Client, Outbox } from './outbox.ts';
+import { dataFrame, type Channel } from './protocol.ts';
+
+export interface Entry {
+  ref: SymbolRef;
+  clients: Set<Client>;
+  /** The last value pushed (or snapshotted), serialised. */
+  last: string | undefined;
+  /** The fleet tick `last` came from: an older tick's value arriving late is ignored. */
+  slot?: number;
+}
+
+export class Subscriptions {
+  readonly #entries: Record<Channel, Map<string, Entry>> = { quotes: new Map(), depth: new Map() };
+
+  get(channel: Channel, symbol: string): Entry | undefined {
+    return this.#entries[channel].get(symbol);
+  }
+
+  /** Every entry of a channel (a tick filters the live ones). */
+  entries(channel: Channel): IterableIterator<Entry> {
+    return this.#entries[channel].values();
+  }
+
+  symbols(channel: Channel): string[] {
+    return [...this.#entries[channel].keys()];
+  }
+
+  get empty(): boolean {
+    return this.#entries.quotes.size === 0 && this.#entries.depth.size === 0;
+  }
+
+  /** `client` subscribes to `ref`; a new entry starts from `json` (the snapshot). */
+  add(channel: Channel, ref: SymbolRef, client: Client, json: string): Entry {
+    let entry = this.#entries[channel].get(ref.symbol);
+    if (entry === undefined) {
+      entry = { ref, clients: new Set(), last: json };
+      this.#entries[channel].set(ref.symbol, entry);
+    }
+    entry.clients.add(client);
+    return entry;
+  }
+
+  /** `client` leaves `symbol`; the entry goes with its last subscriber. */
+  remove(channel: Channel, symbol: string, client: Client): void {
+    const entry = this.#entries[channel].get(symbol);
+    if (entry === undefined) return;
+    entry.clients.delete(client);
+    if (entry.clients.size === 0) this.#entries[channel].delete(symbol);
+  }
+}
+
+/** Changed entries to their subscribers: clients with the same changed subset share one frame. */
+export function fanout(outbox: Outbox, channel: Channel, changed: Entry[]): void {
+  if (changed.length === 0) return;
+  const perClient = new Map<Client, Entry[]>();
+  for (const entry of changed) {
+    for (const client of entry.clients) {
+      const list = perClient.get(client);
+      if (list === undefined) perClient.set(client, [entry]);
+      else list.push(entry);
+    }
+  }
+  // Usually every client shares the one frame of all changes.
+  const frames = new Map<string, Buffer>();
+  for (const [client, list] of perClient) {
+    const key = list.length === changed.length ? '*' : list.map((e) => e.ref.symbol).join(',');
+    let frame = frames.get(key);
+    if (frame === undefined) {
+      frame = Buffer.from(dataFrame(channel, list.map((e) => e.last as string)));
+      frames.set(key, frame);
+    }
+    outbox.deliver(client, channel, frame, () => list.map((e) => [e.ref.symbol, e.last as string]));
+  }
+}
