@@ -1,10 +1,17 @@
 // The OpenAPI document (@fastify/swagger) and its UI at /docs. The generated document is enriched
 // generically (enums for literal unions, defaults, examples, response headers) so every route
-// documents itself the same way; /docs shows and pre-fills the demo key while it is enabled.
+// documents itself the same way; the examples are answers the service gives (docs-examples.ts).
+// /docs shows and pre-fills the demo key while it is enabled. The document passes `redocly lint`
+// (redocly.yaml), which the test suite runs on it.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { KeyStore } from '../access/keys.ts';
+import {
+  BODY_EXAMPLES, COMPONENT_EXAMPLES, errorExample, NOW, PARAM_EXAMPLES, RESPONSE_EXAMPLES, TABLE_KINDS,
+} from './docs-examples.ts';
+import { toCsv } from './formats/encode.ts';
+import { tableOf } from './formats/tables.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -36,6 +43,16 @@ const PREAUTHORIZE_DEMO_KEY = new Function(`
   }
 `);
 
+const TAGS = [
+  { name: 'quotes', description: 'Real-time quotes and five-level depth' },
+  { name: 'klines', description: 'Candles (daily and longer, minute, today\'s intraday) and the ex-rights factors that adjust them' },
+  { name: 'financials', description: 'Financial statements, indicators and share capital' },
+  { name: 'reference', description: 'Instruments, pools, exchanges, the trading calendar and the market clock' },
+  { name: 'stream', description: 'WebSocket streams of quotes and depth' },
+  { name: 'access', description: 'What the API key may call' },
+  { name: 'ops', description: 'Service metadata' },
+];
+
 export async function registerDocs(app: FastifyInstance, options: DocsOptions): Promise<void> {
   // A page load fetches a dozen assets: they are keyless and must not use up a per-IP limit.
   // Marked like the ops routes so the access hook (src/access/plugin.ts) leaves them alone.
@@ -54,7 +71,13 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions): 
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Market Data Query Service', version: API_VERSION, description: DESCRIPTION },
+      info: {
+        title: 'Market Data Query Service', version: API_VERSION, description: DESCRIPTION,
+        license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+      },
+      // Relative: the API is where this document is served from, whatever host a deployment uses.
+      servers: [{ url: '/', description: 'The server that serves this document' }],
+      tags: TAGS,
       components: {
         securitySchemes: {
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -89,45 +112,6 @@ function withDemoKey(spec: Json, keys: KeyStore): Json {
 
 /* The document is plain JSON here; a loose type keeps the walk readable. */
 type Json = Record<string, any>;
-
-const NOW = 1750212930000; // 2025-06-18 10:15:30 Asia/Shanghai
-const DAY0 = 1750176000000; // 2025-06-18 00:00 Asia/Shanghai
-const REQUEST_ID = '6f1c2a9e-5b7d-4c1e-9a3f-2d8e4b6c0a71';
-
-/** One example value per component schema, by its $id (src/schemas.ts). */
-const COMPONENT_EXAMPLES: Record<string, unknown> = {
-  Quote: {
-    symbol: '600519.SH', region: 'CN', last_price: 1020, open: 1024.79, high: 1027.91, low: 1018.18, prev_close: 1022.6,
-    volume: 4507000, amount: 4621147137.77, timestamp: NOW, session: 'regular',
-    ext: { type: 'cn_equity', name: '贵州茅台', amplitude: 0.009515, change_amount: -2.6, change_pct: -0.002543, turnover_rate: 0.003588 },
-  },
-  Candles: {
-    timestamp: [DAY0 - 86_400_000, DAY0], open: [993.62, 1024.79], high: [1031.22, 1027.91], low: [982.81, 1018.18],
-    close: [1022.6, 1020], volume: [30205100, 4507000], amount: [30456254226.44, 4621147137.77], prev_close: [993.95, 1022.6],
-  },
-  Depth: {
-    symbol: '600519.SH', region: 'CN', timestamp: NOW,
-    bid_prices: [1019.99, 1019.98, 1019.97, 1019.96, 1019.95], bid_volumes: [46500, 49500, 54800, 23700, 33300],
-    ask_prices: [1020, 1020.01, 1020.02, 1020.03, 1020.04], ask_volumes: [48200, 44400, 55300, 44500, 93900],
-  },
-  Instrument: {
-    code: '600519', exchange: 'SH', name: '贵州茅台', region: 'CN', symbol: '600519.SH', type: 'stock',
-    ext: { type: 'cn_equity', float_shares: 1256200000, limit_down: 920.34, limit_up: 1124.86, listing_date: '2001-08-27', tick_size: 0.01, total_shares: 1256200000, lot_size: 100 },
-  },
-  ExFactor: { timestamp: 1750608000000, ex_factor: 1.0247 },
-  UniverseSummary: { id: 'CN_Stock', name: 'A股', region: 'CN', category: 'equity', symbol_count: 86 },
-  UniverseDetail: { id: 'CN_ETF', name: '沪深ETF', region: 'CN', category: 'etf', symbol_count: 2, symbols: ['510300.SH', '159915.SZ'] },
-};
-
-/** Parameter examples by name: what "Try it out" pre-fills. */
-const PARAM_EXAMPLES: Record<string, unknown> = {
-  symbol: '600519.SH',
-  symbols: '600519.SH,00700.HK,AAPL.US',
-  count: 5,
-  id: 'CN_Stock',
-  market: 'CN',
-  exchange: 'SH',
-};
 
 /** The defaults the handlers apply (DESIGN.md 4), so the dropdowns start on them. */
 function paramDefault(path: string, name: string): string | undefined {
@@ -187,7 +171,10 @@ function isStringLiteral(s: unknown): boolean {
   return Array.isArray(schema.enum) && schema.enum.every((v: unknown) => typeof v === 'string') && (schema.type === undefined || schema.type === 'string');
 }
 
-/** An example for a schema, composed from the component examples through objects, arrays and records. */
+/**
+ * An example for a schema, composed from the component examples through objects, arrays and
+ * records; undefined where a value has no written example (never a made-up placeholder).
+ */
 export function exampleFor(schema: Json | undefined, components: Json, depth = 0): unknown {
   if (schema === undefined || depth > 8) return undefined;
   if (typeof schema.$ref === 'string') {
@@ -198,65 +185,53 @@ export function exampleFor(schema: Json | undefined, components: Json, depth = 0
   if (schema.example !== undefined) return schema.example;
   if (schema.type === 'array') {
     const item = exampleFor(schema.items, components, depth + 1);
-    return item === undefined ? [] : [item];
+    return item === undefined ? undefined : [item];
   }
   if (schema.type === 'object' || schema.properties !== undefined || schema.additionalProperties !== undefined) {
     const out: Json = {};
+    const required = new Set<string>(schema.required ?? []);
     for (const [name, prop] of Object.entries((schema.properties ?? {}) as Json)) {
       const value = exampleFor(prop as Json, components, depth + 1);
       if (value !== undefined) out[name] = value;
+      else if (required.has(name)) return undefined;
     }
+    // Records of the data routes are keyed by symbol.
     if (schema.additionalProperties !== null && typeof schema.additionalProperties === 'object') {
       const value = exampleFor(schema.additionalProperties as Json, components, depth + 1);
-      if (value !== undefined) out['600519.SH'] = value;
+      if (value === undefined) return undefined;
+      out['600519.SH'] = value;
     }
     return out;
   }
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  if (schema.type === 'string') return 'string';
-  if (schema.type === 'integer' || schema.type === 'number') return 0;
-  if (schema.type === 'boolean') return true;
   return undefined;
 }
 
-const ERROR_EXAMPLES: Record<number, [string, string]> = {
-  400: ['INVALID_SYMBOL', "'600519' is not a valid symbol; use <code>.<exchange>, e.g. 600519.SH, 00700.HK, AAPL.US"],
-  401: ['MISSING_API_KEY', 'an API key is required: send it in the X-API-Key header or the api_key query parameter'],
-  403: ['MARKET_NOT_PERMITTED', 'your plan does not include market HK (symbols 00700.HK)'],
-  404: ['SYMBOL_NOT_FOUND', 'symbol 999999.SH not found'],
-  413: ['PAYLOAD_TOO_LARGE', 'the request body is too large'],
-  415: ['UNSUPPORTED_MEDIA_TYPE', 'the request body must be application/json'],
-  429: ['RATE_LIMITED', 'rate limit of 60 requests exceeded; retry in 12 seconds'],
-  502: ['UPSTREAM_ERROR', 'the upstream vendor failed'],
-  503: ['UPSTREAM_UNAVAILABLE', 'the upstream vendor is unavailable; retry later'],
-  504: ['UPSTREAM_TIMEOUT', 'the upstream vendor did not answer in time'],
+/** The WebSocket routes' schema is built by src/stream/docs.ts; their operation ids are given here. */
+const STREAM_OPERATION_IDS: Record<string, string> = {
+  '/v1/ws/stream': 'openStream',
+  '/v1/ws/quotes': 'openQuotesStream',
 };
 
-function errorExample(code: number): Json {
-  const [error, message] = ERROR_EXAMPLES[code] ?? ['NOT_FOUND', 'no route GET /v1/nope'];
-  const body: Json = { code, message, error, request_id: REQUEST_ID };
-  if (code === 403) body.details = { plan: 'basic', missing_markets: ['HK'], symbols: ['00700.HK'] };
-  if (code === 429) body.retry_after_ms = 12000;
-  return body;
-}
-
-/** Routes without a response schema (their body is built by hand). */
-const UNTYPED_EXAMPLES: Record<string, unknown> = {
+/** Routes whose 200 body is not composed from the components. */
+const OWN_EXAMPLES: Record<string, unknown> = {
+  ...RESPONSE_EXAMPLES,
   '/v1/meta': {
     data: {
       service: 'market-data-query-service', version: API_VERSION, simulated: true,
+      simulated_by_market: { CN: ['sim'], HK: ['sim'], US: ['sim'] },
       routing: { CN: ['sim'], HK: ['sim'], US: ['sim'] },
       adapters: [{ id: 'sim', label: 'sim', markets: ['CN', 'HK', 'US'] }], server_time: NOW,
     },
   },
 };
 
-function bodyExample(path: string): unknown {
-  if (path === '/v1/universes/batch') return { ids: ['CN_ETF', 'HK_Stock'] };
-  return { symbols: ['600519.SH', '00700.HK', 'AAPL.US'] };
+/** The CSV answer to the JSON one, written by the encoder that writes the answers (binary formats get none). */
+function csvExample(path: string, json: unknown): string | undefined {
+  const kind = TABLE_KINDS[path];
+  return kind === undefined || json === undefined ? undefined : toCsv(tableOf(kind, json)).toString('utf8');
 }
 
-/** Enums, defaults, parameter/body/response examples and response headers on every operation. */
+/** Operation ids, enums, defaults, parameter/body/response examples and response headers on every operation. */
 function enrichOpenapi(doc: Json): Json {
   const components = (doc.components?.schemas ?? {}) as Json;
   flattenLiteralUnions(doc.paths);
@@ -264,25 +239,28 @@ function enrichOpenapi(doc: Json): Json {
   for (const [path, operations] of Object.entries((doc.paths ?? {}) as Json)) {
     for (const operation of Object.values(operations as Json) as Json[]) {
       if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) continue;
+      if (operation.operationId === undefined && path in STREAM_OPERATION_IDS) operation.operationId = STREAM_OPERATION_IDS[path];
       for (const param of (operation.parameters ?? []) as Json[]) {
         const fallback = paramDefault(path, param.name);
         if (fallback !== undefined && param.schema?.enum?.includes(fallback)) param.schema.default = fallback;
         if (param.example === undefined && param.name in PARAM_EXAMPLES) param.example = PARAM_EXAMPLES[param.name];
       }
       const body = operation.requestBody?.content?.['application/json'];
-      if (body !== undefined && body.example === undefined) body.example = bodyExample(path);
+      if (body !== undefined && body.example === undefined && path in BODY_EXAMPLES) body.example = BODY_EXAMPLES[path];
       for (const [status, response] of Object.entries((operation.responses ?? {}) as Json) as [string, Json][]) {
         const code = Number(status);
         const headers: Json = { ...COMMON_HEADERS };
         if (code >= 200 && code < 300) Object.assign(headers, SUCCESS_HEADERS);
         if (code === 429 || code === 503) Object.assign(headers, RETRY_AFTER);
         response.headers = { ...headers, ...(response.headers ?? {}) };
-        if (response.content === undefined && code >= 200 && code < 300) {
-          response.content = { 'application/json': { schema: { type: 'object' }, example: UNTYPED_EXAMPLES[path] ?? { data: {} } } };
-        }
-        for (const media of Object.values((response.content ?? {}) as Json) as Json[]) {
+        const content = (response.content ?? {}) as Json;
+        const json = code < 400 ? (OWN_EXAMPLES[path] ?? exampleFor(content['application/json']?.schema, components)) : undefined;
+        for (const [mediaType, media] of Object.entries(content) as [string, Json][]) {
           if (media.example !== undefined || media.examples !== undefined) continue;
-          media.example = code >= 400 ? errorExample(code) : (exampleFor(media.schema, components) ?? {});
+          const example = code >= 400 ? errorExample(path, code)
+            : mediaType === 'application/json' ? json
+              : mediaType === 'text/csv' ? csvExample(path, json) : undefined;
+          if (example !== undefined) media.example = example;
         }
       }
     }

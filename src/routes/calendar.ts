@@ -71,6 +71,7 @@ function dayNumber(date: string): number {
 export default async function calendarRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
   app.get<{ Querystring: { market: Region; start?: string; end?: string } }>('/v1/calendar', {
     schema: {
+      operationId: 'getCalendar',
       summary: 'Trading days with their sessions',
       description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times (historical hours where they changed), shortened days and the weekday closures. From the shipped tables, which cover CN from 1990-12-19, HK and US from 1986 through each market's latest published year; every date outside that coverage is listed in \`unknown\` and never given a session.`,
       tags: ['reference'],

@@ -11,6 +11,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
   app.get<{ Querystring: { symbol: string } }>('/v1/depth', {
     config: access(oneListedSymbol('depth')),
     schema: {
+      operationId: 'getDepth',
       summary: 'Five-level depth for one symbol',
       description: 'Index 0 is the best level; bids descend, asks ascend; empty levels are omitted.',
       tags: ['quotes'],
@@ -31,6 +32,7 @@ export default async function depthRoutes(app: FastifyInstance, ctx: RouteContex
   app.get<{ Querystring: { symbols: string } }>('/v1/depth/batch', {
     config: access(listedSymbols('depth', 'batch')),
     schema: {
+      operationId: 'getDepthBatch',
       summary: 'Five-level depth for several symbols',
       tags: ['quotes'],
       querystring: SymbolsQuery,

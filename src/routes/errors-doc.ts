@@ -20,3 +20,12 @@ export const POST_ERROR_RESPONSES = {
   413: described('The request body is too large (PAYLOAD_TOO_LARGE)'),
   415: described('The request body is not application/json (UNSUPPORTED_MEDIA_TYPE)'),
 };
+
+/**
+ * What a keyless route without parameters (/v1/meta) can still refuse: a request node's HTTP
+ * parser rejects, answered before routing (src/http/error-handler.ts clientErrorHandler).
+ */
+export const MALFORMED_REQUEST_RESPONSES = {
+  400: described('The request is not valid HTTP/1.1 (INVALID_PARAMETER; details.parser names what the parser refused)'),
+  431: described('The request line and headers exceed 16 KiB (HEADERS_TOO_LARGE)'),
+};

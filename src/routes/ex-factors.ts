@@ -11,6 +11,7 @@ export default async function exFactorRoutes(app: FastifyInstance, ctx: RouteCon
   app.get<{ Querystring: { symbols: string; start_time?: number; end_time?: number } }>('/v1/klines/ex-factors', {
     config: access(listedSymbols('ex_factors')),
     schema: {
+      operationId: 'getExFactors',
       summary: 'Ex-rights/ex-dividend factors',
       description: '`timestamp` is 00:00 exchange-local of the ex-date; `ex_factor = P_prev / ref` per event (not cumulative). Where the vendor has them, the event\'s parts per share (`cash_dividend`, `bonus_ratio`, `rights_ratio`, `rights_price`, with `parts_known: true`) give ref = (P_prev − cash + rights_price·rights) / (1 + bonus + rights); `parts_known: false` means only the ratio is known. start_time/end_time filter inclusively. Symbols without events map to [].',
       tags: ['klines'],

@@ -56,6 +56,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
   app.get('/v1/exchanges', {
     config: access(() => ({ features: ['instruments'] })),
     schema: {
+      operationId: 'getExchanges',
       summary: 'Exchanges and how many instruments each lists',
       description: "Only the exchanges of the key's plan markets are listed. Needs the `instruments` feature.",
       tags: ['reference'],
@@ -80,6 +81,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
       return { features: ['instruments'], regions: spec === undefined ? [] : [spec.region] };
     }),
     schema: {
+      operationId: 'getExchangeInstruments',
       summary: 'Every instrument of one exchange',
       description: 'TickFlow shape `{exchange, count, data}`. Exchange codes SH, SZ, BJ, HK, US (case-insensitive); unknown: 404 NOT_FOUND. `type` filters by instrument type.',
       tags: ['reference'],

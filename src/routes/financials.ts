@@ -39,6 +39,15 @@ const SUMMARIES: Readonly<Record<Statement, string>> = {
   shares: 'Share capital',
 };
 
+/** Stable OpenAPI operation ids: generated clients name their methods by them. */
+const OPERATION_IDS: Readonly<Record<Statement, string>> = {
+  income: 'getFinancialsIncome',
+  balance_sheet: 'getFinancialsBalanceSheet',
+  cash_flow: 'getFinancialsCashFlow',
+  metrics: 'getFinancialsMetrics',
+  shares: 'getFinancialsShares',
+};
+
 const DESCRIPTION = [
   'Each symbol\'s records, oldest period first (ascending `period_end`), with the field names of the TickFlow client.',
   'Units: amounts in the reporting currency\'s units (`currency`, where the vendor says it), ratios in **percent** (`roe` 15.2 is 15.2 %; an exception to the fractions used elsewhere), shares as counts.',
@@ -65,6 +74,7 @@ export default async function financialsRoutes(app: FastifyInstance, ctx: RouteC
     app.get<{ Querystring: FinancialsQuerystring }>(`/v1/financials/${segment}`, {
       config: access(listedSymbols('financials')),
       schema: {
+        operationId: OPERATION_IDS[statement],
         summary: SUMMARIES[statement],
         description: DESCRIPTION,
         tags: ['financials'],

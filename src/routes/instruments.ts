@@ -24,10 +24,10 @@ export default async function instrumentRoutes(app: FastifyInstance, ctx: RouteC
   const postResponse = { 200: tableResponse(dataOf(Type.Array(refs.Instrument)), 'instruments'), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: { symbols: string } }>('/v1/instruments', {
     config: access(listedSymbols('instruments')),
-    schema: { summary: 'Instrument metadata', tags: ['reference'], querystring: InstrumentsQuery, response },
+    schema: { operationId: 'getInstruments', summary: 'Instrument metadata', tags: ['reference'], querystring: InstrumentsQuery, response },
   }, (request, reply) => handle(request, reply, request.query.symbols));
   app.post<{ Body: { symbols: string[] } }>('/v1/instruments', {
     config: access(listedSymbols('instruments')),
-    schema: { summary: 'Instrument metadata (POST body for long lists)', tags: ['reference'], querystring: FormatQuery, body: InstrumentsBody, response: postResponse },
+    schema: { operationId: 'postInstruments', summary: 'Instrument metadata (POST body for long lists)', tags: ['reference'], querystring: FormatQuery, body: InstrumentsBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body.symbols));
 }

@@ -26,6 +26,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
   app.get<{ Querystring: IntradayInput & { symbol: string } }>('/v1/klines/intraday', {
     config: access(oneListedSymbol('intraday')),
     schema: {
+      operationId: 'getIntraday',
       summary: "Today's minute candles for one symbol",
       description: DESCRIPTION + PAGING,
       tags: ['klines'],
@@ -54,6 +55,7 @@ export default async function intradayRoutes(app: FastifyInstance, ctx: RouteCon
   app.get<{ Querystring: IntradayInput & { symbols: string } }>('/v1/klines/intraday/batch', {
     config: access(listedSymbols('intraday', 'batch')),
     schema: {
+      operationId: 'getIntradayBatch',
       summary: "Today's minute candles for several symbols",
       description: `${DESCRIPTION} Symbols whose session \`count\` cut are listed in X-Truncated-Symbols.`,
       tags: ['klines'],

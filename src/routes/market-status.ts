@@ -80,6 +80,7 @@ const Status = Type.Object({
 export default async function marketStatusRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
   app.get<{ Querystring: { market?: Region } }>('/v1/market-status', {
     schema: {
+      operationId: 'getMarketStatus',
       summary: 'Market clock: session now, next open and close',
       description: 'Per market (CN, HK, US; `market` picks one), from the shipped holiday tables.',
       tags: ['reference'],

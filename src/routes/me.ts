@@ -40,6 +40,7 @@ const Me = Type.Object({
 export default async function meRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get('/v1/me', {
     schema: {
+      operationId: 'getMe',
       summary: 'What the key may call: plan, markets, features, caps, rate limit left',
       description: 'Any valid key may ask; without a key, the free tier for this address when the service has one (otherwise 401). '
         + 'The request counts against the limit like any other. The key itself is never returned.',

@@ -9,6 +9,8 @@ import type { Region } from '../domain.ts';
 import type { ReadinessCheck } from '../health.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
 import { budgetOf } from '../upstream/registry.ts';
+import { Type } from 'typebox';
+import { MALFORMED_REQUEST_RESPONSES } from './errors-doc.ts';
 
 export type { ReadinessCheck };
 
@@ -33,6 +35,24 @@ export interface OpsContext {
 }
 
 const MARKETS: Region[] = ['CN', 'HK', 'US'];
+
+const AdapterIds = (description: string) => Type.Object({
+  CN: Type.Array(Type.String()), HK: Type.Array(Type.String()), US: Type.Array(Type.String()),
+}, { description });
+
+const Meta = Type.Object({
+  service: Type.String(),
+  version: Type.String({ description: 'The running version of the service' }),
+  simulated: Type.Boolean({ description: 'true: some market may be served simulated data (not real market data)' }),
+  simulated_by_market: AdapterIds('Per market, the adapters of any resource chain that serve simulated data'),
+  routing: AdapterIds('Per market, the adapter chain tried in order (routing.markets)'),
+  adapters: Type.Array(Type.Object({
+    id: Type.String(),
+    label: Type.String(),
+    markets: Type.Array(Type.String({ description: 'CN, HK, US' })),
+  })),
+  server_time: Type.Integer({ description: "The server's clock, epoch ms" }),
+});
 
 /** The vendor's outbound budget (issue 27): fleet-wide or this process's share, and what it did. */
 function budgetBody(adapter: Parameters<typeof budgetOf>[0]): { budget?: Record<string, unknown> } {
@@ -136,9 +156,11 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
   app.get('/v1/meta', {
     config: publicRoute,
     schema: {
+      operationId: 'getMeta',
       summary: 'Service metadata: version, adapters per market, which may serve simulated data',
       tags: ['ops'],
       security: [],
+      response: { 200: Type.Object({ data: Meta }), ...MALFORMED_REQUEST_RESPONSES },
     },
   }, async () => {
     const routing = ctx.config.routing.markets;

@@ -95,10 +95,10 @@ export default async function quotesRoutes(app: FastifyInstance, ctx: RouteConte
   const postResponse = { 200: tableResponse(dataOf(Type.Array(refs.Quote)), 'quotes'), ...POST_ERROR_RESPONSES };
   app.get<{ Querystring: QuotesInput }>('/v1/quotes', {
     config: access(quotesAccess),
-    schema: { summary: 'Real-time quotes by symbols or pools', tags: ['quotes'], querystring: QuotesQuery, response },
+    schema: { operationId: 'getQuotes', summary: 'Real-time quotes by symbols or pools', tags: ['quotes'], querystring: QuotesQuery, response },
   }, (request, reply) => handle(request, reply, request.query));
   app.post<{ Body: QuotesInput }>('/v1/quotes', {
     config: access(quotesAccess),
-    schema: { summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], querystring: FormatQuery, body: QuotesBody, response: postResponse },
+    schema: { operationId: 'postQuotes', summary: 'Real-time quotes (POST body for long lists)', tags: ['quotes'], querystring: FormatQuery, body: QuotesBody, response: postResponse },
   }, (request, reply) => handle(request, reply, request.body ?? {}));
 }

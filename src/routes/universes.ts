@@ -24,6 +24,7 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
 
   app.get('/v1/universes', {
     schema: {
+      operationId: 'getUniverses',
       summary: 'List pools',
       tags: ['reference'],
       response: { 200: dataOf(Type.Array(refs.PoolSummary)), ...ERROR_RESPONSES },
@@ -41,6 +42,7 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
 
   app.get<{ Params: { id: string } }>('/v1/universes/:id', {
     schema: {
+      operationId: 'getUniverse',
       summary: 'One pool with its member symbols',
       description: 'Ids: CN_Stock, CN_ETF, HK_Stock, US_Stock; TickFlow aliases CN_Equity_A, HK_Equity, US_Equity. Unknown id: 404 NOT_FOUND.',
       tags: ['reference'],
@@ -62,6 +64,7 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
 
   app.post<{ Body: { ids: string[] } }>('/v1/universes/batch', {
     schema: {
+      operationId: 'postUniversesBatch',
       summary: 'Several pools with their members',
       description: 'Unknown ids are omitted from `data`.',
       tags: ['reference'],
