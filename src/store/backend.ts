@@ -92,8 +92,12 @@ export interface Backend {
   prune(period: BasePeriod, before: number, signal?: AbortSignal): Promise<number>;
   stats(): Promise<HistoryStats>;
   sizeBytes(): Promise<number>;
-  /** Reads the store from its file (not a cache); throws what the store would (readiness). */
-  probe?(): Promise<void>;
+  /**
+   * Readiness: reads the store itself (its file, not a cache; the database server), bounded in
+   * time; throws what the store would. `write`: also commits a small write that needs new space
+   * (and undoes it in the same transaction), to learn whether the store can be written again.
+   */
+  probe?(options?: { write?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 

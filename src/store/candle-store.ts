@@ -4,7 +4,8 @@
 // time without storing it. It does no vendor I/O itself: a pass (`pass`) yields the vendor
 // requests it needs and the loader runs them under the adapter's resilience layer (sans-I/O), so
 // the store is a tier in front of the router, never inside it. A store failure at run time sends
-// the query to the vendor whole and shows in health() until the store works again.
+// the query to the vendor whole and shows in health() until the store works again: a read or a
+// probe that succeeds ends a failure to read, only a write that succeeds ends a failure to write.
 import type { CandleQuery } from '../../adapters/types.ts';
 import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
@@ -72,8 +73,8 @@ type Part =
 
 /** Most bars one vendor call is asked for when the caller does not say. */
 export const DEFAULT_MAX_BARS_PER_CALL = 5000;
-/** Readiness reads the store's file at most this often. */
-const PROBE_EVERY_MS = 1000;
+/** Readiness probes the store at most this often (a shared store's is also probed this often in the background). */
+export const PROBE_EVERY_MS = 1000;
 /** After a store failure, requests bypass the store this long before it is tried again. */
 const RETRY_STORE_MS = 5000;
 
@@ -105,6 +106,8 @@ export interface StoreHealth {
   since?: number;
   /** The store's file is damaged (corrupt, not a database, I/O errors): sticky until restart. */
   damaged?: boolean;
+  /** The store cannot be written (disk full, read-only, permissions): until a write succeeds. */
+  unwritable?: boolean;
 }
 
 /** SQLite result codes (low byte of node:sqlite's `errcode`) that mean the file itself is damaged. */
@@ -115,6 +118,17 @@ function isDamage(error: unknown): boolean {
   if ((error as { code?: unknown })?.code === 'MDQS_BLOCK_CORRUPT') return true;
   const errcode = (error as { errcode?: unknown })?.errcode;
   return typeof errcode === 'number' && SQLITE_DAMAGE.has(errcode & 0xff);
+}
+
+/**
+ * SQLite result codes of a write that mean the file cannot be written now (its disk or its mount,
+ * not its content): PERM, READONLY, IOERR (ENOSPC, EROFS and EIO on a write), FULL, CANTOPEN.
+ */
+const SQLITE_UNWRITABLE = new Set([3, 8, 10, 13, 14]);
+
+function isUnwritable(error: unknown): boolean {
+  const errcode = (error as { errcode?: unknown })?.errcode;
+  return typeof errcode === 'number' && SQLITE_UNWRITABLE.has(errcode & 0xff);
 }
 
 export interface CandleStoreOptions {
@@ -151,6 +165,8 @@ export class CandleStore {
   #error: string | undefined;
   #errorSince = 0;
   #fault: { error: string; since: number } | undefined;
+  /** A write failed for want of a writable file (SQLITE_FULL, READONLY, …): reported until one succeeds. */
+  #unwritable: { error: string; since: number } | undefined;
 
   constructor(options: CandleStoreOptions) {
     this.#o = options;
@@ -169,38 +185,90 @@ export class CandleStore {
 
   health(): StoreHealth {
     const kind = this.#o.backend.kind;
-    const fault = this.#fault ?? (this.#error === undefined ? undefined : { error: this.#error, since: this.#errorSince });
-    return fault === undefined ? { ok: true, backend: kind } : { ok: false, backend: kind, error: fault.error, since: fault.since, ...(this.#fault ? { damaged: true } : {}) };
+    const fault = this.#fault ?? this.#unwritable ?? (this.#error === undefined ? undefined : { error: this.#error, since: this.#errorSince });
+    if (fault === undefined) return { ok: true, backend: kind };
+    const flag = this.#fault !== undefined ? { damaged: true } : this.#unwritable !== undefined ? { unwritable: true } : {};
+    return { ok: false, backend: kind, error: fault.error, since: fault.since, ...flag };
   }
 
   #probedAt = -Infinity;
+  #probing: Promise<void> | undefined;
+  #probesStopped = false;
 
-  /** health() after reading the store from its file, at most every PROBE_EVERY_MS (readiness). */
+  /**
+   * health() after probing the store (readiness; for a shared store also a background timer),
+   * at most every PROBE_EVERY_MS: a read from the store itself (the file, not a cache; the
+   * database server), and while a write failure is reported a write too. A probe that succeeds
+   * ends the bypass after a failure (RETRY_STORE_MS) at once; one that fails starts it.
+   */
   async probe(): Promise<StoreHealth> {
     // Real time, not the injectable clock: this bounds the probe's cost.
     const now = performance.now();
-    if (this.#fault === undefined && this.#o.backend.probe !== undefined && now - this.#probedAt >= PROBE_EVERY_MS) {
+    if (this.#fault === undefined && !this.#probesStopped && this.#probing === undefined && this.#o.backend.probe !== undefined
+      && now - this.#probedAt >= PROBE_EVERY_MS) {
       this.#probedAt = now;
-      await this.#db(() => this.#o.backend.probe!()).catch((error: unknown) => {
-        const cause = (error as StoreFailure).cause;
-        if (this.#fault === undefined) {
-          this.#error = (error as Error).message;
-          this.#o.log?.warn({ err: cause }, 'history store probe failed');
-        } else this.#o.log?.warn({ err: cause }, 'history store damaged');
+      this.#probing = this.#probeOnce().finally(() => {
+        this.#probing = undefined;
       });
     }
+    await this.#probing;
     return this.health();
   }
 
-  async #db<T>(work: () => Promise<T>): Promise<T> {
+  /** No probe starts after this; resolves once the one under way (if any) ended (close). */
+  async stopProbing(): Promise<void> {
+    this.#probesStopped = true;
+    await this.#probing;
+  }
+
+  async #probeOnce(): Promise<void> {
+    const backend = this.#o.backend;
+    try {
+      await this.#db(() => backend.probe!());
+    } catch (error) {
+      const cause = (error as StoreFailure).cause;
+      if (this.#fault !== undefined) {
+        this.#o.log?.warn({ err: cause }, 'history store damaged');
+        return;
+      }
+      if (this.#error === undefined) this.#o.log?.warn({ err: cause }, 'history store probe failed');
+      this.#error = (error as Error).message;
+      this.#downUntil = this.#o.now() + RETRY_STORE_MS;
+      return;
+    }
+    // A write failure is over only when a write succeeds: while one is reported the probe writes.
+    if (this.#unwritable !== undefined) {
+      try {
+        await this.#db(() => backend.probe!({ write: true }), true);
+      } catch {
+        return;
+      }
+    }
+    this.#downUntil = -Infinity;
+  }
+
+  /** `work` against the backend; `write`: it writes (a fill, reference data, the write probe). */
+  async #db<T>(work: () => Promise<T>, write = false): Promise<T> {
     try {
       const out = await work();
       this.#error = undefined;
+      if (write && this.#unwritable !== undefined) {
+        this.#unwritable = undefined;
+        this.#o.log?.warn({}, 'history store written again');
+      }
       return out;
     } catch (error) {
-      // A damaged file (corrupt pages, not a database, I/O errors) does not heal when another
-      // series reads fine: it stays reported until the process restarts on a repaired store.
-      if (this.#fault === undefined && isDamage(error)) {
+      // A write that fails for want of a writable file (a full disk, a read-only mount, lost
+      // permissions) stays reported when reads succeed: the instance cannot keep what it fetches
+      // (for its own SQLite store, not ready by the readiness policy), until a write succeeds.
+      if (write && this.#fault === undefined && isUnwritable(error)) {
+        if (this.#unwritable === undefined) {
+          this.#o.log?.error?.({ err: error }, 'history store cannot be written: answers come from the vendor and are not kept until a write succeeds again');
+        }
+        this.#unwritable = { error: `history store cannot be written: ${(error as Error).message}`, since: this.#unwritable?.since ?? this.#o.now() };
+      } else if (this.#fault === undefined && isDamage(error)) {
+        // A damaged file (corrupt pages, not a database, I/O errors) does not heal when another
+        // series reads fine: it stays reported until the process restarts on a repaired store.
         this.#fault = { error: `history store damaged: ${(error as Error).message}`, since: this.#o.now() };
         this.#o.log?.error?.({ err: error }, 'history store damaged: reads and writes of its file fail; this instance reports not ready until it restarts on a repaired or new store');
       }
@@ -373,7 +441,7 @@ export class CandleStore {
     if (this.#o.now() < this.#downUntil || entries.length === 0) return;
     const fetchedAt = this.#o.now();
     try {
-      await this.#db(() => this.#o.backend.referencePut(kind, adapterId, entries.map((e) => ({ symbol: e.symbol, fetchedAt, data: JSON.stringify(e.value) }))));
+      await this.#db(() => this.#o.backend.referencePut(kind, adapterId, entries.map((e) => ({ symbol: e.symbol, fetchedAt, data: JSON.stringify(e.value) }))), true);
     } catch (error) {
       if (!(error instanceof StoreFailure)) throw error;
       this.#failed(error, { adapter: adapterId, resource: kind });
@@ -493,7 +561,7 @@ export class CandleStore {
       if (dropped > 0) this.#o.log?.warn({ adapter: key.adapter, symbol: key.symbol, period, dropped }, 'history store: invalid bars not stored');
       const inside = windowCandles(candles, { start: cover.lo, end: Math.min(cover.hi, w.closedEnd) });
       const covers = coverageFor(region, period, cover, now, this.#o.revision, expired);
-      await this.#db(() => backend.fill({ key, bars: inside, covers }));
+      await this.#db(() => backend.fill({ key, bars: inside, covers }), true);
       filled.push(inside);
       sawFetched(inside);
     };
@@ -524,7 +592,7 @@ export class CandleStore {
       }
       // Label-free gaps (weekends, lunch, holidays) join the coverage once the series is known.
       if (plan.free.length > 0 && (initial.length > 0 || calls > 0)) {
-        await self.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }));
+        await self.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }), true);
       }
     }
 

@@ -21,6 +21,8 @@
 // - The newest `revision.dailyBars` / `revision.minuteBars` closed bars of a fill are
 //   provisional: re-fetched once at the first session close after the fill, then final.
 // - The forming bar is fetched fresh on every call and never stored.
+// - Readiness probes the store (a shared one also in the background); a write failure of the own
+//   SQLite file (full, read-only) is reported until a write succeeds (candle-store.ts).
 import type { Registry } from 'prom-client';
 import type { CandleQuery } from '../../adapters/types.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
@@ -28,7 +30,7 @@ import type { Backend, FillHook, HistoryStats } from './backend.ts';
 import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
-import { CandleStore, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
+import { CandleStore, PROBE_EVERY_MS, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
 import type { ReferenceKind } from './backend.ts';
 import type { ReadinessCheck } from '../health.ts';
 
@@ -58,7 +60,7 @@ export interface HistoryStore {
   stats(): Promise<HistoryStats>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): StoreHealth;
-  /** health() after reading the store from its file (at most every few seconds): readiness. */
+  /** health() after probing the store (at most once a second; a shared store also in the background): readiness. */
   probe(): Promise<StoreHealth>;
   /** A retention pass: the one under way if any (one runs at boot, in the background), else a new one. */
   retention(): Promise<number>;
@@ -152,6 +154,11 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
   setImmediate(() => void prune()).unref();
   const timer = setInterval(prune, options.pruneIntervalMs ?? 3_600_000);
   timer.unref();
+  // A shared store fails and recovers whatever this instance does: probed in the background, so
+  // readiness follows it and the bypass after a failure ends with no request. An own SQLite file
+  // changes with this instance's own use: /readyz's probe is enough.
+  const probes = backend.kind === 'postgres' ? setInterval(() => void tier.probe(), PROBE_EVERY_MS) : undefined;
+  probes?.unref();
   let closed = false;
   return {
     stored: (adapterId, query) => tier.stored(adapterId, query),
@@ -170,8 +177,9 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
       if (closed) return;
       closed = true;
       clearInterval(timer);
+      clearInterval(probes);
       stop.abort();
-      await running;
+      await Promise.all([running, tier.stopProbing()]);
       // A lock the app passed in (Redis) is the app's to close; the advisory lock is ours.
       if (seriesLock !== undefined && options.seriesLock === undefined) await seriesLock.close();
       await backend.close();
@@ -181,8 +189,9 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
 
 /**
  * The store's part of /readyz, by the readiness policy: this instance's own SQLite file failing
- * makes it unready (another instance can do better); a shared PostgreSQL store failing is a
- * fault every instance shares: reported as degraded (history then comes from the vendor).
+ * (unreadable, damaged, or unwritable: a full disk) makes it unready (another instance can do
+ * better); a shared PostgreSQL store failing is a fault every instance shares: reported as
+ * degraded (history then comes from the vendor).
  */
 export function historyReadiness(store: Pick<HistoryStore, 'probe'>): ReadinessCheck {
   return {

@@ -38,6 +38,9 @@ function redactUrl(url: string): string {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** Longest a readiness probe of the store takes, connecting included. */
+const PROBE_TIMEOUT_MS = 1000;
+
 export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_history', hook?: FillHook, log?: MigrationLog): Promise<Backend> {
   const location = `${redactUrl(databaseUrl)} schema ${schema}`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 8, connectionTimeoutMillis: 5000, types: types as pg.CustomTypesConfig });
@@ -81,6 +84,12 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
 
   const ids = new Map<string, number>();
   const keyOf = (k: SeriesKey) => `${k.adapter}\u0000${k.symbol}\u0000${k.period}`;
+  /**
+   * Readiness's own connection, never one of the pool: fills that hold every pooled connection
+   * (or wait for one) must not make the store look down, nor a probe wait behind them.
+   */
+  let probeClient: pg.Client | undefined;
+  let probeClosed = false;
 
   const findId = async (q: Queryable, k: SeriesKey): Promise<number | undefined> => {
     const cached = ids.get(keyOf(k));
@@ -322,10 +331,57 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
 
     sizeBytes,
 
+    async probe() {
+      // A shared store has no write probe: its write failures are failures like any other.
+      let timer: NodeJS.Timeout | undefined;
+      const work = probeQuery();
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([work, late]);
+      } catch (error) {
+        // A connection that failed or did not answer in time is not used again.
+        dropProbeClient();
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        work.catch(() => undefined);
+      }
+    },
+
     async close() {
+      probeClosed = true;
+      dropProbeClient();
       await pool.end();
     },
   };
+
+  /** One statement on the probe's own connection (opened on first use and after a failure). */
+  async function probeQuery(): Promise<void> {
+    if (probeClosed) throw new Error('closed');
+    let c = probeClient;
+    if (c === undefined) {
+      c = new pg.Client({
+        connectionString: databaseUrl, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS,
+        statement_timeout: PROBE_TIMEOUT_MS,
+      });
+      const mine = c;
+      // A server restart ends the connection: the next probe opens another.
+      mine.on('error', () => {
+        if (probeClient === mine) dropProbeClient();
+      });
+      probeClient = mine;
+      await mine.connect();
+    }
+    await c.query(`SELECT 1 FROM ${s}.series LIMIT 1`);
+  }
+
+  function dropProbeClient(): void {
+    const c = probeClient;
+    probeClient = undefined;
+    void c?.end().catch(() => undefined);
+  }
 
   /** Upserts validated bars block by block: a block already held is merged, new bars winning. */
   async function writeBars(c: pg.PoolClient, id: number, period: BasePeriod, bars: Candles): Promise<void> {

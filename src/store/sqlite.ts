@@ -23,6 +23,9 @@ const V1_AMOUNT_SCALE = 100;
 const PRUNE_CHUNK_BLOCKS = 32;
 /** Series ids looked at by one statement of a retention pass (a turn of the event loop between pages). */
 const PRUNE_SERIES_PAGE = 4096;
+/** The write probe's row (a reference kind nothing reads) and its size: about what a fill of a few blocks needs. */
+const WRITE_PROBE_KIND = 'probe';
+const WRITE_PROBE_BYTES = 65_536;
 
 function openDatabase(path: string): DatabaseSync {
   try {
@@ -404,7 +407,17 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       return sizeBytes();
     },
 
-    async probe() {
+    async probe(options) {
+      if (options?.write === true) {
+        // On the server's connection (the one whose fills failed): a blob that needs new pages,
+        // written and deleted in one committed transaction. A no-op update would pass on a full
+        // disk (it rewrites a page in place); this fails there with SQLITE_FULL as a fill does.
+        transaction(() => {
+          st(`INSERT OR REPLACE INTO reference (kind, adapter, symbol, fetched_at, data) VALUES ('${WRITE_PROBE_KIND}', '', '', 0, zeroblob(${WRITE_PROBE_BYTES}))`).run();
+          st(`DELETE FROM reference WHERE kind = '${WRITE_PROBE_KIND}'`).run();
+        });
+        return;
+      }
       // A fresh read-only connection reads from the file, not from the page cache the server's
       // connection keeps: the header, the schema and the first page of each table (cheap: a
       // handful of page reads, whatever the store's size).
