@@ -6,6 +6,7 @@
 // the store is a tier in front of the router, never inside it. A store failure at run time sends
 // the query to the vendor whole and shows in health() until the store works again: a read or a
 // probe that succeeds ends a failure to read, only a write that succeeds ends a failure to write.
+// Bars older than their period's retention are served but never written (unkept.ts).
 import type { CandleQuery } from '../../adapters/types.ts';
 import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
@@ -17,6 +18,7 @@ import { floorMs } from './labels.ts';
 import type { HistoryMetrics } from './metrics.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor, type RevisionPolicy } from './plan.ts';
 import { holdMeasured, type SeriesLock, type SeriesLockMetrics } from './series-lock.ts';
+import { Unkept } from './unkept.ts';
 import { validateCandles } from './validate.ts';
 
 /**
@@ -70,6 +72,8 @@ type Part =
     calls: number;
     since?: number;
   };
+
+const DAY_MS = 86_400_000;
 
 /** Most bars one vendor call is asked for when the caller does not say. */
 export const DEFAULT_MAX_BARS_PER_CALL = 5000;
@@ -149,6 +153,16 @@ export interface CandleStoreOptions {
   blockCacheBytes?: number;
   /** Longest a cached series' coverage and blocks answer before they are read again, ms. Default BLOCK_CACHE_TTL_MS. */
   blockCacheTtlMs?: number;
+  /**
+   * Days kept per base period (0 or absent: forever). Retention applies when bars are written: a
+   * fill's bars older than this are served and not kept; prune() removes what aged out since.
+   */
+  retentionDays?: Record<BasePeriod, number>;
+  /**
+   * Series kept by a retention of their own (a recorder job's): written whole, whatever their
+   * age; their own retention trims them. Absent: none.
+   */
+  ownRetention?: (key: SeriesKey) => boolean;
 }
 
 /** Hot blocks kept for store hits: ~500 five-year daily series or ~100 sixty-day minute series. */
@@ -539,8 +553,14 @@ export class CandleStore {
       const n = c.timestamp.length;
       if (n > 0) fetched.push({ lo: c.timestamp[0], hi: c.timestamp[n - 1] });
     };
-    /** What this call stored, for a series that was empty before it (see fromFilled). */
+    /** What this call stored, for a series that was empty before it (see fromFilled), and what it served unkept. */
     const filled: Candles[] = [];
+    /** What this call fetched older than the retention: served, not written (nor its coverage). */
+    const unkept = new Unkept(this.#keepFrom(key, now));
+    /** The stored coverage as this call sees it: with what it fetched and did not keep. */
+    const coverage = async () => unkept.over(await self.#db(() => backend.coverage(key)));
+    /** Bars held in [lo, hi] for this call: stored, and fetched by it unkept. */
+    const held = async (lo: number, hi: number) => await self.#db(() => backend.countBars(key, lo, hi)) + unkept.count(lo, hi);
     const initial = await this.#db(() => backend.coverage(key));
     let calls = 0;
 
@@ -560,8 +580,13 @@ export class CandleStore {
       const { candles, dropped } = validateCandles(raw);
       if (dropped > 0) this.#o.log?.warn({ adapter: key.adapter, symbol: key.symbol, period, dropped }, 'history store: invalid bars not stored');
       const inside = windowCandles(candles, { start: cover.lo, end: Math.min(cover.hi, w.closedEnd) });
-      const covers = coverageFor(region, period, cover, now, this.#o.revision, expired);
-      await this.#db(() => backend.fill({ key, bars: inside, covers }), true);
+      // Retention applies here: what is older than it is served (and planned around in this call)
+      // but neither written nor recorded as covered, so the store never claims a bar it lacks.
+      const kept = unkept.keep(inside, cover);
+      if (kept !== undefined) {
+        const covers = coverageFor(region, period, kept.cover, now, this.#o.revision, expired);
+        await this.#db(() => backend.fill({ key, bars: kept.bars, covers }), true);
+      }
       filled.push(inside);
       sawFetched(inside);
     };
@@ -581,7 +606,7 @@ export class CandleStore {
 
     /** Makes [lo, hi] covered: missing pieces fetched as range calls. */
     async function* ensure(lo: number, hi: number): AsyncGenerator<VendorRequest, void, Candles | undefined> {
-      const segments = calls === 0 ? initial : await self.#db(() => backend.coverage(key));
+      const segments = calls === 0 ? initial : await coverage();
       const plan = planFetches(region, period, activeAt(segments, now), lo, hi, max);
       const expired = expiredAt(segments, now);
       for (const f of plan.fetches) {
@@ -591,8 +616,9 @@ export class CandleStore {
         if (withOpen) takeOpen(raw);
       }
       // Label-free gaps (weekends, lunch, holidays) join the coverage once the series is known.
-      if (plan.free.length > 0 && (initial.length > 0 || calls > 0)) {
-        await self.#db(() => backend.fill({ key, bars: emptyCandles(), covers: plan.free.map((g) => ({ ...g, recheckAt: null })) }), true);
+      const free = initial.length > 0 || calls > 0 ? unkept.keepFree(plan.free) : [];
+      if (free.length > 0) {
+        await self.#db(() => backend.fill({ key, bars: emptyCandles(), covers: free.map((g) => ({ ...g, recheckAt: null })) }), true);
       }
     }
 
@@ -609,17 +635,18 @@ export class CandleStore {
         if (need !== Infinity) {
           const range = countRange(region, period, w.lo, w.upper, need) as Interval;
           yield* ensure(range.lo, range.hi);
-          got = await this.#db(() => backend.countBars(key, range.lo, range.hi));
+          got = await held(range.lo, range.hi);
           cursor = range.lo - 1;
         }
         // Suspensions, holidays the tables lack, or history ending: walk back with count calls
-        // until enough bars are held or the vendor runs out (recorded as covered, so never again).
+        // until enough bars are held or the vendor runs out (recorded as covered, so never again,
+        // within the retention; older ranges count as covered for this call only).
         while (got < need && cursor >= w.lo) {
-          const segments = await this.#db(() => backend.coverage(key));
+          const segments = await coverage();
           const step = deficitStep(activeAt(segments, now), cursor, w.lo);
           if (step.kind === 'covered') {
             const from = Math.max(w.lo, step.segment.lo);
-            if (need !== Infinity) got += await this.#db(() => backend.countBars(key, from, cursor));
+            if (need !== Infinity) got += await held(from, cursor);
             cursor = step.segment.lo - 1;
             continue;
           }
@@ -651,10 +678,17 @@ export class CandleStore {
       // A series first seen by this call holds exactly what it just stored: build the answer from
       // that instead of reading back the rows just written (a read was ~13% of a cold request).
       closed = (initial.length === 0 ? fromFilled(filled, w.lo, w.upper, newest) : undefined)
-        ?? await this.#db(() => backend.read(key, w.lo, w.upper, newest));
+        ?? unkept.merge(await this.#db(() => backend.read(key, w.lo, w.upper, newest)), w.lo, w.upper, newest);
     }
     const openWanted = openPending ? { symbol: query.symbol, period, start: Math.max(w.lo, w.closedEnd + 1), end: query.end } : undefined;
     return { kind: 'window', closed, open, openWanted, fetched, calls, since: mode.since };
+  }
+
+  /** Bars of `key` labelled before this are not written (-Infinity: all are), as of `now`. */
+  #keepFrom(key: SeriesKey, now: number): number {
+    const days = this.#o.retentionDays?.[key.period] ?? 0;
+    if (days <= 0 || this.#o.ownRetention?.(key) === true) return -Infinity;
+    return now - days * DAY_MS;
   }
 
   async stats(): Promise<HistoryStats> {
@@ -673,7 +707,7 @@ export class CandleStore {
     let deleted = 0;
     for (const period of ['1m', '1d'] as const) {
       const days = retentionDays[period];
-      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * 86_400_000, signal);
+      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * DAY_MS, signal);
     }
     if (deleted > 0) this.#blocks.clear();
     return deleted;

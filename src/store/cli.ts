@@ -7,7 +7,8 @@
 //   history warm --universe CN_Stock --period 1d --from 2020-01-01 [--to YYYY-MM-DD] [--pause-ms N]
 //       Prefetches every member of a pool, one symbol after another with a pause between vendor
 //       calls (history.warmPauseMs). Coverage is persistent, so an interrupted warm resumes where
-//       it stopped: covered symbols cost no vendor call.
+//       it stopped: covered symbols cost no vendor call. It starts no earlier than the period's
+//       retention (history.retentionDays): older bars would be fetched and not kept.
 import type { Adapter } from '../../adapters/types.ts';
 import { createAdapters, productionDeps } from '../upstream/registry.ts';
 import { loadConfig } from '../../config/load.ts';
@@ -110,9 +111,16 @@ async function warm(args: string[], env: Env): Promise<number> {
     if (adapter === undefined) throw new UsageError(`no adapter in the ${region} routing serves candles through the store`);
     const pool = await adapter.listPool!(universe as PoolId);
     if (pool === undefined) throw new UsageError(`${adapter.id} does not know the pool ${universe}`);
-    const start = localMidnight(region, from);
+    const days = settings.retentionDays[p];
+    const keptFrom = days > 0 ? Date.now() - days * 86_400_000 : -Infinity;
+    const start = Math.max(localMidnight(region, from), keptFrom);
     // Without --to: through yesterday, so the forming bar (never stored) costs no call per symbol.
     const end = localMidnight(region, to === undefined ? localDate(region, Date.now()) : addDays(to, 1)) - 1;
+    if (start > end) {
+      process.stdout.write(`nothing to warm: ${p} bars before ${localDate(region, keptFrom)} are not kept (history.retentionDays.${p}: ${days})\n`);
+      return 0;
+    }
+    if (start > localMidnight(region, from)) process.stderr.write(`${p} bars before ${localDate(region, keptFrom)} are not kept (history.retentionDays.${p}: ${days}): warming from then\n`);
     let calls = 0;
     let failed = 0;
     const total = pool.symbols.length;

@@ -21,6 +21,8 @@
 // - The newest `revision.dailyBars` / `revision.minuteBars` closed bars of a fill are
 //   provisional: re-fetched once at the first session close after the fill, then final.
 // - The forming bar is fetched fresh on every call and never stored.
+// - Retention applies when bars are written: a fill's bars older than `retentionDays` are served
+//   and never kept, nor their range covered (unkept.ts); the retention pass removes what aged out.
 // - Readiness probes the store (a shared one also in the background); a write failure of the own
 //   SQLite file (full, read-only) is reported until a write succeeds (candle-store.ts).
 import type { Registry } from 'prom-client';
@@ -31,7 +33,7 @@ import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
 import { CandleStore, PROBE_EVERY_MS, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
-import type { ReferenceKind } from './backend.ts';
+import type { ReferenceKind, SeriesKey } from './backend.ts';
 import type { ReadinessCheck } from '../health.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter, ReferenceKind } from './backend.ts';
@@ -76,8 +78,13 @@ export interface HistoryStoreOptions {
   databaseUrl?: string;
   now: () => number;
   revision: { dailyBars: number; minuteBars: number };
-  /** Days kept per base period; 0 keeps forever. */
+  /**
+   * Days kept per base period; 0 keeps forever. Applied when bars are written (older ones are
+   * served, not kept) and by the retention pass (what aged out since).
+   */
   retentionDays: { '1m': number; '1d': number };
+  /** Series kept by a retention of their own (a recorder job's): written whole at fill (candle-store.ts). */
+  ownRetention?: (key: SeriesKey) => boolean;
   registry?: Registry;
   log?: { warn(obj: object, msg: string): void; error?(obj: object, msg: string): void };
   /** PostgreSQL schema holding the tables (default mdqs_history); tests use one per run. */
@@ -134,6 +141,8 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
     lockMetrics: seriesLock === undefined ? undefined : createSeriesLockMetrics(options.registry),
     lockWaitMs: options.lockWaitMs,
     blockCacheBytes: options.blockCacheBytes,
+    retentionDays: options.retentionDays,
+    ownRetention: options.ownRetention,
   });
   // Retention never holds up boot or shutdown: a big store's first pass takes seconds (the sqlite
   // pass deletes in chunks with turns of the event loop between; close() stops it between chunks).

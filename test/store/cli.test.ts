@@ -49,6 +49,15 @@ describe('history CLI', () => {
     expect(after.bars).toBeLessThan(parsed.bars);
   });
 
+  it('warm starts no earlier than the retention: minute bars all older than it cost no vendor call', async () => {
+    const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10);
+    const before = JSON.parse((await run(['stats', '--json'])).out).byPeriod['1m'].bars;
+    const old = await run(['warm', '--universe', 'CN_ETF', '--period', '1m', '--from', day(100), '--to', day(90), '--pause-ms', '0']);
+    expect(old.code).toBe(0);
+    expect(old.out).toMatch(/^nothing to warm: 1m bars before \d{4}-\d{2}-\d{2} are not kept \(history.retentionDays.1m: 60\)/);
+    expect(JSON.parse((await run(['stats', '--json'])).out).byPeriod['1m'].bars).toBe(before);
+  });
+
   it('usage errors exit 2', async () => {
     expect((await run(['drop'])).code).toBe(2);
     expect((await run(['warm', '--universe', 'Nope', '--from', '2025-01-01'])).code).toBe(2);
