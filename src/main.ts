@@ -7,6 +7,7 @@
 // With server.workers > 1 this process is the cluster primary (src/cluster.ts): it owns the pid
 // file and passes signals to the workers, each of which runs startWorker().
 import cluster from 'node:cluster';
+import { resolve } from 'node:path';
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { createAdapters, productionDeps } from './upstream/registry.ts';
 import { createMetrics, upstreamSink } from './metrics.ts';
@@ -18,7 +19,7 @@ import { createRedisClient, createSubscriber, redisConfigured } from './redis/co
 import { attachRedisLog } from './redis/health.ts';
 import { serviceClock, type ServiceClock } from './process/clock.ts';
 import { listenHost } from './process/listen-host.ts';
-import { removePidFile, writePidFile } from './process/pidfile.ts';
+import { removePidFile, removeServerState, writePidFile, writeServerState } from './process/pidfile.ts';
 import { applyHeapGrowing, HEAP_GROWING_IGNORED, heapGrowingPercent } from './process/heap-growing.ts';
 import { memorySaverFlagGiven, memorySaverLine, memorySaverSwitch, watchMemory } from './process/memory-saver.ts';
 import { BLOCK_CACHE_BYTES } from './store/candle-store.ts';
@@ -35,12 +36,17 @@ interface Logger {
 }
 
 /** Write the pid file (removed at exit) and say which pid to signal. */
-function ownPidFile(pidFile: string, log: Logger): void {
+function ownPidFile(pidFile: string, keysFile: string, log: Logger): void {
   if (!pidFile) return;
   const other = writePidFile(pidFile);
   if (other === undefined) {
-    process.on('exit', () => removePidFile(pidFile));
-    log.info({ pid_file: pidFile }, `pid ${process.pid} written to ${pidFile}: kill -HUP $(cat ${pidFile}) reloads the keys file`);
+    // Beside the pid, the keys file this server reads: the key commands refuse to act on another.
+    writeServerState(pidFile, keysFile);
+    process.on('exit', () => {
+      removeServerState(pidFile);
+      removePidFile(pidFile);
+    });
+    log.info({ pid_file: pidFile, keys_file: resolve(keysFile) }, `pid ${process.pid} written to ${pidFile}: kill -HUP $(cat ${pidFile}) reloads the keys file ${resolve(keysFile)}`);
   } else {
     log.warn({ pid: process.pid, pid_file: pidFile, other }, `${pidFile} names another running server (pid ${other}); left as is: signal this one as pid ${process.pid}`);
   }
@@ -108,7 +114,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
   process.on('SIGHUP', () => {
     try {
       keys.reload();
-      app.log.info({ keys: keys.size }, 'keys reloaded');
+      app.log.info({ keys: keys.size, keys_file: resolve(config.keys.file) }, 'keys reloaded');
       warnDemo(keys.demoKeyIds);
       if (redis) void publishKeyReload(redis).catch((error: unknown) => app.log.warn({ err: error }, 'could not tell other instances to reload their keys'));
     } catch (error) {
@@ -180,7 +186,7 @@ async function startWorker(loaded: LoadedConfig, keys: KeyStore, primary: boolea
     });
   }
   if (primary) {
-    ownPidFile(config.server.pidFile ?? '', app.log);
+    ownPidFile(config.server.pidFile ?? '', config.keys.file, app.log);
     watchNpmParent(app.log, () => void shutdown('parent exited'));
   }
 }
@@ -204,7 +210,7 @@ async function main(): Promise<void> {
       info: (_obj, msg) => process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), pid: process.pid, msg })}\n`),
       warn: (_obj, msg) => process.stdout.write(`${JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, msg })}\n`),
     };
-    ownPidFile(loaded.config.server.pidFile ?? '', log);
+    ownPidFile(loaded.config.server.pidFile ?? '', loaded.config.keys.file, log);
     watchNpmParent(log, () => process.kill(process.pid, 'SIGTERM'));
     if (heapGrowing.flagGiven === true) log.warn({}, HEAP_GROWING_IGNORED);
     // The primary only forks and passes signals on; each worker process sets its own after it listens.

@@ -7,6 +7,7 @@
 // The CLI (revoke-key) and SIGHUP publish after changing or re-reading the keys file; every
 // instance's subscriber re-reads its keys file at once. Pub/sub is fire-and-forget, so a subscriber
 // that reconnects also reloads: a publish it missed while disconnected still takes effect.
+import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createRedisClient, unsubscribeWithin } from '../redis/connection.ts';
 import type { KeyStore } from './keys.ts';
@@ -24,7 +25,7 @@ interface Log {
 export interface KeyReloadOptions {
   /** A connection of its own (redis/connection.ts createSubscriber). */
   subscriber: Redis;
-  keys: Pick<KeyStore, 'reload' | 'size'>;
+  keys: Pick<KeyStore, 'reload' | 'size'> & { readonly path?: string };
   log: Log;
   channel?: string;
 }
@@ -35,7 +36,7 @@ export function subscribeKeyReloads(options: KeyReloadOptions): () => Promise<vo
   const reload = (why: string) => {
     try {
       keys.reload();
-      log.info({ keys: keys.size, why }, 'keys reloaded');
+      log.info({ keys: keys.size, ...(keys.path !== undefined ? { keys_file: resolve(keys.path) } : {}), why }, 'keys reloaded');
     } catch (error) {
       log.error({ err: error, why }, 'keys reload failed; keeping the previous keys');
     }

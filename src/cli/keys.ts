@@ -7,6 +7,7 @@ import { loadConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
 import { createKey, listKeys, parseDuration, parseExpires, revokeKey, rotateKey } from '../access/create-key.ts';
 import { parseArgs, UsageError } from './args.ts';
+import { readServerState, sameFile } from '../process/pidfile.ts';
 
 const REPO_KEYS_FILE = fileURLToPath(new URL('../../config/keys.yaml', import.meta.url));
 
@@ -36,6 +37,30 @@ function writableKeysFile(flag: string | undefined, env: Env): string {
   return path;
 }
 
+/**
+ * Refuse to act on a keys file the running server does not read (its pid file's state file names
+ * the one it does): the key would be added, and then answered 401. No running server, or one that
+ * wrote no state, refuses nothing.
+ */
+export function refuseOtherKeysFile(file: string, env: Env, pidFileFlag?: string): void {
+  let pidFile = pidFileFlag;
+  if (pidFile === undefined) {
+    try {
+      pidFile = loadConfig(env).config.server.pidFile;
+    } catch {
+      return; // a config that does not load names no server; check-config reports it
+    }
+  }
+  if (!pidFile) return;
+  const state = readServerState(pidFile);
+  if (state === undefined || sameFile(state.keysFile, file)) return;
+  throw new Error(
+    `refusing: the running server (pid ${state.pid}, ${pidFile}) reads the keys file ${state.keysFile}, not ${resolve(file)}; `
+    + `a key changed here would not be accepted. Use KEYS_FILE=${state.keysFile} (or --keys-file), `
+    + `or restart the server with KEYS_FILE=${resolve(file)}.`,
+  );
+}
+
 function reloadHint(): string {
   return 'Running servers load it on SIGHUP (kill -HUP $(cat data/mdqs.pid), or npm run cli -- reload).';
 }
@@ -61,6 +86,7 @@ export function cmdCreateKey(args: string[], env: Env, io: Io): number {
   const expiresFlag = flags.get('expires');
   const expires = expiresFlag === undefined ? undefined : parseExpires(expiresFlag, io.now());
   const file = writableKeysFile(flags.get('keys-file'), env);
+  refuseOtherKeysFile(file, env);
   const key = createKey(file, id, plan, { expires, now: io.now() });
   io.out(`${key}\n`);
   io.err(`key '${id}' (plan ${plan}${expires ? `, expires ${expires}` : ''}) added to ${file}; only its SHA-256 hash is stored. `
@@ -73,6 +99,7 @@ export function cmdRotateKey(args: string[], env: Env, io: Io): number {
   const id = required(flags, 'id', KEY_USAGE[1]);
   const graceMs = parseDuration(flags.get('grace') ?? '24h');
   const file = writableKeysFile(flags.get('keys-file'), env);
+  refuseOtherKeysFile(file, env);
   const result = rotateKey(file, id, graceMs, io.now());
   io.out(`${result.key}\n`);
   io.err(`new key for '${id}' in ${file}; the old key is now '${result.oldId}' and works until ${result.oldExpires}`
@@ -84,6 +111,7 @@ export async function cmdRevokeKey(args: string[], env: Env, io: Io): Promise<nu
   const { flags } = parseArgs(args, ['id', 'keys-file']);
   const id = required(flags, 'id', KEY_USAGE[2]);
   const file = writableKeysFile(flags.get('keys-file'), env);
+  refuseOtherKeysFile(file, env);
   revokeKey(file, id);
   io.err(`key '${id}' removed from ${file}. ${reloadHint()}\n`);
   // Any topology (redis.url, redis.cluster, redis.sentinel): a PUBLISH reaches every node's subscribers.

@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from '../../config/load.ts';
 import { loadKeysFile } from '../access/keys.ts';
 import { parseArgs } from './args.ts';
-import { keysFileFor, type Io } from './keys.ts';
+import { keysFileFor, refuseOtherKeysFile, type Io } from './keys.ts';
 import { readPid } from '../process/pidfile.ts';
 
 export const RELOAD_USAGE = 'reload [--pid-file <path>] [--keys-file <path>]';
@@ -25,6 +25,7 @@ export function cmdReload(args: string[], env: Record<string, string | undefined
   }
   const path = flags.get('pid-file') ?? loadConfig(env).config.server.pidFile;
   if (!path) throw new Error('server.pidFile is empty: no pid file to read; pass --pid-file <path>');
+  refuseOtherKeysFile(keysFile, env, path);
   const pid = readPid(path);
   try {
     process.kill(pid, 'SIGHUP');
