@@ -8,8 +8,15 @@ import type { Feature, KeyEntry, KeyStore } from './keys.ts';
 /** The WebSocket subprotocol a browser names to carry its key (it cannot set X-API-Key). */
 export const WS_KEY_PROTOCOL_PREFIX = 'mdqs.key.';
 
+/** The key of an `Authorization: Bearer <key>` header, if that is what the header holds. */
+export function bearerKey(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
+  const key = authorization.slice(7).trim();
+  return key === '' ? undefined : key;
+}
+
 /**
- * The key as presented: header `X-API-Key` wins over the `api_key` query parameter; a WebSocket
+ * The key as presented: header `X-API-Key`, then `Authorization: Bearer`, then the `api_key` query parameter; a WebSocket
  * handshake may also carry it as a subprotocol `mdqs.key.<key>` (browsers can set no header on a
  * WebSocket, and a key in the URL would end up in logs and history).
  */
@@ -17,6 +24,11 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers['x-api-key'];
   const fromHeader = Array.isArray(header) ? header[0] : header;
   if (fromHeader !== undefined && fromHeader !== '') return fromHeader;
+  // `Authorization: Bearer <key>` on /v1 (/metrics reads its own token from that header).
+  if (request.url.startsWith('/v1')) {
+    const bearer = bearerKey(request.headers.authorization);
+    if (bearer !== undefined) return bearer;
+  }
   const query = request.query as Record<string, unknown> | undefined;
   const fromQuery = query?.api_key;
   if (typeof fromQuery === 'string' && fromQuery !== '') return fromQuery;
@@ -36,7 +48,7 @@ export function authenticate(request: FastifyRequest, keys: KeyStore): KeyEntry 
     // The free tier, when the keys file names a plan for it; a wrong key is never downgraded to it.
     const anonymous = keys.anonymous;
     if (anonymous !== undefined) return anonymous;
-    throw new AppError('MISSING_API_KEY', 'an API key is required: send it in the X-API-Key header or the api_key query parameter');
+    throw new AppError('MISSING_API_KEY', 'an API key is required: send it in the X-API-Key header (or Authorization: Bearer <key>, or the api_key query parameter)');
   }
   const entry = keys.lookup(key);
   if (entry === undefined) throw new AppError('INVALID_API_KEY', 'the API key is not valid');
@@ -77,6 +89,15 @@ export function authorize(entry: KeyEntry, needs: AccessNeeds): void {
   if (missingFeatures.length > 0) parts.push(`feature ${missingFeatures.join(', ')}`);
   if (markets.length > 0) {
     parts.push(`market ${markets.join(', ')}${deniedSymbols.length > 0 ? ` (symbols ${deniedSymbols.join(', ')})` : ''}`);
+  }
+  if (entry.anonymous === true) {
+    // Nothing was sent: say so, and what the free plan does include, rather than blame a plan the
+    // client never chose.
+    throw new AppError('MISSING_API_KEY', `no API key was sent, and the free plan (${plan.name}) does not include ${parts.join(' and ')}; `
+      + `it includes features ${[...plan.features].join(', ') || 'none'} on markets ${[...plan.markets].join(', ') || 'none'}. `
+      + 'Send a key in the X-API-Key header (or Authorization: Bearer <key>, or the api_key query parameter)', {
+      details: { plan: plan.name, ...(missingFeatures.length > 0 ? { missing_features: missingFeatures } : {}), ...(markets.length > 0 ? { missing_markets: markets } : {}), free_features: [...plan.features], free_markets: [...plan.markets] },
+    });
   }
   const details: Record<string, unknown> = { plan: plan.name };
   if (missingFeatures.length > 0) details.missing_features = missingFeatures;

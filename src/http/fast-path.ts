@@ -19,7 +19,7 @@
 // reverse. One index lookup per request either way (issue 30).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import type { AccessNeeds } from '../access/guard.ts';
+import { bearerKey, type AccessNeeds } from '../access/guard.ts';
 import type { KeyEntry, KeyStore } from '../access/keys.ts';
 import type { LimitDecision } from '../access/rate-limit.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
@@ -283,7 +283,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
         route = indexed.formats.get(format);
       } else route = indexed;
       if (route === undefined || options.isClosing()) return false;
-      const presented = req.headers['x-api-key'];
+      const presented = req.headers['x-api-key'] ?? bearerKey(req.headers.authorization);
       // No key (the free tier, limited per client address) goes the normal way, never with a key's limits.
       if (typeof presented !== 'string' || presented === '') return false;
       const startedAt = performance.now();

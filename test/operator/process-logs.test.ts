@@ -33,9 +33,9 @@ describe('JSON logs', () => {
     const port = await server.port();
     const refused = await fetch(`http://127.0.0.1:${port}/v1/quotes?symbols=600519.SH`, { headers: { 'x-request-id': 'refused-1' } });
     // No key: the default keys file's free tier, whose plan has no quotes.
-    expect(refused.status).toBe(403);
+    expect(refused.status).toBe(401);
     const access = await server.waitFor((l) => l.reqId === 'refused-1', 'access line');
-    expect(access).toMatchObject({ msg: 'request completed', status: 403, error: 'NO_QUOTES_PERMISSION', route: '/v1/quotes' });
+    expect(access).toMatchObject({ msg: 'request completed', status: 401, error: 'MISSING_API_KEY', route: '/v1/quotes' });
     expect(server.logs.filter((l) => l.reqId === 'refused-1')).toHaveLength(1);
 
     writeFileSync(keysFile, BROKEN);

@@ -98,7 +98,7 @@ describe('400 validation errors', () => {
 describe('401', () => {
   it('MISSING_API_KEY', async () => {
     expectError(await get('/v1/quotes?symbols=600519.SH', null), 401, 'MISSING_API_KEY',
-      'an API key is required: send it in the X-API-Key header or the api_key query parameter');
+      'an API key is required: send it in the X-API-Key header (or Authorization: Bearer <key>, or the api_key query parameter)');
   });
   it('INVALID_API_KEY (header and query)', async () => {
     expectError(await get('/v1/quotes?symbols=600519.SH', 'wrong'), 401, 'INVALID_API_KEY', 'the API key is not valid');

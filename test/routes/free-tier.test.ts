@@ -65,13 +65,13 @@ describe('the free tier', () => {
     const names = Array.from({ length: 500 }, (_, i) => universe[i % universe.length]);
     const lookup = await free({ method: 'POST', url: '/v1/instruments', payload: JSON.stringify({ symbols: names }) });
     expect(lookup.statusCode).toBe(200);
-    // What the free tier does not have: quotes, minute bars (403 JSON the client raises as PermissionError).
+    // What the free tier does not have: quotes, minute bars (401: no key was sent, issue 43.2).
     const quotes = await free({ method: 'GET', url: '/v1/quotes?symbols=600000.SH' });
-    expect(quotes.statusCode).toBe(403);
-    expect(quotes.json()).toMatchObject({ error: 'NO_QUOTES_PERMISSION' });
+    expect(quotes.statusCode).toBe(401);
+    expect(quotes.json()).toMatchObject({ error: 'MISSING_API_KEY', details: { missing_features: ['quotes'] } });
     const minute = await free({ method: 'GET', url: '/v1/klines?symbol=600000.SH&period=1m&count=10' });
-    expect(minute.statusCode).toBe(403);
-    expect(minute.json()).toMatchObject({ error: 'NO_KLINES_MINUTE_PERMISSION' });
+    expect(minute.statusCode).toBe(401);
+    expect(minute.json()).toMatchObject({ error: 'MISSING_API_KEY', details: { missing_features: ['klines_minute'] } });
   });
 
   it('limits per client address: one address spent, another still served; an IPv6 /64 is one address', async () => {

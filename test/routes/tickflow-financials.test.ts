@@ -13,7 +13,7 @@
 //
 // The sync and async clients send the same HTTP; so does as_dataframe (it flattens the merged dict
 // client-side into rows with a `symbol` column). TickFlow.free() sends no key: financials are not
-// in the free tier, so it gets a JSON 403 (the client's PermissionError).
+// in the free tier, so it gets a JSON 401 MISSING_API_KEY saying no key was sent (issue 43.2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
@@ -150,12 +150,13 @@ describe('the official client\'s financials methods', () => {
     }
   }, 60_000);
 
-  it('TickFlow.free() (no key): every financials method is a JSON 403 NO_FINANCIALS_PERMISSION (PermissionError)', async () => {
+  it('TickFlow.free() (no key): every financials method is a JSON 401 MISSING_API_KEY naming the feature', async () => {
     for (const statement of STATEMENTS) {
       const { sent } = await clientCall(statement, stocks.slice(0, 10), { latest: true }, null);
       expect(sent).toHaveLength(1);
-      expect(sent[0].status).toBe(403);
-      expect(sent[0].body.error).toBe('NO_FINANCIALS_PERMISSION');
+      expect(sent[0].status).toBe(401);
+      expect(sent[0].body.error).toBe('MISSING_API_KEY');
+      expect((sent[0].body as { details?: { missing_features?: string[] } }).details?.missing_features).toEqual(['financials']);
     }
   });
 });
