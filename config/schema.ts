@@ -206,6 +206,17 @@ export const ConfigSchema = Type.Object({
      * released within this, ms. Default 10000.
      */
     fleetLeaseMs: Type.Optional(Ms(1000, 600_000)),
+    /** The application-level heartbeat `{"op":"heartbeat",...}` to every connection, ms. Default 15000. */
+    heartbeatMs: Type.Optional(Ms(100, 600_000)),
+    /**
+     * The replay log a resuming subscribe (`since`) reads: per channel and symbol, at most
+     * maxLength updates (default 600) and none older than maxAgeMs (default 300000); a Redis
+     * Stream per channel and symbol with Redis, in process otherwise.
+     */
+    replay: Type.Optional(Type.Object({
+      maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+      maxAgeMs: Type.Optional(Ms(1000, 86_400_000)),
+    })),
   }),
 });
 

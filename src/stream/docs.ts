@@ -10,7 +10,10 @@ WebSocket upgrade. Key: \`api_key\` query parameter or \`X-API-Key\` header. per
 supported; the server pings every 30 s (configurable) and drops a connection that missed a pong.
 
 Client messages (JSON text):
-- \`{"op":"subscribe","channel":"quotes"|"depth","symbols":["600519.SH",…]}\`
+- \`{"op":"subscribe","channel":"quotes"|"depth","symbols":["600519.SH",…]}\`; to resume after a
+  reconnect add the last seq seen per symbol, \`"since":{"600519.SH":1234}\`: every update after it
+  is replayed (instead of the snapshot), then live ones follow; beyond the replay log the current
+  value comes marked \`"gap":true,"gap_from":1235,"gap_to":<seq>\`.
 - \`{"op":"unsubscribe","channel":"quotes"|"depth","symbols":[…]}\`
 
 Server messages:
@@ -20,6 +23,10 @@ Server messages:
 - \`{"op":"quotes","data":[Quote…]}\` and \`{"op":"depth","data":[Depth…]}\`: the same shapes as
   GET /v1/quotes and /v1/depth. A snapshot of the newly added symbols follows each subscribe; then
   only symbols whose values changed are pushed, batched per tick, while their market is in session.
+  Each element carries \`seq\`: the update's number, increasing by one per channel and symbol (the
+  same on every instance; a snapshot carries the last one).
+- \`{"op":"heartbeat","time":<ms>,"last_seq":{"quotes":{"600519.SH":1240},"depth":{}}}\`: every
+  15 s (configurable), the last seq of each subscribed symbol.
 - \`{"op":"error","code":400,"error":"INVALID_SYMBOL","message":"…","details":{…}}\`: the REST
   error fields (code is the HTTP-style status, error the stable reason). The connection stays open.
   Reasons: INVALID_PARAMETER (not JSON, unknown op or channel, empty symbols), INVALID_SYMBOL,

@@ -17,7 +17,9 @@
 // the fleet), refreshes only the symbols it won, and publishes their values on
 // `mdqs:v2:ws:ticks`; every instance (the publisher at once, the others on the message) pushes
 // those values to its own subscribers. One refresh per symbol per tick for the whole fleet, and
-// every instance sends the same value at the same tick. Redis down: each instance ticks for itself.
+// every instance sends the same value at the same tick. The claiming instance numbers each changed
+// value (`seq`, sequencer.ts) before it publishes, so every instance sends the same `seq` for the
+// same update. Redis down: each instance ticks (and numbers) for itself.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
@@ -115,11 +117,11 @@ export interface FleetMember {
   subscriptions: number;
 }
 
-/** Values one instance refreshed for the fleet at a tick: [symbol, serialised value]. */
+/** Updates one instance numbered for the fleet at a tick: [symbol, serialised value, seq]. */
 export interface FleetValues {
   channel: Channel;
   slot: number;
-  values: [string, string][];
+  values: [string, string, number][];
 }
 
 export interface StreamFleetOptions {
@@ -159,7 +161,7 @@ export class StreamFleet {
       return;
     }
     if (message.p === this.tag || (message.c !== 'quotes' && message.c !== 'depth') || typeof message.s !== 'number' || !Array.isArray(message.v)) return;
-    const values = (message.v as unknown[]).filter((x): x is [string, string] => Array.isArray(x) && typeof x[0] === 'string' && typeof x[1] === 'string');
+    const values = (message.v as unknown[]).filter((x): x is [string, string, number] => Array.isArray(x) && typeof x[0] === 'string' && typeof x[1] === 'string' && Number.isInteger(x[2]));
     for (const listener of this.#listeners) listener({ channel: message.c, slot: message.s, values });
   };
 

@@ -1,7 +1,8 @@
 // The stream hub: connections in and out, subscribe and unsubscribe, and each tick's values to
 // the subscribers. Its parts, each in a module of its own: who subscribes to what and the fan-out
-// (subscriptions.ts), when ticks happen and what a tick reads (tick-source.ts), the per-key caps
-// (caps.ts, limits.ts), keys reloads (key-changes.ts), back-pressure (outbox.ts).
+// (subscriptions.ts), when ticks happen and what a tick reads (tick-source.ts), sequence numbers
+// and the replay log (sequencer.ts), the per-key caps (caps.ts, limits.ts), keys reloads
+// (key-changes.ts), back-pressure (outbox.ts).
 //
 // With a fleet (fleet.ts, Redis configured), the caps count every instance's and worker's
 // connections, and ticks are the fleet's: aligned to the wall clock, each symbol refreshed by one
@@ -18,7 +19,8 @@ import { applyKeys, type KeyChangeHost } from './key-changes.ts';
 import { maxSubscriptions } from './limits.ts';
 import type { StreamMetrics } from './metrics.ts';
 import { Outbox, TEXT, type Client } from './outbox.ts';
-import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, type Channel, type CloseCause } from './protocol.ts';
+import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, heartbeatFrame, type Channel, type CloseCause } from './protocol.ts';
+import { Sequencer, withSeq, type Replay } from './sequencer.ts';
 import { fanout, Subscriptions, type Entry } from './subscriptions.ts';
 import { TickSource } from './tick-source.ts';
 
@@ -35,7 +37,12 @@ export interface StreamSettings {
   pingIntervalMs: number;
   /** After a session edge the market stays live this long, ms. */
   edgeGraceMs: number;
+  /** The application-level heartbeat (`{"op":"heartbeat",...}`), ms. */
+  heartbeatMs: number;
 }
+
+/** mdqs_stream_closed_total's reason of each close code of ours. */
+const CLOSE_REASONS: Record<number, string> = { 4401: 'key_revoked', 4403: 'plan_forbids', 4429: 'too_many_connections' };
 
 type Loaded = BatchResult<unknown> & { unknown?: string[]; failed?: string[] };
 
@@ -47,6 +54,8 @@ export interface HubOptions {
   log: FastifyBaseLogger;
   /** The fleet (Redis): caps across instances and workers, one refresh per symbol per tick. */
   fleet?: StreamFleet;
+  /** Sequence numbers and the replay log (in process when not given). */
+  sequencer?: Sequencer;
 }
 
 export class StreamHub {
@@ -60,7 +69,9 @@ export class StreamHub {
   readonly #caps: StreamCaps;
   readonly #source: TickSource;
   readonly #fleet: StreamFleet | undefined;
+  readonly #sequencer: Sequencer;
   #pinger: NodeJS.Timeout | undefined;
+  #beat: NodeJS.Timeout | undefined;
   #manual = false;
   #ticking: Promise<void> | undefined;
 
@@ -71,6 +82,7 @@ export class StreamHub {
     this.#log = options.log;
     this.#fleet = options.fleet;
     this.#caps = new StreamCaps(options.fleet);
+    this.#sequencer = options.sequencer ?? new Sequencer({ settings: { maxLength: 600, maxAgeMs: 300_000 }, now: options.now });
     this.#source = new TickSource({
       service: options.service,
       now: options.now,
@@ -126,8 +138,26 @@ export class StreamHub {
   manual(): void {
     this.#manual = true;
     this.#source.manual();
+    this.#stopTimers();
+  }
+
+  #stopTimers(): void {
     if (this.#pinger !== undefined) clearInterval(this.#pinger);
+    if (this.#beat !== undefined) clearInterval(this.#beat);
     this.#pinger = undefined;
+    this.#beat = undefined;
+  }
+
+  /** Every client's heartbeat: the time, and the last seq of each symbol it subscribes to. */
+  beat(): void {
+    const time = this.#now();
+    for (const client of this.#clients) {
+      const lastSeq = {
+        quotes: this.#subscriptions.lastSeq('quotes', client.subs.quotes),
+        depth: this.#subscriptions.lastSeq('depth', client.subs.depth),
+      };
+      this.#sendRaw(client, heartbeatFrame(time, lastSeq));
+    }
   }
 
   /**
@@ -184,6 +214,8 @@ export class StreamHub {
     if (!this.#manual && this.#pinger === undefined) {
       this.#pinger = setInterval(() => this.heartbeat(), this.#settings.pingIntervalMs);
       this.#pinger.unref();
+      this.#beat = setInterval(() => this.beat(), this.#settings.heartbeatMs);
+      this.#beat.unref();
     }
     return client;
   }
@@ -200,10 +232,8 @@ export class StreamHub {
     this.#caps.state(client.owner).connections -= 1;
     this.#caps.tidy(client.owner);
     this.#metrics.connections.dec({ route: client.route });
-    if (this.#clients.size === 0 && this.#pinger !== undefined) {
-      clearInterval(this.#pinger);
-      this.#pinger = undefined;
-    }
+    this.#metrics.closed.inc({ reason: client.closeReason ?? 'client' });
+    if (this.#clients.size === 0) this.#stopTimers();
   }
 
   /** After a keys reload: each open connection's key looked up again (key-changes.ts). */
@@ -224,7 +254,8 @@ export class StreamHub {
     this.#sendRaw(client, errorFrame(error, retryAfterMs));
   }
 
-  async subscribe(client: Client, channel: Channel, refs: SymbolRef[]): Promise<void> {
+  /** `since`: a resume, the last seq the client saw per symbol (those get what they missed, not a snapshot). */
+  async subscribe(client: Client, channel: Channel, refs: SymbolRef[], since?: Map<string, number>): Promise<void> {
     const have = client.subs[channel];
     const fresh = refs.filter((r) => !have.has(r.symbol));
     const state = this.#caps.state(client.owner);
@@ -257,8 +288,15 @@ export class StreamHub {
       }
     }
     let loaded: Loaded | undefined;
+    let seqs: number[] = [];
     try {
-      if (fresh.length > 0) loaded = await this.#source.load(channel, fresh) as Loaded;
+      if (fresh.length > 0) {
+        // The seq of a symbol no one here subscribes to yet: the fleet's latest.
+        const unseen = fresh.filter((r) => this.#subscriptions.get(channel, r.symbol) === undefined).map((r) => r.symbol);
+        [loaded, seqs] = await Promise.all([this.#source.load(channel, fresh) as Promise<Loaded>, this.#sequencer.latest(channel, unseen)]);
+        const latest = new Map(unseen.map((symbol, i) => [symbol, seqs[i]]));
+        seqs = fresh.map((r) => latest.get(r.symbol) ?? this.#subscriptions.get(channel, r.symbol)?.seq ?? 0);
+      }
     } catch (error) {
       unreserve(fresh.length);
       const appError = isAppError(error) ? error : new AppError('UPSTREAM_ERROR', 'the snapshot could not be read upstream');
@@ -270,7 +308,9 @@ export class StreamHub {
     const failed: string[] = [];
     const failedSet = new Set(loaded?.failed ?? []);
     let givenBack = 0;
-    for (const ref of fresh) {
+    // Resumed symbols: live updates are held from the moment they are subscribed until the replay is out.
+    const resumed = new Map<string, number>();
+    for (const [i, ref] of fresh.entries()) {
       const item = loaded?.items.get(ref.symbol);
       if (item === undefined || client.closed || have.has(ref.symbol)) {
         givenBack += 1;
@@ -278,8 +318,16 @@ export class StreamHub {
         continue;
       }
       have.add(ref.symbol);
-      added.push(this.#subscriptions.add(channel, ref, client, JSON.stringify(item)));
+      const entry = this.#subscriptions.add(channel, ref, client, JSON.stringify(item), seqs[i]);
       this.#metrics.subscriptions.inc({ channel });
+      const from = since?.get(ref.symbol);
+      if (from === undefined) {
+        added.push(entry);
+        continue;
+      }
+      resumed.set(ref.symbol, from);
+      client.resuming ??= { quotes: new Map(), depth: new Map() };
+      client.resuming[channel].set(ref.symbol, []);
     }
     // What was not subscribed is given back; the rest is held in client.subs from now on.
     unreserve(givenBack, !client.closed);
@@ -288,8 +336,8 @@ export class StreamHub {
     const now = refs.filter((r) => have.has(r.symbol)).map((r) => r.symbol);
     if (now.length > 0) this.#sendRaw(client, ackFrame('subscribed', channel, now, have.size));
     if (added.length > 0) {
-      // The snapshot is this client's own read; others learn of a change on the next tick.
-      const fragments = added.map((e) => JSON.stringify(loaded?.items.get(e.ref.symbol)));
+      // The snapshot is this client's own read (with the symbol's last seq); others learn of a change on the next tick.
+      const fragments = added.map((e) => withSeq(JSON.stringify(loaded?.items.get(e.ref.symbol)), e.seq));
       const frame = Buffer.from(dataFrame(channel, fragments));
       this.#outbox.deliver(client, channel, frame, () => added.map((e, i) => [e.ref.symbol, fragments[i]]));
     }
@@ -304,6 +352,60 @@ export class StreamHub {
       }));
     }
     this.#source.ensure((slot) => this.tick(slot));
+    if (resumed.size > 0) await this.#resume(client, channel, resumed, loaded as Loaded);
+  }
+
+  /**
+   * What a resuming client missed, per symbol after its `since`: every update from the replay
+   * log, or beyond the log the current value marked `"gap":true` with the missed range. Then the
+   * live updates held meanwhile that come after it: no duplicate, no gap.
+   */
+  async #resume(client: Client, channel: Channel, resumed: Map<string, number>, loaded: Loaded): Promise<void> {
+    const symbols = [...resumed.keys()];
+    let replays: Replay[];
+    try {
+      replays = await Promise.all(symbols.map((symbol) => this.#sequencer.replay(channel, symbol, resumed.get(symbol) as number)));
+    } catch {
+      replays = symbols.map(() => ({ complete: false, latest: 0 }));
+    }
+    const held = client.resuming?.[channel];
+    if (client.closed || held === undefined) return;
+    // Rounds: the i-th missed update of every symbol in one frame, in order per symbol.
+    const rounds: [string, string][][] = [];
+    const gaps: [string, string][] = [];
+    const sent = new Map<string, number>();
+    for (const [i, symbol] of symbols.entries()) {
+      const replay = replays[i];
+      const since = resumed.get(symbol) as number;
+      if (replay.complete) {
+        for (const [round, update] of replay.updates.entries()) (rounds[round] ??= []).push([symbol, withSeq(update.json, update.seq)]);
+        sent.set(symbol, replay.updates.at(-1)?.seq ?? since);
+        continue;
+      }
+      // Beyond the log: the newest value known here stands for everything missed.
+      const entry = this.#subscriptions.get(channel, symbol);
+      const [json, seq] = entry !== undefined && entry.seq >= replay.latest ? [entry.raw, entry.seq] : [JSON.stringify(loaded.items.get(symbol)), replay.latest];
+      const gapFrom = since < seq ? since + 1 : 1;
+      gaps.push([symbol, withSeq(json, seq, `,"gap":true,"gap_from":${gapFrom},"gap_to":${seq}`)]);
+      sent.set(symbol, seq);
+    }
+    this.#metrics.resumes.inc({ outcome: gaps.length > 0 ? 'gap' : 'replayed' });
+    // [symbol, element] pairs: a client behind gets the latest of each, as for live updates.
+    const send = (pairs: [string, string][]) => {
+      if (pairs.length === 0) return;
+      this.#outbox.deliver(client, channel, Buffer.from(dataFrame(channel, pairs.map(([, element]) => element))), () => pairs);
+    };
+    if (gaps.length > 0) send(gaps);
+    for (const round of rounds) send(round);
+    // What went live meanwhile, after what was replayed.
+    const after: [string, string][][] = [];
+    for (const symbol of symbols) {
+      const last = sent.get(symbol) ?? 0;
+      const updates = (held.get(symbol) ?? []).filter(([seq]) => seq > last);
+      for (const [round, [, element]] of updates.entries()) (after[round] ??= []).push([symbol, element]);
+      held.delete(symbol);
+    }
+    for (const round of after) send(round);
   }
 
   unsubscribe(client: Client, channel: Channel, refs: SymbolRef[]): void {
@@ -329,6 +431,7 @@ export class StreamHub {
   heartbeat(): void {
     for (const client of this.#clients) {
       if (client.awaitingPong) {
+        client.closeReason = 'missed_pong';
         client.socket.terminate();
         continue;
       }
@@ -340,9 +443,9 @@ export class StreamHub {
   /** App close: finish the running tick, then close every socket with 1001 after what is queued. */
   async shutdown(graceMs: number): Promise<void> {
     this.#source.halt();
-    if (this.#pinger !== undefined) clearInterval(this.#pinger);
-    this.#pinger = undefined;
+    this.#stopTimers();
     await this.#ticking?.catch(() => undefined);
+    for (const client of this.#clients) client.closeReason = 'shutdown';
     const sockets = [...this.#clients].map((c) => c.socket);
     await Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
       if (socket.readyState === socket.CLOSED) return resolve();
@@ -356,6 +459,7 @@ export class StreamHub {
 
   /** Close a connection for a cause of ours: its subscriptions go at once, the socket after the close handshake. */
   #closeWith(client: Client, cause: CloseCause): void {
+    client.closeReason = cause === CLOSE.keyExpired ? 'key_expired' : CLOSE_REASONS[cause.code];
     this.detach(client);
     if (client.socket.readyState === client.socket.OPEN || client.socket.readyState === client.socket.CONNECTING) {
       client.socket.close(cause.code, cause.reason);
@@ -386,7 +490,8 @@ export class StreamHub {
       client.pending[channel].delete(symbol);
       if (state !== undefined) state.subscriptions -= 1;
       this.#metrics.subscriptions.dec({ channel });
-      this.#subscriptions.remove(channel, symbol, client);
+      client.resuming?.[channel].delete(symbol);
+      if (this.#subscriptions.remove(channel, symbol, client)) this.#sequencer.forget(channel, symbol);
     }
     if (fleetToo && dropped > 0) this.#fleet?.release(client.owner, this.#fleet.member(client.id), dropped);
     if (this.#subscriptions.empty) this.#source.stop();
@@ -416,12 +521,17 @@ export class StreamHub {
         return;
       }
       this.#metrics.refreshes.inc({ channel });
-      const values: [string, string][] = [];
+      // Only changes are updates: each is numbered (and logged) once, here, for the whole fleet.
+      const changes: [string, string, number][] = [];
       for (const entry of entries) {
         const item = result.items.get(entry.ref.symbol);
-        if (item !== undefined) values.push([entry.ref.symbol, JSON.stringify(item)]);
+        if (item === undefined) continue;
+        const json = JSON.stringify(item);
+        if (json !== entry.raw) changes.push([entry.ref.symbol, json, entry.seq]);
       }
-      const refreshed: FleetValues = { channel, slot, values };
+      if (changes.length === 0) return;
+      const seqs = await this.#sequencer.append(channel, changes);
+      const refreshed: FleetValues = { channel, slot, values: changes.map(([symbol, json], i) => [symbol, json, seqs[i]]) };
       if (claimed !== undefined) fleet?.publish(refreshed);
       this.#apply(refreshed);
     }));
@@ -429,14 +539,15 @@ export class StreamHub {
   }
 
   /** Values of a tick (this instance's refresh, or another's through the fleet) to the subscribers. */
-  #apply({ channel, slot, values }: FleetValues): void {
+  #apply({ channel, values }: FleetValues): void {
     const changed: Entry[] = [];
-    for (const [symbol, json] of values) {
+    for (const [symbol, json, seq] of values) {
       const entry = this.#subscriptions.get(channel, symbol);
-      if (entry === undefined || (entry.slot !== undefined && slot < entry.slot)) continue;
-      entry.slot = slot;
-      if (json === entry.last) continue;
-      entry.last = json;
+      // An update already applied (or older than one that was) is not sent again.
+      if (entry === undefined || seq <= entry.seq) continue;
+      entry.seq = seq;
+      entry.raw = json;
+      entry.last = withSeq(json, seq);
       if (entry.clients.size > 0) changed.push(entry);
     }
     fanout(this.#outbox, channel, changed);

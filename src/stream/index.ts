@@ -17,6 +17,7 @@ import { StreamHub, type ConnectionTicket } from './hub.ts';
 import { keyBucket, maxConnections } from './limits.ts';
 import { createStreamMetrics } from './metrics.ts';
 import { parseClientMessage } from './protocol.ts';
+import { DEFAULT_REPLAY, Sequencer } from './sequencer.ts';
 import { streamRouteSchema } from './docs.ts';
 
 export { StreamHub } from './hub.ts';
@@ -95,8 +96,18 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
   const live = ctx.config.cache.ttl;
   const metrics = createStreamMetrics(ctx.metrics.registry);
   const fleet = streamFleet(app, ctx);
+  const shared = app.sharedRedis;
+  // With Redis the numbers and the replay log are the fleet's, so a client resumes on any instance.
+  const sequencer = new Sequencer({
+    settings: { ...DEFAULT_REPLAY, ...settings.replay },
+    now: ctx.now,
+    redis: shared?.client,
+    health: shared?.health,
+    timeoutMs: shared?.timeoutMs,
+  });
   const hub = new StreamHub({
     fleet,
+    sequencer,
     service: ctx.service,
     now: ctx.now,
     metrics,
@@ -106,6 +117,7 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       sendBufferBytes: settings.sendBufferBytes,
       slowCloseMs: settings.slowCloseMs,
       pingIntervalMs: settings.pingIntervalMs,
+      heartbeatMs: settings.heartbeatMs ?? 15_000,
       // Long enough for entries cached just before the edge to expire and be read once more.
       edgeGraceMs: Math.max(live.quotes.open, live.depth.open) + ctx.config.cache.staleWhileRevalidate.quotesMs + settings.tickMs,
     },
@@ -232,7 +244,7 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
             }
             // Any market or channel the plan lacks refuses the whole message, as REST does.
             authorize(entry, { features: [message.channel], symbols: message.refs });
-            await hub.subscribe(client, message.channel, message.refs);
+            await hub.subscribe(client, message.channel, message.refs, message.since);
           } catch (error) {
             if (!isAppError(error)) throw error;
             hub.sendError(client, error);

@@ -8,6 +8,8 @@ export interface StreamMetrics {
   conflations: Counter<'channel'>;
   slowClientCloses: Counter;
   refreshes: Counter<'channel'>;
+  closed: Counter<'reason'>;
+  resumes: Counter<'outcome'>;
 }
 
 export function createStreamMetrics(registry: Registry): StreamMetrics {
@@ -19,5 +21,7 @@ export function createStreamMetrics(registry: Registry): StreamMetrics {
     conflations: new Counter({ name: 'mdqs_ws_conflations_total', help: 'Symbol updates held back for a slow client and replaced by a newer value.', labelNames: ['channel'], registers }),
     slowClientCloses: new Counter({ name: 'mdqs_ws_slow_client_closes_total', help: 'Connections closed with 1013 because they could not keep up.', registers }),
     refreshes: new Counter({ name: 'mdqs_ws_refreshes_total', help: 'Batched reads of subscribed symbols through the service (one per channel per tick).', labelNames: ['channel'], registers }),
+    closed: new Counter({ name: 'mdqs_stream_closed_total', help: 'Stream connections closed, by reason: client (the client closed), missed_pong, slow_consumer, key_revoked, key_expired, plan_forbids, too_many_connections, shutdown.', labelNames: ['reason'], registers }),
+    resumes: new Counter({ name: 'mdqs_stream_resumes_total', help: 'Subscribes with `since`: replayed (every missed update sent from the replay log) or gap (beyond the log for at least one symbol: a snapshot marked with the missed range).', labelNames: ['outcome'], registers }),
   };
 }

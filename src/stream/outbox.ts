@@ -31,6 +31,13 @@ export interface Client {
   expiry?: NodeJS.Timeout;
   /** Subscriptions reserved for a subscribe whose snapshot is still being read (fleet heartbeat). */
   reserved?: number;
+  /**
+   * Symbols being resumed (a subscribe with `since`): their live updates are held here, [seq,
+   * element], until the replay is sent, then those after it follow (hub.ts).
+   */
+  resuming?: Record<Channel, Map<string, [number, string][]>>;
+  /** Why the server closed it (mdqs_stream_closed_total{reason}); unset: the client went. */
+  closeReason?: string;
 }
 
 export interface OutboxOptions {
@@ -118,6 +125,7 @@ export class Outbox {
     this.#options.metrics.slowClientCloses.inc();
     this.#options.log.info({ key_id: client.entry.id, why }, 'closing a slow stream client');
     const socket = client.socket;
+    client.closeReason = 'slow_consumer';
     this.#options.detach(client);
     this.#behind.delete(client);
     socket.close(1013, `slow consumer: ${why}; reconnect and read faster`.slice(0, 120));

@@ -11,6 +11,8 @@ export interface ClientRequest {
   op: 'subscribe' | 'unsubscribe';
   channel: Channel;
   refs: SymbolRef[];
+  /** Resume (subscribe only): the last `seq` the client saw, per symbol of `refs`. */
+  since?: Map<string, number>;
 }
 
 const MAX_LISTED = 20;
@@ -33,7 +35,7 @@ export function parseClientMessage(raw: string, legacy: boolean): ClientRequest 
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
     throw new AppError('INVALID_PARAMETER', 'the message must be a JSON object like {"op":"subscribe","channel":"quotes","symbols":["600519.SH"]}');
   }
-  const { op, channel, symbols } = message as Record<string, unknown>;
+  const { op, channel, symbols, since } = message as Record<string, unknown>;
   if (op !== 'subscribe' && op !== 'unsubscribe') {
     throw new AppError('INVALID_PARAMETER', `unknown op ${JSON.stringify(short(String(op)))}; use subscribe or unsubscribe`, { details: { op: typeof op === 'string' ? short(op) : null } });
   }
@@ -60,7 +62,25 @@ export function parseClientMessage(raw: string, legacy: boolean): ClientRequest 
     });
   }
   if (refs.length === 0) throw new AppError('INVALID_PARAMETER', 'symbols is empty: give at least one symbol');
-  return { op, channel: ch, refs };
+  if (since === undefined || op === 'unsubscribe') return { op, channel: ch, refs };
+  return { op, channel: ch, refs, since: parseSince(since, refs) };
+}
+
+/** `since`: {"600519.SH": 1234}, the last seq seen per symbol; symbols are matched as `symbols` are. */
+function parseSince(since: unknown, refs: SymbolRef[]): Map<string, number> {
+  if (since === null || typeof since !== 'object' || Array.isArray(since)) {
+    throw new AppError('INVALID_PARAMETER', 'since must be an object of the last seq seen per symbol, e.g. {"600519.SH":1234}');
+  }
+  const wanted = new Set(refs.map((r) => r.symbol));
+  const out = new Map<string, number>();
+  for (const [key, value] of Object.entries(since as Record<string, unknown>)) {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      throw new AppError('INVALID_PARAMETER', `since.${short(key)} must be a non-negative integer (the last seq seen)`, { details: { symbol: short(key) } });
+    }
+    const symbol = parseSymbolList([key.trim()]).refs[0]?.symbol;
+    if (symbol !== undefined && wanted.has(symbol)) out.set(symbol, value);
+  }
+  return out;
 }
 
 /**
@@ -88,6 +108,11 @@ export function errorFrame(error: AppError | { reason: Reason; status: number; m
 
 export function ackFrame(op: 'subscribed' | 'unsubscribed', channel: Channel, symbols: readonly string[], total: number): string {
   return JSON.stringify({ op, channel, symbols, total });
+}
+
+/** `{"op":"heartbeat",...}`: the server's time and the last seq of each subscribed symbol. */
+export function heartbeatFrame(time: number, lastSeq: Record<Channel, Record<string, number>>): string {
+  return JSON.stringify({ op: 'heartbeat', time, last_seq: lastSeq });
 }
 
 /** A data frame from per-symbol JSON fragments that were each serialised once. */

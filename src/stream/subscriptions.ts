@@ -4,14 +4,17 @@
 import type { SymbolRef } from '../domain.ts';
 import type { Client, Outbox } from './outbox.ts';
 import { dataFrame, type Channel } from './protocol.ts';
+import { withSeq } from './sequencer.ts';
 
 export interface Entry {
   ref: SymbolRef;
   clients: Set<Client>;
-  /** The last value pushed (or snapshotted), serialised. */
-  last: string | undefined;
-  /** The fleet tick `last` came from: an older tick's value arriving late is ignored. */
-  slot?: number;
+  /** The last value, serialised without `seq` (a refresh that serialises the same is no change). */
+  raw: string;
+  /** The last update's number (sequencer.ts); 0 before the first. */
+  seq: number;
+  /** The last value pushed, serialised with its `seq`: the element every subscriber gets. */
+  last: string;
 }
 
 export class Subscriptions {
@@ -34,23 +37,35 @@ export class Subscriptions {
     return this.#entries.quotes.size === 0 && this.#entries.depth.size === 0;
   }
 
-  /** `client` subscribes to `ref`; a new entry starts from `json` (the snapshot). */
-  add(channel: Channel, ref: SymbolRef, client: Client, json: string): Entry {
+  /** `client` subscribes to `ref`; a new entry starts from `json` (the snapshot) numbered `seq`. */
+  add(channel: Channel, ref: SymbolRef, client: Client, json: string, seq: number): Entry {
     let entry = this.#entries[channel].get(ref.symbol);
     if (entry === undefined) {
-      entry = { ref, clients: new Set(), last: json };
+      entry = { ref, clients: new Set(), raw: json, seq, last: withSeq(json, seq) };
       this.#entries[channel].set(ref.symbol, entry);
     }
     entry.clients.add(client);
     return entry;
   }
 
-  /** `client` leaves `symbol`; the entry goes with its last subscriber. */
-  remove(channel: Channel, symbol: string, client: Client): void {
+  /** `client` leaves `symbol`; the entry goes with its last subscriber (true then). */
+  remove(channel: Channel, symbol: string, client: Client): boolean {
     const entry = this.#entries[channel].get(symbol);
-    if (entry === undefined) return;
+    if (entry === undefined) return false;
     entry.clients.delete(client);
-    if (entry.clients.size === 0) this.#entries[channel].delete(symbol);
+    if (entry.clients.size > 0) return false;
+    this.#entries[channel].delete(symbol);
+    return true;
+  }
+
+  /** The last seq of each of `symbols` held here (the heartbeat's `last_seq`). */
+  lastSeq(channel: Channel, symbols: Iterable<string>): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const symbol of symbols) {
+      const entry = this.#entries[channel].get(symbol);
+      if (entry !== undefined) out[symbol] = entry.seq;
+    }
+    return out;
   }
 }
 
@@ -67,13 +82,25 @@ export function fanout(outbox: Outbox, channel: Channel, changed: Entry[]): void
   }
   // Usually every client shares the one frame of all changes.
   const frames = new Map<string, Buffer>();
-  for (const [client, list] of perClient) {
+  for (const [client, all] of perClient) {
+    let list = all;
+    const resuming = client.resuming?.[channel];
+    if (resuming !== undefined && resuming.size > 0) {
+      // A symbol being resumed waits for its replay (hub.ts sends what comes after it).
+      list = all.filter((e) => {
+        const held = resuming.get(e.ref.symbol);
+        if (held === undefined) return true;
+        held.push([e.seq, e.last]);
+        return false;
+      });
+      if (list.length === 0) continue;
+    }
     const key = list.length === changed.length ? '*' : list.map((e) => e.ref.symbol).join(',');
     let frame = frames.get(key);
     if (frame === undefined) {
-      frame = Buffer.from(dataFrame(channel, list.map((e) => e.last as string)));
+      frame = Buffer.from(dataFrame(channel, list.map((e) => e.last)));
       frames.set(key, frame);
     }
-    outbox.deliver(client, channel, frame, () => list.map((e) => [e.ref.symbol, e.last as string]));
+    outbox.deliver(client, channel, frame, () => list.map((e) => [e.ref.symbol, e.last]));
   }
 }
