@@ -203,7 +203,7 @@ export const ConfigSchema = Type.Object({
     /**
      * With Redis: how long a connection counts against its key's fleet-wide caps without its
      * instance's heartbeat (renewed every third of it), so a dead instance's connections are
-     * released within this, ms. Default 10000.
+     * released within this, ms. Default 4500.
      */
     fleetLeaseMs: Type.Optional(Ms(1000, 600_000)),
     /** The application-level heartbeat `{"op":"heartbeat",...}` to every connection, ms. Default 15000. */

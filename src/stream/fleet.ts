@@ -140,7 +140,12 @@ export interface StreamFleetOptions {
   log?: { warn(obj: object, msg: string): void };
 }
 
-export const DEFAULT_FLEET_LEASE_MS = 10_000;
+/**
+ * A dead (SIGKILLed) instance's connections stop counting within this, ms: short enough that a
+ * client at its key's cap gets back in on the official client's 3 s reconnect loop within two
+ * tries; the heartbeat renews every third of it.
+ */
+export const DEFAULT_FLEET_LEASE_MS = 4_500;
 
 export class StreamFleet {
   /** This process, unique across the fleet (host, pid, and a random part for restarts). */
