@@ -1,8 +1,8 @@
 // The stream hub: connections in and out, subscribe and unsubscribe, and each tick's values to
 // the subscribers. Its parts, each in a module of its own: who subscribes to what and the fan-out
 // (subscriptions.ts), when ticks happen and what a tick reads (tick-source.ts), sequence numbers
-// and the replay log (sequencer.ts), the per-key caps (caps.ts, limits.ts), keys reloads
-// (key-changes.ts), back-pressure (outbox.ts).
+// and the replay log (sequencer.ts), resuming from it (resume.ts), the per-key caps (caps.ts,
+// limits.ts), keys reloads (key-changes.ts), back-pressure (outbox.ts).
 //
 // With a fleet (fleet.ts, Redis configured), the caps count every instance's and worker's
 // connections, and ticks are the fleet's: aligned to the wall clock, each symbol refreshed by one
@@ -20,7 +20,8 @@ import { maxSubscriptions } from './limits.ts';
 import type { StreamMetrics } from './metrics.ts';
 import { Outbox, TEXT, type Client } from './outbox.ts';
 import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, heartbeatFrame, type Channel, type CloseCause } from './protocol.ts';
-import { Sequencer, withSeq, type Replay } from './sequencer.ts';
+import { resume } from './resume.ts';
+import { Sequencer, withSeq } from './sequencer.ts';
 import { fanout, Subscriptions, type Entry } from './subscriptions.ts';
 import { TickSource } from './tick-source.ts';
 
@@ -352,60 +353,10 @@ export class StreamHub {
       }));
     }
     this.#source.ensure((slot) => this.tick(slot));
-    if (resumed.size > 0) await this.#resume(client, channel, resumed, loaded as Loaded);
-  }
-
-  /**
-   * What a resuming client missed, per symbol after its `since`: every update from the replay
-   * log, or beyond the log the current value marked `"gap":true` with the missed range. Then the
-   * live updates held meanwhile that come after it: no duplicate, no gap.
-   */
-  async #resume(client: Client, channel: Channel, resumed: Map<string, number>, loaded: Loaded): Promise<void> {
-    const symbols = [...resumed.keys()];
-    let replays: Replay[];
-    try {
-      replays = await Promise.all(symbols.map((symbol) => this.#sequencer.replay(channel, symbol, resumed.get(symbol) as number)));
-    } catch {
-      replays = symbols.map(() => ({ complete: false, latest: 0 }));
+    if (resumed.size > 0) {
+      const parts = { sequencer: this.#sequencer, subscriptions: this.#subscriptions, outbox: this.#outbox, metrics: this.#metrics };
+      await resume(parts, client, channel, resumed, (loaded as Loaded).items);
     }
-    const held = client.resuming?.[channel];
-    if (client.closed || held === undefined) return;
-    // Rounds: the i-th missed update of every symbol in one frame, in order per symbol.
-    const rounds: [string, string][][] = [];
-    const gaps: [string, string][] = [];
-    const sent = new Map<string, number>();
-    for (const [i, symbol] of symbols.entries()) {
-      const replay = replays[i];
-      const since = resumed.get(symbol) as number;
-      if (replay.complete) {
-        for (const [round, update] of replay.updates.entries()) (rounds[round] ??= []).push([symbol, withSeq(update.json, update.seq)]);
-        sent.set(symbol, replay.updates.at(-1)?.seq ?? since);
-        continue;
-      }
-      // Beyond the log: the newest value known here stands for everything missed.
-      const entry = this.#subscriptions.get(channel, symbol);
-      const [json, seq] = entry !== undefined && entry.seq >= replay.latest ? [entry.raw, entry.seq] : [JSON.stringify(loaded.items.get(symbol)), replay.latest];
-      const gapFrom = since < seq ? since + 1 : 1;
-      gaps.push([symbol, withSeq(json, seq, `,"gap":true,"gap_from":${gapFrom},"gap_to":${seq}`)]);
-      sent.set(symbol, seq);
-    }
-    this.#metrics.resumes.inc({ outcome: gaps.length > 0 ? 'gap' : 'replayed' });
-    // [symbol, element] pairs: a client behind gets the latest of each, as for live updates.
-    const send = (pairs: [string, string][]) => {
-      if (pairs.length === 0) return;
-      this.#outbox.deliver(client, channel, Buffer.from(dataFrame(channel, pairs.map(([, element]) => element))), () => pairs);
-    };
-    if (gaps.length > 0) send(gaps);
-    for (const round of rounds) send(round);
-    // What went live meanwhile, after what was replayed.
-    const after: [string, string][][] = [];
-    for (const symbol of symbols) {
-      const last = sent.get(symbol) ?? 0;
-      const updates = (held.get(symbol) ?? []).filter(([seq]) => seq > last);
-      for (const [round, [, element]] of updates.entries()) (after[round] ??= []).push([symbol, element]);
-      held.delete(symbol);
-    }
-    for (const round of after) send(round);
   }
 
   unsubscribe(client: Client, channel: Channel, refs: SymbolRef[]): void {
