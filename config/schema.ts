@@ -32,6 +32,14 @@ export const ConfigSchema = Type.Object({
     workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     /** Pid file to signal (kill -HUP $(cat file)); empty: none. Default none. */
     pidFile: Type.Optional(Type.String()),
+    /**
+     * CORS for browser apps on other origins (@fastify/cors): off while `origins` is empty. Each
+     * entry is an exact origin (`https://dash.example.com`), `*` (any origin), or a pattern where
+     * `*` stands for one or more host labels (`https://*.example.com`).
+     */
+    cors: Type.Optional(Type.Object({
+      origins: Type.Array(Type.String({ minLength: 1, pattern: '^(\\*|https?://[^/\\s]+)$' }), { maxItems: 64 }),
+    })),
     /** V8's memory-saver mode above resident size at listen + the cache bounds + this (src/cli/memory-saver.ts); 0: never. */
     memorySaverHeadroomBytes: Type.Integer({ minimum: 0, maximum: 64 * 1024 * 1024 * 1024 }),
     /**

@@ -6,6 +6,7 @@
 //   lock) → caches (data tiers, response cache) → history store → market data (resources, loader,
 //   service) → access (keys, rate limits, access log) → fast path → routes (docs, /v1, stream,
 //   explorer, ops)
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createServer } from 'node:http';
 import type { Redis } from 'ioredis';
@@ -69,6 +70,28 @@ export interface AppOptions {
   history?: HistoryStore;
 }
 
+/** The response headers a browser client may read (every one the API sets for its clients). */
+export const CORS_EXPOSED_HEADERS = [
+  'X-Next-End-Time', 'Link', 'X-Missing-Symbols', 'X-Failed-Symbols', 'X-Truncated-Symbols', 'X-Cache',
+  'X-Cache-Tier', 'X-Upstream', 'X-Simulated', 'X-Forming-Bar', 'X-Forming-Bar-Stale', 'X-Forming-Bar-Absent',
+  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Age',
+];
+
+/** server.cors.origins as @fastify/cors takes them: `*` any, `https://*.example.com` host labels, else exact. */
+function corsOptions(origins: readonly string[]): FastifyCorsOptions {
+  const escape = (text: string) => text.replace(/[.+?^${}()|[\]\\/]/g, '\\$&');
+  const allowed = origins.includes('*')
+    ? true
+    : origins.map((origin) => (origin.includes('*') ? new RegExp(`^${origin.split('*').map(escape).join('[a-z0-9-]+(?:\\.[a-z0-9-]+)*')}$`, 'i') : origin));
+  return {
+    origin: allowed,
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['X-API-Key', 'Authorization', 'Content-Type', 'Accept', 'If-None-Match', 'X-Request-Id'],
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+  };
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, keys, redis } = options;
   const now = options.now ?? Date.now;
@@ -117,6 +140,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cachesPlugin, { config, now, cache, responder: options.responder, dataTiers: options.dataTiers });
   await app.register(historyPlugin, { config, now, history: options.history });
   await app.register(marketDataPlugin, { config, now });
+  // Before access: a preflight carries no key and is answered here; every answer gets the headers.
+  const origins = config.server.cors?.origins ?? [];
+  if (origins.length > 0) await app.register(cors, corsOptions(origins));
   await app.register(accessPlugin, { keys, redis, config, now });
   if (options.fastPath !== false) await app.register(fastPathPlugin, { config, now, frontDoor, requestIds });
   await app.register(routesPlugin, { config, now, redis });

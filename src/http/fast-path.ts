@@ -271,6 +271,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') return false;
       // No Host (the normal path's 400, error-handler.ts requireHost) or an upgrade: the normal way.
       if (req.headers.host === undefined || req.headers.upgrade !== undefined) return false;
+      // A browser's cross-origin request (it sends Origin) goes the normal way, whose CORS hook
+      // (server.cors) adds the Access-Control-* headers this prebuilt answer does not carry.
+      if (req.headers.origin !== undefined) return false;
       const url = req.url;
       if (url === undefined) return false;
       const indexed = index.get(url);
