@@ -3,6 +3,8 @@
 
 export const REASONS = {
   INVALID_PARAMETER: 400,
+  // A query parameter the route does not take (src/http/strict-query.ts).
+  UNKNOWN_PARAMETER: 400,
   INVALID_SYMBOL: 400,
   INVALID_PERIOD: 400,
   INVALID_ADJUST: 400,

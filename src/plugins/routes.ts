@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/schema.ts';
 import { registerDocs } from '../http/docs.ts';
+import { strictQuery } from '../http/strict-query.ts';
 import { redisReadiness } from '../redis/health.ts';
 import type { AppContext } from '../routes/context.ts';
 import depthRoutes from '../routes/depth.ts';
@@ -38,6 +39,7 @@ export const routesPlugin = fp(async (app: FastifyInstance, options: { config: C
     service: app.service, responder: app.caches.responder, config, keys: app.access.keys, metrics: app.metrics, now, redis: options.redis,
   };
   await app.register(async (scope) => {
+    scope.addHook('preValidation', strictQuery);
     for (const route of ROUTES) await scope.register(route, ctx);
   });
   const readinessChecks: ReadinessCheck[] = [];

@@ -4,7 +4,7 @@ import { refs } from '../schemas.ts';
 const described = (description: string) => ({ ...refs.Error, description });
 
 export const ERROR_RESPONSES = {
-  400: described('Invalid parameter (INVALID_PARAMETER, INVALID_SYMBOL, INVALID_PERIOD, INVALID_ADJUST, INVALID_COUNT, INVALID_TIME_RANGE, TOO_MANY_SYMBOLS, INVALID_UNIVERSE)'),
+  400: described('Invalid parameter (INVALID_PARAMETER, UNKNOWN_PARAMETER, INVALID_SYMBOL, INVALID_PERIOD, INVALID_ADJUST, INVALID_COUNT, INVALID_TIME_RANGE, TOO_MANY_SYMBOLS, INVALID_UNIVERSE)'),
   401: described('Missing or invalid API key (MISSING_API_KEY, INVALID_API_KEY)'),
   403: described('The plan lacks a market or feature (MARKET_NOT_PERMITTED, NO_<FEATURE>_PERMISSION)'),
   404: described('Unknown symbol (SYMBOL_NOT_FOUND) or route (NOT_FOUND)'),

@@ -111,7 +111,7 @@ describe('negotiation', () => {
 
   it.each([
     ['format=xml', "'xml'"],
-    ['format=CSV', "'CSV'"],
+    ['format=xlsx', "'xlsx'"],
     ['format=', "''"],
   ])('an unknown format (%s) is 400 INVALID_PARAMETER naming the four, as JSON', async (query) => {
     for (const path of [`${URL}&${query}`, `/v1/klines/batch?symbols=600519.SH&${query}`, `/v1/quotes?symbols=600519.SH&${query}`]) {
@@ -151,11 +151,20 @@ describe('negotiation', () => {
     }
   });
 
-  it('routes without a table ignore format and Accept (JSON, as before)', async () => {
-    const depth = await get('/v1/depth?symbol=600519.SH&format=csv', { accept: 'text/csv' });
+  it('a format in any case is that format (format=CSV is csv)', async () => {
+    const upper = await get(`${URL}&format=CSV`);
+    expect(upper.status).toBe(200);
+    expect(upper.headers['content-type']).toContain('text/csv');
+  });
+
+  it('routes without a table answer JSON whatever Accept says, and refuse a format parameter they do not take', async () => {
+    const depth = await get('/v1/depth?symbol=600519.SH', { accept: 'text/csv' });
     expect(depth.status).toBe(200);
     expect(depth.headers['content-type']).toBe(JSON_TYPE);
     expect(depth.headers.vary).toBe('accept-encoding');
+    const asked = await get('/v1/depth?symbol=600519.SH&format=csv', { accept: 'text/csv' });
+    expect(asked.status).toBe(400);
+    expect(JSON.parse(asked.body.toString())).toMatchObject({ error: 'UNKNOWN_PARAMETER', details: { parameter: 'format' } });
   });
 
   it('the OpenAPI document gives each table route one response media type per format, Vary and its paging headers', async () => {

@@ -1,5 +1,5 @@
-// Conventions every route shares (DESIGN.md 4, README): a GET with Content-Type: application/json
-// and no body works, unknown query parameters are ignored, repeated list keys join, X-RateLimit-*
+// Conventions every route shares (README): a GET with Content-Type: application/json
+// and no body works, unknown query parameters are refused (the cache buster _ and api_key are known everywhere), repeated list keys join, X-RateLimit-*
 // on success, X-Request-Id echoed, the operational routes need no key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -55,12 +55,15 @@ describe('a GET carrying Content-Type: application/json and no body', () => {
   });
 });
 
-describe('unknown query parameters are ignored', () => {
+describe('unknown query parameters are refused, naming the parameter; the cache buster _ is known everywhere', () => {
   it.each(GET_ROUTES)('%s', async (url) => {
     const plain = await app.inject({ url, headers: key });
-    const res = await app.inject({ url: withParam(url, 'foo=bar&_=1718000000000&output=csv&symbolz=X'), headers: key });
-    expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
-    expect(res.json()).toEqual(plain.json());
+    const busted = await app.inject({ url: withParam(url, '_=1718000000000'), headers: key });
+    expect(busted.statusCode, busted.body.slice(0, 200)).toBe(200);
+    expect(busted.json()).toEqual(plain.json());
+    const res = await app.inject({ url: withParam(url, 'foo=bar&_=1718000000000'), headers: key });
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'UNKNOWN_PARAMETER', details: { parameter: 'foo' } });
   });
 });
 
