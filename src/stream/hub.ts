@@ -1,8 +1,9 @@
 // The stream hub: connections in and out, subscribe and unsubscribe, and each tick's values to
 // the subscribers. Its parts, each in a module of its own: who subscribes to what and the fan-out
 // (subscriptions.ts), when ticks happen and what a tick reads (tick-source.ts), sequence numbers
-// and the replay log (sequencer.ts), resuming from it (resume.ts), the per-key caps (caps.ts,
-// limits.ts), keys reloads (key-changes.ts), back-pressure (outbox.ts).
+// and the replay log (sequencer.ts), resuming from it (resume.ts), pings and heartbeats
+// (liveness.ts), the per-key caps (caps.ts, limits.ts), keys reloads (key-changes.ts),
+// back-pressure (outbox.ts).
 //
 // With a fleet (fleet.ts, Redis configured), the caps count every instance's and worker's
 // connections, and ticks are the fleet's: aligned to the wall clock, each symbol refreshed by one
@@ -19,7 +20,8 @@ import { applyKeys, type KeyChangeHost } from './key-changes.ts';
 import { maxSubscriptions } from './limits.ts';
 import type { StreamMetrics } from './metrics.ts';
 import { Outbox, TEXT, type Client } from './outbox.ts';
-import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, heartbeatFrame, type Channel, type CloseCause } from './protocol.ts';
+import { Liveness } from './liveness.ts';
+import { ackFrame, CHANNELS, CLOSE, dataFrame, errorFrame, type Channel, type CloseCause } from './protocol.ts';
 import { resume } from './resume.ts';
 import { Sequencer, withSeq } from './sequencer.ts';
 import { fanout, Subscriptions, type Entry } from './subscriptions.ts';
@@ -71,8 +73,7 @@ export class StreamHub {
   readonly #source: TickSource;
   readonly #fleet: StreamFleet | undefined;
   readonly #sequencer: Sequencer;
-  #pinger: NodeJS.Timeout | undefined;
-  #beat: NodeJS.Timeout | undefined;
+  readonly #liveness: Liveness;
   #manual = false;
   #ticking: Promise<void> | undefined;
 
@@ -91,6 +92,14 @@ export class StreamHub {
       edgeGraceMs: options.settings.edgeGraceMs,
       aligned: options.fleet !== undefined,
       log: options.log,
+    });
+    this.#liveness = new Liveness({
+      clients: this.#clients,
+      subscriptions: this.#subscriptions,
+      now: options.now,
+      pingIntervalMs: options.settings.pingIntervalMs,
+      heartbeatMs: options.settings.heartbeatMs,
+      send: (client, text) => this.#sendRaw(client, text),
     });
     this.#outbox = new Outbox({
       sendBufferBytes: this.#settings.sendBufferBytes,
@@ -139,26 +148,12 @@ export class StreamHub {
   manual(): void {
     this.#manual = true;
     this.#source.manual();
-    this.#stopTimers();
+    this.#liveness.stop();
   }
 
-  #stopTimers(): void {
-    if (this.#pinger !== undefined) clearInterval(this.#pinger);
-    if (this.#beat !== undefined) clearInterval(this.#beat);
-    this.#pinger = undefined;
-    this.#beat = undefined;
-  }
-
-  /** Every client's heartbeat: the time, and the last seq of each symbol it subscribes to. */
+  /** Every client's `{"op":"heartbeat",...}` now (liveness.ts). */
   beat(): void {
-    const time = this.#now();
-    for (const client of this.#clients) {
-      const lastSeq = {
-        quotes: this.#subscriptions.lastSeq('quotes', client.subs.quotes),
-        depth: this.#subscriptions.lastSeq('depth', client.subs.depth),
-      };
-      this.#sendRaw(client, heartbeatFrame(time, lastSeq));
-    }
+    this.#liveness.beat();
   }
 
   /**
@@ -212,12 +207,7 @@ export class StreamHub {
     this.#metrics.connections.inc({ route });
     this.#scheduleExpiry(client);
     socket.on('pong', () => { client.awaitingPong = false; });
-    if (!this.#manual && this.#pinger === undefined) {
-      this.#pinger = setInterval(() => this.heartbeat(), this.#settings.pingIntervalMs);
-      this.#pinger.unref();
-      this.#beat = setInterval(() => this.beat(), this.#settings.heartbeatMs);
-      this.#beat.unref();
-    }
+    if (!this.#manual) this.#liveness.start();
     return client;
   }
 
@@ -234,7 +224,7 @@ export class StreamHub {
     this.#caps.tidy(client.owner);
     this.#metrics.connections.dec({ route: client.route });
     this.#metrics.closed.inc({ reason: client.closeReason ?? 'client' });
-    if (this.#clients.size === 0) this.#stopTimers();
+    if (this.#clients.size === 0) this.#liveness.stop();
   }
 
   /** After a keys reload: each open connection's key looked up again (key-changes.ts). */
@@ -378,23 +368,15 @@ export class StreamHub {
     return this.#ticking;
   }
 
-  /** Ping every client; one that has not answered the previous ping is gone. */
+  /** Ping every client; one that has not answered the previous ping is gone (liveness.ts). */
   heartbeat(): void {
-    for (const client of this.#clients) {
-      if (client.awaitingPong) {
-        client.closeReason = 'missed_pong';
-        client.socket.terminate();
-        continue;
-      }
-      client.awaitingPong = true;
-      client.socket.ping();
-    }
+    this.#liveness.ping();
   }
 
   /** App close: finish the running tick, then close every socket with 1001 after what is queued. */
   async shutdown(graceMs: number): Promise<void> {
     this.#source.halt();
-    this.#stopTimers();
+    this.#liveness.stop();
     await this.#ticking?.catch(() => undefined);
     for (const client of this.#clients) client.closeReason = 'shutdown';
     const sockets = [...this.#clients].map((c) => c.socket);
