@@ -10,7 +10,9 @@
 //   history stats|drop|warm …          the history store's commands (src/store/cli.ts)
 // Every command refuses an option or a word it does not know (exit 2, naming what it takes).
 // Keys files: --keys-file, else KEYS_FILE, else keys.file from the config. The repository's own
-// config/keys.yaml is modified only when named with --keys-file.
+// config/keys.yaml is modified only when named with --keys-file. create-key, rotate-key,
+// revoke-key and reload refuse a keys file other than the one the running server reads (the
+// state file beside its pid file names it; src/process/pidfile.ts).
 import { ConfigError } from '../config/load.ts';
 import { parseArgs, UsageError, type ArgSpec } from './cli/args.ts';
 import { CHECK_CONFIG_USAGE, cmdCheckConfig } from './cli/check-config.ts';
