@@ -81,7 +81,7 @@ export function loggerOptions(config: Config, extras: LoggerExtras = {}): Fastif
       req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
       err: serializeError,
     },
-    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'api_key', '*.api_key'], censor: '[redacted]' },
+    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization', 'headers.authorization', 'api_key', '*.api_key'], censor: '[redacted]' },
     ...(stream !== undefined ? { stream } : {}),
   } as FastifyServerOptions['logger'];
 }

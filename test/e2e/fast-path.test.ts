@@ -263,11 +263,11 @@ describe('fast-path URL index', () => {
   it('is bounded by bytes (an eighth of the response cache, at least 1 MiB), reported in /metrics', async () => {
     const { app: own } = await buildTestApp({ configure: (config) => { config.cache.responseMaxBytes = 4 * 1_048_576; } });
     try {
-      // Long distinct URLs (an ignored parameter pads them), each a different answer stored by the
+      // Long distinct URLs (the cache buster `_` pads them), each a different answer stored by the
       // normal path and recorded in the index.
       const pad = 'x'.repeat(1_500);
       for (let i = 0; i < 600; i++) {
-        const res = await own.inject({ url: `/v1/klines?symbol=600519.SH&period=1d&count=${i + 1}&pad=${pad}`, headers: { 'x-api-key': KEYS.demo } });
+        const res = await own.inject({ url: `/v1/klines?symbol=600519.SH&period=1d&count=${i + 1}&_=${pad}`, headers: { 'x-api-key': KEYS.demo } });
         expect(res.statusCode).toBe(200);
       }
       const metrics = (await own.inject({ url: '/metrics' })).body;
