@@ -40,7 +40,7 @@ for (const through of ['a plain stream', 'lineBuffer'] as const) describe(`fast-
   };
 
   it('writes the normal path line with fast_path: true, valid JSON, the key id and never the key', async () => {
-    const path = '/v1/quotes?symbols=600519.SH&fields=%22quoted%22';
+    const path = '/v1/quotes?symbols=600519.SH&_=%22quoted%22';
     const first = await fetch(`${base}${path}`, { headers: { 'x-api-key': KEYS.demo, 'accept-encoding': 'identity' } });
     await first.arrayBuffer();
     const second = await fetch(`${base}${path}`, { headers: { 'x-api-key': KEYS.demo, 'accept-encoding': 'identity' } });
@@ -100,7 +100,7 @@ describe('fast-path hits summed (log.hits: summary, the default)', () => {
   };
 
   it('writes no line at info for a fast-path hit, each one at debug, and their counts by key, route and status in one info line per window', async () => {
-    const quote = '/v1/quotes?symbols=600519.SH&fields=%22summary%22';
+    const quote = '/v1/quotes?symbols=600519.SH&_=%22summary%22';
     const first = await get(quote, KEYS.demo);
     const servedBefore = app.fastPathServed!();
     const hit = await get(quote, KEYS.demo);
