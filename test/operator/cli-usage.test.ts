@@ -2,29 +2,19 @@
 // and --help, `keys create`, unknown options refused by every command, check-config --json,
 // history warm with TickFlow's pool names, one date format in `keys list`, and reload that checks
 // the keys file before signalling.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { simPoolMembers } from '../../adapters/sim/instruments.ts';
 import { KeyStore, sha256Hex } from '../../src/access/keys.ts';
-import { cleanEnv, ROOT } from './spawn.ts';
+import { keysCopy as copyKeys, npmCli, ROOT } from './spawn.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-cli-usage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** `npm run -s cli -- …` exactly as the README has it (-s: npm's banner off stdout). */
-function npmCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync('npm', ['run', '-s', 'cli', '--', ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function keysCopy(name: string): string {
-  const path = join(dir, name);
-  copyFileSync(join(ROOT, 'config/keys.yaml'), path);
-  return path;
-}
+const keysCopy = (name: string): string => copyKeys(dir, name);
 
 describe('help', () => {
   it('--help, -h and help print the usage on stdout and exit 0', () => {

@@ -1,12 +1,11 @@
 // Issue 43.1 on real processes: the README's steps (export KEYS_FILE, create-key, reload) against a
 // server started by `npm start`. A server reading another keys file makes the key commands refuse,
 // naming both files; the same file makes the new key answer 200.
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, ROOT, spawnService, type Spawned } from './spawn.ts';
+import { keysCopy as copyKeys, npmCli, ROOT, spawnService, type Spawned } from './spawn.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-keys-take-'));
 const started: Spawned[] = [];
@@ -27,16 +26,7 @@ function npmStart(env: Record<string, string>): Spawned {
   return s;
 }
 
-function npmCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync('npm', ['run', '-s', 'cli', '--', ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function keysCopy(name: string): string {
-  const path = join(dir, name);
-  copyFileSync(join(ROOT, 'config/keys.yaml'), path);
-  return path;
-}
+const keysCopy = (name: string): string => copyKeys(dir, name);
 
 describe('the README steps: export KEYS_FILE, create-key, reload', () => {
   it('a server on its default keys file: create-key, rotate-key, revoke-key and reload refuse, naming both files', async () => {

@@ -1,8 +1,10 @@
 // Spawn the service the way an operator does (`npm start`, or `node src/server.ts`) and follow its
 // JSON log lines on stdout.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -125,4 +127,17 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() - started > GUARD_MS) throw new Error(`guard: ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** `npm run -s cli -- …` exactly as the README has it (-s: npm's banner off stdout). */
+export function npmCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync('npm', ['run', '-s', 'cli', '--', ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A copy of the repository's config/keys.yaml at `dir`/`name`. */
+export function keysCopy(dir: string, name: string): string {
+  const path = join(dir, name);
+  copyFileSync(join(ROOT, 'config/keys.yaml'), path);
+  return path;
 }

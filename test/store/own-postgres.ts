@@ -3,9 +3,9 @@
 // As root, initdb and pg_ctl run as the `postgres` user (initdb refuses root).
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../redis/support.ts';
 
 /** The directory of initdb and pg_ctl, or undefined when PostgreSQL's server is not installed. */
 export function postgresBin(): string | undefined {
@@ -21,17 +21,6 @@ export function postgresBin(): string | undefined {
   }
   const found = spawnSync('bash', ['-c', 'dirname "$(command -v initdb)"'], { encoding: 'utf8' });
   return found.status === 0 && found.stdout.trim() !== '.' ? found.stdout.trim() : undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface OwnPostgres {
