@@ -157,8 +157,9 @@ export function etagMatches(header: string, etag: string): boolean {
  * pool, see formats/offload.ts). Concurrent requests for one entry share one compression. A stored
  * entry is charged again for it.
  */
-async function withGzip(entry: CachedResponse, options: ResponseCacheOptions, key: string, pending: WeakMap<CachedResponse, Promise<void>>): Promise<void> {
-  if (entry.gzip !== undefined || entry.body.length <= options.gzipMinBytes || !gzips(entry.format)) return;
+function withGzip(entry: CachedResponse, options: ResponseCacheOptions, key: string, pending: WeakMap<CachedResponse, Promise<void>>): Promise<void> | undefined {
+  // Already built (every hit after the first), or never built: nothing to wait for, no promise on the hit path.
+  if (entry.gzip !== undefined || entry.body.length <= options.gzipMinBytes || !gzips(entry.format)) return undefined;
   let building = pending.get(entry);
   if (building === undefined) {
     building = options.encoder.gzip(entry.body).then((gzip) => {
@@ -167,7 +168,7 @@ async function withGzip(entry: CachedResponse, options: ResponseCacheOptions, ke
     }).finally(() => pending.delete(entry));
     pending.set(entry, building);
   }
-  await building;
+  return building;
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, entry: CachedResponse, xCache: string, tier: string | undefined, ageSeconds: number): FastifyReply {
@@ -203,7 +204,8 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
       if (hit !== undefined && hit.state === 'fresh') {
         options.metrics?.cacheLookups.inc({ layer: 'response', resource: spec.resource, result: 'hit' });
         const entry = hit.value;
-        if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
+        const compressing = acceptsGzip(request.headers['accept-encoding']) ? withGzip(entry, options, spec.key, gzipping) : undefined;
+        if (compressing !== undefined) await compressing;
         return send(request, reply, entry, 'HIT', 'memory', Math.floor((hit.age + entry.dataAgeMs) / 1000));
       }
       if (options.shared !== undefined) {
@@ -213,7 +215,8 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
           const entry = fromStored(remote.value, remote.storedAt, remote.windows.ttlMs);
           // Another instance built it: this one keeps it for the rest of its life.
           if (options.cache.set(spec.key, entry, { ttlMs: entry.ttlMs, size: sizeOf(entry) }, entry.storedAt)) options.onStored?.(request, spec.key);
-          if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
+          const compressing = acceptsGzip(request.headers['accept-encoding']) ? withGzip(entry, options, spec.key, gzipping) : undefined;
+          if (compressing !== undefined) await compressing;
           return send(request, reply, entry, 'HIT', options.shared.name, Math.floor((remote.age + entry.dataAgeMs) / 1000));
         }
       }
@@ -231,7 +234,8 @@ export function createCachingResponder(options: ResponseCacheOptions): Responder
         }
         return built;
       });
-      if (acceptsGzip(request.headers['accept-encoding'])) await withGzip(entry, options, spec.key, gzipping);
+      const compressing = acceptsGzip(request.headers['accept-encoding']) ? withGzip(entry, options, spec.key, gzipping) : undefined;
+      if (compressing !== undefined) await compressing;
       return send(request, reply, entry, entry.xCache, entry.headers.tier, Math.floor(entry.dataAgeMs / 1000));
     },
   };
