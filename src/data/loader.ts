@@ -435,9 +435,14 @@ export class Loader {
     const chain = this.#o.router.chain(spec.resource, region, need);
     if (chain.length === 0) throw this.#o.router.unserved(spec.resource, region);
     let left = chunk;
+    let real = false;
     for (const adapter of chain) {
       if (left.length === 0) return entries;
-      if (!store.keeps(adapter.id)) continue;
+      // A simulated adapter behind a real one is a fallback for its failures only: its stored
+      // series never answers ahead of the real vendor (salvage may use it once the chain failed).
+      const simulated = this.#o.isSimulated(adapter.id);
+      real ||= !simulated;
+      if (!store.keeps(adapter.id) || (simulated && real)) continue;
       const stored = await store.read(adapter.id, left.map((item) => item.query));
       if (stored.size === 0) continue;
       const answered = left.filter((item) => stored.has(spec.key(item.query)));

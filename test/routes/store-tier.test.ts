@@ -200,3 +200,32 @@ describe('out of session and across the day boundary', () => {
     }
   });
 });
+
+describe('a simulated fallback never answers ahead of the real vendor', () => {
+  it('a window the sim\'s stored series covers is asked of the real vendor first in a [vendor, sim] chain', async () => {
+    clock = at('2026-11-28T12:00:00+08:00');
+    const path = join(dir, 'fallback.sqlite');
+    const window = `/v1/klines?symbol=600519.SH&period=1d&adjust=none&count=30`;
+    // The sim alone fills its series.
+    const { app: simOnly } = await start(path);
+    expect((await get(simOnly, window)).statusCode).toBe(200);
+    await simOnly.close();
+    // A real vendor ahead of the sim: the store's sim series must not answer for it.
+    const vendor = fakeAdapter(createSimAdapter({}, { now }), { id: 'vendor' });
+    const { app } = await buildTestApp({
+      now,
+      adapters: new Map<string, FakeAdapter | ReturnType<typeof createSimAdapter>>([['vendor', vendor], ['sim', createSimAdapter({}, { now })]]) as never,
+      configure: (config) => {
+        config.routing.markets = { CN: ['vendor', 'sim'], HK: ['vendor', 'sim'], US: ['vendor', 'sim'] };
+        (config.routing as { allowSimFallback?: boolean }).allowSimFallback = true;
+        config.history = { ...config.history, enabled: true, sqlitePath: path };
+      },
+    });
+    const res = await get(app, window);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-upstream']).toBe('vendor');
+    expect(res.headers['x-simulated']).toBeUndefined();
+    expect(vendor.calls.getCandles).toBeGreaterThan(0);
+    await app.close();
+  });
+});
