@@ -1,10 +1,12 @@
-// Symbol parsing and normalisation (DESIGN.md 4.1) and comma-list parsing.
+// Symbol parsing and normalisation (docs/contract.md#symbols-regions-pools) and comma-list parsing.
 import type { Exchange, Region, SymbolRef } from '../domain.ts';
+import { HK_INDEX_CODES } from './indices.ts';
 
 const REGION_OF: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US' };
 
-// Code shapes per exchange: CN six digits; HK one to five digits (padded to five); US tickers with
-// letters, digits and inner dots/dashes (BRK.B, BF-B), at most 12 characters.
+// Code shapes per exchange: CN six digits; HK one to five digits (padded to five) or one of the HK
+// index codes in letters (HSI, HSCEI, HSTECH; case-insensitive); US tickers with letters, digits
+// and inner dots/dashes (BRK.B, BF-B), at most 12 characters.
 const CN_CODE = /^\d{6}$/;
 const HK_CODE = /^\d{1,5}$/;
 const US_CODE = /^[A-Z][A-Z0-9]*(?:[.-][A-Z0-9]+)*$/;
@@ -25,8 +27,9 @@ export function parseSymbol(input: string): SymbolRef | undefined {
   const exchange = suffix as Exchange;
   let code = text.slice(0, dot);
   if (exchange === 'HK') {
-    if (!HK_CODE.test(code)) return undefined;
-    code = code.padStart(5, '0');
+    if (HK_INDEX_CODES.has(code.toUpperCase())) code = code.toUpperCase();
+    else if (!HK_CODE.test(code)) return undefined;
+    else code = code.padStart(5, '0');
   } else if (exchange === 'US') {
     code = code.toUpperCase();
     if (code.length > 12 || !US_CODE.test(code)) return undefined;
