@@ -1,4 +1,4 @@
-// The adapter interface (DESIGN.md section 6). Adapters take canonical inputs and return the
+// The adapter interface (docs/architecture.md#adapters). Adapters take canonical inputs and return the
 // normalised domain shapes of src/domain.ts; vendor names, units and envelopes never leave an
 // adapter's folder. Adapters do no caching and no concurrency control beyond one logical call.
 
@@ -36,7 +36,7 @@ export interface AdapterCapabilities {
 export interface CandleQuery {
   symbol: SymbolRef;
   period: BasePeriod;
-  /** Inclusive bounds, epoch ms, on bar labels (DESIGN.md 4.3). Omitted: unbounded on that side. */
+  /** Inclusive bounds, epoch ms, on bar labels (docs/contract.md#candle-time-semantics). Omitted: unbounded on that side. */
   start?: number;
   end?: number;
   /** The newest `count` bars inside the bounds. Omitted: every bar inside the bounds. */
@@ -100,7 +100,7 @@ export interface AdapterDeps {
   /** The vendor's HTTP layer (src/upstream/), built by the registry from the vendor's config. */
   http?: UpstreamHttp;
   /**
-   * Rows a vendor sent that fail validation (DESIGN.md 4.2) are dropped at the boundary and
+   * Rows a vendor sent that fail validation (docs/contract.md#shapes-and-units) are dropped at the boundary and
    * reported here (the service logs at warn and counts `mdqs_upstream_invalid_rows_total`).
    */
   onInvalidRows?: (event: InvalidRowsEvent) => void;

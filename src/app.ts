@@ -123,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     requestTimeout: config.server.requestTimeoutMs,
     routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: false, maxParamLength: 200 },
-    // swagger-ui answers its static index with a redirect to /docs/; never redirect (DESIGN.md 4).
+    // swagger-ui answers its static index with a redirect to /docs/; never redirect (docs/contract.md).
     rewriteUrl: (req) => (req.url === '/docs/static/index.html' || req.url === '/docs/' ? '/docs' : (req.url ?? '/')),
     // Errors Fastify raises before routing (an undecodable URL) get our error body too.
     frameworkErrors: (error, request, reply) => {

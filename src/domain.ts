@@ -1,5 +1,5 @@
 // Canonical domain shapes shared by the service, the candle engine and every adapter.
-// Public JSON field names (snake_case) are fixed by DESIGN.md section 4.2; nothing here
+// Public JSON field names (snake_case) are fixed by docs/contract.md#shapes-and-units; nothing here
 // knows about HTTP or any vendor.
 
 export type Region = 'CN' | 'HK' | 'US';
@@ -11,10 +11,10 @@ export const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const;
 export type MinutePeriod = (typeof MINUTE_PERIODS)[number];
 const DAILY_PERIODS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
 export type DailyPeriod = (typeof DAILY_PERIODS)[number];
-/** The periods adapters serve; every other period is aggregated locally (DESIGN.md 4.3). */
+/** The periods adapters serve; every other period is aggregated locally (docs/contract.md#candle-time-semantics). */
 export type BasePeriod = '1m' | '1d';
 
-/** The five of the seed, then the ex-rights extensions (DESIGN.md 4.4). */
+/** The five of the seed, then the ex-rights extensions (docs/contract.md#ex-factors-and-adjustment). */
 export const ADJUST_TYPES = [
   'none', 'forward', 'backward', 'forward_additive', 'backward_additive', 'forward_exrights', 'backward_exrights',
 ] as const;

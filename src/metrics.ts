@@ -7,7 +7,7 @@
 //   metrics.trackCircuit(adapter, read)  mdqs_circuit_state{adapter} read at scrape time
 //   upstreamSink(metrics)                the UpstreamMetricsSink for createUpstreamHttp
 //
-// Names (DESIGN.md 4.7; labels may grow, names may not change):
+// Names (docs/operations.md#metrics; labels may grow, names may not change):
 //   mdqs_http_requests_total{route,status}                 counter
 //   mdqs_http_request_duration_seconds{route}              histogram
 //   mdqs_upstream_requests_total{adapter,resource,outcome} counter, one per attempt or fail-fast
@@ -200,7 +200,7 @@ export interface Metrics {
   singleflightWaiters: Counter<'resource'>;
   circuitState: Gauge<'adapter'>;
   cacheBytes: Gauge<'layer'>;
-  /** Vendor rows dropped at the adapter boundary (DESIGN.md 4.2 invariants), by reason. */
+  /** Vendor rows dropped at the adapter boundary (docs/contract.md#shapes-and-units invariants), by reason. */
   invalidRows: Counter<'adapter' | 'resource' | 'reason'>;
   trackCacheBytes(layer: string, read: () => number): void;
   trackCircuit(adapter: string, read: () => BreakerState): void;

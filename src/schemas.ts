@@ -1,4 +1,4 @@
-// TypeBox schemas of the public contract (DESIGN.md 4): request parameters (validated by Fastify's
+// TypeBox schemas of the public contract (docs/contract.md): request parameters (validated by Fastify's
 // AJV, errors mapped to reasons in src/http/validation.ts) and response shapes (documentation for
 // /v1/openapi.json; bodies are sent pre-serialised, so they are never re-validated on the way out).
 import { Type, type TSchema } from 'typebox';
@@ -87,7 +87,7 @@ const PerShare = (description: string) => Type.Optional(Type.Number({ descriptio
 export const ExFactor = Type.Object({
   timestamp: Int,
   ex_factor: Num,
-  // Extensions (DESIGN.md 4.4): the event's parts, per share, where the vendor has them.
+  // Extensions (docs/contract.md#ex-factors-and-adjustment): the event's parts, per share, where the vendor has them.
   cash_dividend: PerShare('Cash dividend per share, pre-tax, in the trading currency'),
   bonus_ratio: PerShare('Bonus plus transfer shares per share (a split of n for 1: n − 1; a consolidation of n into 1: 1/n − 1)'),
   rights_ratio: PerShare('Rights shares offered per share'),
@@ -132,7 +132,7 @@ export const refs = {
 const TimeMs = Type.Integer({ description: 'Epoch milliseconds, inclusive' });
 const SymbolList = Type.String({ description: 'Comma-separated symbols, e.g. 600519.SH,00700.HK,AAPL.US', minLength: 1 });
 
-// Which vendor series each adjust type equals (README "Adjustment"; DESIGN.md 4.4).
+// Which vendor series each adjust type equals (docs/contract.md#ex-factors-and-adjustment).
 const ADJUST_DESCRIPTION = 'Default forward. none: raw prices. forward / backward: the ratio method (forward = Yahoo adjclose, '
   + 'TickFlow forward/backward). forward_additive / backward_additive: the difference method (Tencent qfq). Extensions: '
   + 'forward_exrights = Eastmoney qfq (fqt=1) and the A-share terminals\' 前复权; backward_exrights = Eastmoney hfq (fqt=2), '

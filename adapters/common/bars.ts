@@ -1,5 +1,5 @@
 // Row-wise bars as the vendor parsers produce them, and the steps every real-vendor adapter
-// shares on the way to columnar `Candles`: re-stamping (DESIGN.md 4.3), folding auction rows into
+// shares on the way to columnar `Candles`: re-stamping (docs/contract.md#candle-time-semantics), folding auction rows into
 // session bars, windowing (inclusive bounds, newest `count`), and the column build.
 
 import type { Candles, Region } from '../../src/domain.ts';
@@ -56,7 +56,7 @@ export function normaliseDaily(region: Region, bars: Bar[]): Bar[] {
 }
 
 /**
- * Canonical end-of-bar label (DESIGN.md 4.3) for a vendor row whose END is `endMs`. Rows at or
+ * Canonical end-of-bar label (docs/contract.md#candle-time-semantics) for a vendor row whose END is `endMs`. Rows at or
  * before a session's open (the opening auction) belong to the first bar; rows after a session's
  * close (closing auction, late prints) to its last bar. On a day our calendar has closed the
  * vendor is trusted and the label kept.
@@ -106,7 +106,7 @@ export function normaliseMinutes(region: Region, rows: Bar[]): Bar[] {
   return out;
 }
 
-/** Bars with `start ≤ t ≤ end`, then the newest `count` (DESIGN.md 4.3). */
+/** Bars with `start ≤ t ≤ end`, then the newest `count` (docs/contract.md#candle-time-semantics). */
 export function windowBars(bars: Bar[], start?: number, end?: number, count?: number): Bar[] {
   let from = 0;
   let to = bars.length;

@@ -21,7 +21,7 @@ export function asInstrumentType(value: unknown): InstrumentType | undefined {
   return typeof value === 'string' && INSTRUMENT_TYPES.has(value) ? (value as InstrumentType) : undefined;
 }
 
-/** Ratio fields derived from prices when a vendor leaves them out (fractions, DESIGN.md 4.2). */
+/** Ratio fields derived from prices when a vendor leaves them out (fractions, docs/contract.md#shapes-and-units). */
 export function derivedExt(
   ref: SymbolRef, name: string, p: { last: number; prevClose: number; high: number; low: number },
 ): QuoteExt {
@@ -44,7 +44,7 @@ export interface DepthLevel {
 /**
  * Canonical depth from vendor levels: empty levels (no price or no volume) are omitted rather
  * than zero-padded, bids sorted descending and asks ascending, at most five per side
- * (DESIGN.md 4.2). Volumes are already in shares.
+ * (docs/contract.md#shapes-and-units). Volumes are already in shares.
  */
 function buildDepth(ref: SymbolRef, timestamp: number, bids: DepthLevel[], asks: DepthLevel[]): Depth {
   const clean = (levels: DepthLevel[], dir: 1 | -1) =>

@@ -1,6 +1,6 @@
 // Boundary validation of vendor payloads, shared by the real-vendor adapters. A payload that is
 // not what the parser expects becomes AppError UPSTREAM_BAD_RESPONSE here, never a TypeError or a
-// NaN deeper in. Vendor text never goes into a message (DESIGN.md 4.6: no upstream messages on
+// NaN deeper in. Vendor text never goes into a message (docs/contract.md#errors: no upstream messages on
 // 5xx); `details` carries only the adapter id and the path that failed.
 
 import { AppError } from '../../src/errors.ts';
@@ -102,7 +102,7 @@ export function payloadReader(vendor: string): PayloadReader {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Row checks (DESIGN.md 4.2 invariants, issue 14.4). A row that breaks an invariant is dropped and
+// Row checks (docs/contract.md#shapes-and-units invariants, issue 14.4). A row that breaks an invariant is dropped and
 // reported (the service logs it and counts it); when the vendor sent rows and none is usable the
 // answer is UPSTREAM_BAD_RESPONSE, so an invalid row is never served and a garbage answer is
 // never passed off as "no data".

@@ -1,7 +1,7 @@
-// Ex-factors from Eastmoney's corporate-action tables and raw daily closes (reference/vendors.md
+// Ex-factors from Eastmoney's corporate-action tables and raw daily closes (docs/vendors.md#eastmoney-dividends,
 // §1.8, §7.2): for an ex-date t with P_prev the raw close of the last trading day before t,
 // ref = (P_prev − cash + rights_price·rights) / (1 + bonus + transfer + rights) per share, and
-// ex_factor = P_prev / ref. Each record carries those parts (DESIGN.md 4.4).
+// ex_factor = P_prev / ref. Each record carries those parts (docs/contract.md#ex-factors-and-adjustment).
 //
 // Sources: A-share dividends and bonus/transfer shares from RPT_SHAREBONUS_DET (per 10 shares);
 // A-share rights issues (配股) from RPT_IPO_ALLOTMENT (akshare's stock_pg_em: PLACING_RATIO per 10,

@@ -1,4 +1,4 @@
-// Eastmoney datacenter financials (issue 25; reference/financials.md §2): pure request builders and
+// Eastmoney datacenter financials (issue 25; docs/vendors.md#eastmoney-datacenter-financials): pure request builders and
 // parsers. The envelope is the datacenter's (errors.ts readDatacenter): `code: 9201` (返回数据为空)
 // is "no data" for that code (an answer, never a failure, never a breaker failure); `9501`
 // (报表配置不存在) and any other code are UPSTREAM_ERROR; a body that is not JSON (an HTML error
@@ -76,7 +76,7 @@ import { readDatacenter } from './errors.ts';
 
 export const DATACENTER_FINANCIALS_HOST = 'https://datacenter.eastmoney.com';
 
-/** Report names (reference/financials.md §2). */
+/** Report names (docs/vendors.md#eastmoney-datacenter-financials). */
 export const EASTMONEY_REPORTS = {
   cnIncome: 'RPT_F10_FINANCE_GINCOME',
   cnBalance: 'RPT_F10_FINANCE_GBALANCE',

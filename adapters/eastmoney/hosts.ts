@@ -1,4 +1,4 @@
-// Host rotation across Eastmoney's numbered mirrors (reference/vendors.md §1.1, §1.9). Eastmoney
+// Host rotation across Eastmoney's numbered mirrors (docs/vendors.md#eastmoney-hosts). Eastmoney
 // throttles per host and per IP, by answering 429 or, more often, by resetting connections. A
 // host that throttles is cooled down and later calls go to the next mirror. There is no inline
 // retry on another host: a throttled call fails (the http layer never retries a vendor 429), so

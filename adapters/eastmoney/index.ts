@@ -1,5 +1,5 @@
 // Eastmoney adapter (keyless; CN, HK, US): push2 quotes/depth/instruments/trends, push2his raw
-// klines, datacenter dividends → A-share ex-factors (reference/vendors.md §1). Calls rotate across
+// klines, datacenter dividends → A-share ex-factors (docs/vendors.md#eastmoney). Calls rotate across
 // numbered mirrors when a host throttles (hosts.ts).
 
 import type { Candles, SymbolRef } from '../../src/domain.ts';

@@ -1,4 +1,4 @@
-// Pure parsers of Eastmoney payloads (reference/vendors.md §1.3–1.7). Percent fields are divided
+// Pure parsers of Eastmoney payloads (docs/vendors.md#eastmoney). Percent fields are divided
 // by 100; A-share volumes are lots; every time string is Beijing time (US minute rows included).
 // [verify] chose: every request sends fltt=2, so prices arrive as decimal floats and neither the
 // f59 nor the disputed f152 divisor is applied; f59 is used only for the A-share tick size.

@@ -1,4 +1,4 @@
-// Pure builders of Eastmoney requests (reference/vendors.md §1). Hosts are passed in: the adapter
+// Pure builders of Eastmoney requests (docs/vendors.md#eastmoney). Hosts are passed in: the adapter
 // rotates across numbered mirrors when one throttles (hosts.ts).
 
 import type { SymbolRef } from '../../src/domain.ts';
@@ -72,7 +72,7 @@ export interface KlineParams {
   lmt: number;
 }
 
-/** fqt=0: raw prices; the service adjusts (DESIGN.md 4.4). */
+/** fqt=0: raw prices; the service adjusts (docs/contract.md#ex-factors-and-adjustment). */
 export function buildKlineRequest(host: string, secid: string, p: KlineParams, resource: Resource, wire: EastmoneyWire): UpstreamRequest {
   return request(host, '/api/qt/stock/kline/get', {
     secid, ut: wire.ut, fields1: KLINE_FIELDS1, fields2: KLINE_FIELDS2,

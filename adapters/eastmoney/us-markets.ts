@@ -1,4 +1,4 @@
-// US market numbers for Eastmoney secids (reference/vendors.md §1.2): 105 NASDAQ, 106 NYSE,
+// US market numbers for Eastmoney secids (docs/vendors.md#eastmoney-market-numbers): 105 NASDAQ, 106 NYSE,
 // 107 NYSE American / Arca. The ticker alone does not tell which, so the adapter asks once and
 // remembers. [verify] chose probing ulist over the search API (whose response shape the reference
 // does not give), assuming ulist omits secids that do not exist: a configured map first, then a bounded per-instance LRU filled by ONE ulist call

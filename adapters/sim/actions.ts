@@ -176,7 +176,7 @@ export function realiseAction(region: Region, pPrev: number, action: PlannedActi
 }
 
 /**
- * The parts an ex-factor record carries for a realised event (DESIGN.md 4.4), per share: the cash
+ * The parts an ex-factor record carries for a realised event (docs/contract.md#ex-factors-and-adjustment), per share: the cash
  * as published and the new shares per old share (bonus + transfer, or a split's ratio − 1). The
  * sim has no rights issues. ref = (P_prev − cash) / (1 + bonus) is the reference price the walk
  * gapped to, so the ex-rights adjustment of the sim's bars is exact.

@@ -1,4 +1,4 @@
-// `sim`: the embedded, deterministic simulated market (DESIGN.md section 6). Real instruments,
+// `sim`: the embedded, deterministic simulated market (docs/vendors.md#the-simulated-market). Real instruments,
 // simulated prices; no network. Same request at the same `deps.now()` gives the same answer.
 
 import type { Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, SymbolRef } from '../../src/domain.ts';

@@ -1,4 +1,4 @@
-// The bundled universe of the simulated market (DESIGN.md section 6, `sim`): real, well-known
+// The bundled universe of the simulated market (docs/vendors.md#the-simulated-market, `sim`): real, well-known
 // instruments with their real codes, listed names and listing dates. Share counts, lot sizes and
 // yields are approximate real figures; `price` is only the anchor the simulation walks from, so
 // every served price is simulated. Listing dates of pre-1980 US names are the best-known year of
@@ -151,7 +151,7 @@ const SZ_STOCKS: readonly Row[] = [
   ['300033', '同花顺', '2009-12-25', 5.376e8, 2.6e8, 100, 300, 0.6, 'annual', 0.01],
 ];
 
-// Beijing: pre-2025 code forms (43/83), as most tools and the DESIGN.md examples still write them.
+// Beijing: pre-2025 code forms (43/83), as most tools still write them.
 const BJ_STOCKS: readonly Row[] = [
   ['430047', '诺思兰德', '2021-11-15', 2.75e8, 1.9e8, 100, 16, 0.6, 'none', 0],
   ['835185', '贝特瑞', '2021-11-15', 1.13e9, 6.9e8, 100, 30, 0.5, 'annual', 0.01],

@@ -1,4 +1,4 @@
-// TickFlow error envelope → our reasons (reference/tickflow-compat.md §4). TickFlow answers
+// TickFlow error envelope → our reasons (docs/vendors.md#tickflow-errors). TickFlow answers
 // `{code: 'UPPER_SNAKE', message, details?}` with the HTTP status carrying the class, sometimes a
 // plain-text 4xx, and sometimes a rate-limit notice inside a 200. None of its codes reach our
 // clients: a vendor 401/403 means OUR credentials or plan are wrong, which is our upstream

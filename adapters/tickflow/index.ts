@@ -1,4 +1,4 @@
-// TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (reference/vendors.md §5,
+// TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (docs/vendors.md#tickflow,
 // tickflow-compat.md). Candles are always fetched with adjust=none; CN volume is converted to
 // shares; TickFlow universes serve our pools.
 
@@ -23,7 +23,7 @@ import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
 // tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
-// data and no minute bars (reference/vendors.md §5.1), and says so in its capabilities.
+// data and no minute bars (docs/vendors.md#tickflow), and says so in its capabilities.
 export type { TickflowOptions };
 
 /** Our pool ids → TickFlow universe ids (tickflow-compat.md §3). */

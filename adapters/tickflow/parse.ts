@@ -1,4 +1,4 @@
-// Pure parsers of TickFlow `data` payloads (reference/tickflow-compat.md §2) into the canonical
+// Pure parsers of TickFlow `data` payloads (docs/vendors.md#tickflow-responses) into the canonical
 // shapes. TickFlow already speaks our field names; what changes is the unit of CN volume, the
 // stamping of bars, and the filling of optional fields our shapes require.
 
@@ -173,7 +173,7 @@ export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[]
 const PART_FIELDS = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price'] as const;
 
 /**
- * The event's parts (DESIGN.md 4.4) when the vendor sends them, passed through; TickFlow's
+ * The event's parts (docs/contract.md#ex-factors-and-adjustment) when the vendor sends them, passed through; TickFlow's
  * published records carry only {timestamp, ex_factor}, so without them the record says
  * parts_known: false and the ex-rights methods use the ratio for that event.
  */

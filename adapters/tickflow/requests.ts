@@ -1,4 +1,4 @@
-// Pure builders of TickFlow requests (reference/tickflow-compat.md §1). Symbols go out in the
+// Pure builders of TickFlow requests (docs/vendors.md#tickflow-requests). Symbols go out in the
 // canonical form, which is TickFlow's own (`600519.SH`, `00700.HK`, `BRK.B.US`).
 
 import type { UpstreamRequest } from '../types.ts';
@@ -59,7 +59,7 @@ export interface KlinesParams {
   endTime?: number;
 }
 
-/** Always `adjust=none`: the service adjusts with its own engine (DESIGN.md 4.4). */
+/** Always `adjust=none`: the service adjusts with its own engine (docs/contract.md#ex-factors-and-adjustment). */
 export function buildKlinesRequest(ep: TickflowEndpoint, p: KlinesParams): UpstreamRequest {
   return {
     url: url(ep, '/v1/klines', {

@@ -1,4 +1,4 @@
-// Yahoo fundamentals-timeseries (issue 25; reference/financials.md §2): the income statement,
+// Yahoo fundamentals-timeseries (issue 25; docs/vendors.md#yahoo-fundamentals-timeseries): the income statement,
 // balance sheet, cash flow and share count of US and HK issuers, and the metrics record derived
 // from them. Requests go per frequency (annual, then quarterly), as yfinance and yahoo-finance2
 // send them:

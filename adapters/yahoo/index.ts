@@ -1,4 +1,4 @@
-// Yahoo Finance adapter over the crumb-free v8 chart API (reference/vendors.md §4): candles (raw,
+// Yahoo Finance adapter over the crumb-free v8 chart API (docs/vendors.md#yahoo-finance): candles (raw,
 // by undoing splits), intraday 1m, dividends and splits → ex-factors, quotes and instrument
 // metadata from chart `meta`. No depth, no traded amount, no pools.
 

@@ -1,4 +1,4 @@
-// Pure parsers of one Yahoo chart result (reference/vendors.md §4.2): `meta`, `timestamp[]`
+// Pure parsers of one Yahoo chart result (docs/vendors.md#yahoo-chart-response): `meta`, `timestamp[]`
 // (Unix seconds), `indicators.quote[0]` columns (elements may be null), `events.dividends` and
 // `events.splits`. Prices here are still Yahoo's (split-adjusted); raw.ts undoes the splits.
 
@@ -144,7 +144,7 @@ export function parseChart(result: JsonRecord, r: PayloadReader, check: RowCheck
   return chart;
 }
 
-/** Intraday rows stamped at the bar START → stamped at its end (DESIGN.md 4.3). */
+/** Intraday rows stamped at the bar START → stamped at its end (docs/contract.md#candle-time-semantics). */
 export function toEndLabels(rows: Bar[]): Bar[] {
   return rows.map((b) => ({ ...b, t: Math.floor(b.t / 60_000) * 60_000 + 60_000 }));
 }

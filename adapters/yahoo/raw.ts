@@ -1,4 +1,4 @@
-// Raw prices and ex-factors from Yahoo data (reference/vendors.md §4.2, §7.2).
+// Raw prices and ex-factors from Yahoo data (docs/vendors.md#yahoo-chart-response, docs/vendors.md#ex-factors-from-corporate-actions).
 //
 // [verify] chose: Yahoo's OHLC and volume are split-adjusted but not dividend-adjusted, and its
 // dividend amounts are split-adjusted like the prices. So raw bars are Yahoo's bars with every
@@ -73,7 +73,7 @@ export function unsplit(region: Region, bars: Bar[], splits: Split[], decimals?:
  * one date multiply. `daily` is canonical daily bars (ascending) in Yahoo's scale. A dividend
  * with no earlier bar, or one not smaller than P_prev, is skipped.
  *
- * Each record carries its parts (DESIGN.md 4.4): bonus_ratio = split ratio − 1, and the cash in
+ * Each record carries its parts (docs/contract.md#ex-factors-and-adjustment): bonus_ratio = split ratio − 1, and the cash in
  * the raw prices' terms. Yahoo's amounts are split-adjusted like its prices, so the cash per share
  * held before the event is D × Π(splits on or after the ex-date): the same D / P_prev either way.
  */

@@ -1,4 +1,4 @@
-// Pure builders of Yahoo v8 chart requests (reference/vendors.md §4). The chart API needs no
+// Pure builders of Yahoo v8 chart requests (docs/vendors.md#yahoo-chart-request). The chart API needs no
 // crumb; quotes and instrument metadata come from its `meta` block.
 
 import type { SymbolRef } from '../../src/domain.ts';

@@ -1,4 +1,4 @@
-// Cache-hit cost against a bare server, measured with wrk (issue 15; DESIGN.md 7). One run, side
+// Cache-hit cost against a bare server, measured with wrk (issue 15; docs/architecture.md#quality-bars). One run, side
 // by side, rounds rotating the order: a bare node:http server and a minimal Fastify app sending
 // the service's captured bytes, the service at its shipped log level (info) and at warn, and, with
 // BENCH_BEFORE=<checkout>, the same service at an earlier commit (before/after in one run), at

@@ -1,4 +1,4 @@
-// `npm run bench:design`: the earlier autocannon suite of DESIGN.md section 7 (coalescing, batching, memory soak) against the real service; `npm run bench:hit` is the wrk cache-hit bench (bench/suites/cache-hit.ts).
+// `npm run bench:design`: the earlier autocannon suite of docs/architecture.md#quality-bars (coalescing, batching, memory soak) against the real service; `npm run bench:hit` is the wrk cache-hit bench (bench/suites/cache-hit.ts).
 // Knobs (environment):
 //   BENCH_PAIRS (5)            quiet bare/service pairs per throughput scenario
 //   BENCH_WARMUP (1), BENCH_SECONDS (5)   seconds of warm-up and of measurement per round

@@ -2,7 +2,7 @@
 
 export const ZONES = { CN: 'Asia/Shanghai', HK: 'Asia/Hong_Kong', US: 'America/New_York' };
 
-/** Region of a symbol from its exchange suffix (DESIGN.md 4.1). */
+/** Region of a symbol from its exchange suffix (docs/contract.md#symbols-regions-pools). */
 export function regionOf(symbol) {
   const exchange = symbol.slice(symbol.lastIndexOf('.') + 1).toUpperCase();
   if (exchange === 'HK') return 'HK';

@@ -5,7 +5,7 @@ import { regionOf } from './format.js';
 
 const SYMBOL_SHAPE = /^[A-Za-z0-9][A-Za-z0-9.\-]*\.[A-Za-z]{2}$/;
 
-/** "700.hk" → "00700.HK" (DESIGN.md 4.1); anything else only upper-cases the exchange. */
+/** "700.hk" → "00700.HK" (docs/contract.md#symbols-regions-pools); anything else only upper-cases the exchange. */
 export function normaliseSymbol(text) {
   const raw = text.trim();
   const dot = raw.lastIndexOf('.');

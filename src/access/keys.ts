@@ -1,4 +1,4 @@
-// API keys and plans (DESIGN.md 4.5): a YAML file of plans and SHA-256 key hashes, looked up by
+// API keys and plans (docs/contract.md#access-keys-plans-rate-limits): a YAML file of plans and SHA-256 key hashes, looked up by
 // hash and confirmed with a constant-time comparison. The key itself is never stored or logged.
 // A key may carry `created` and `expires` (ISO dates); past `expires` it no longer authenticates
 // (rotate-key leaves the old key valid for a grace period this way).

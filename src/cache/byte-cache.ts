@@ -1,4 +1,4 @@
-// A TTL cache bounded by bytes, over lru-cache 11 (DESIGN.md 5: every cache bounded by bytes).
+// A TTL cache bounded by bytes, over lru-cache 11 (docs/architecture.md#caching: every cache bounded by bytes).
 //
 //   createByteCache<V>(options: ByteCacheOptions<V>): ByteCache<V>
 //   cache.get(key, now?): CacheHit<V> | undefined      { value, state, age, storedAt }

@@ -1,4 +1,4 @@
-// Cross-instance single-flight (DESIGN.md 5): a short Redis lock per cache key, so N instances that
+// Cross-instance single-flight (docs/architecture.md#scale-out-through-redis): a short Redis lock per cache key, so N instances that
 // miss the same key make one upstream call.
 //
 //   createFillLock({ redis, subscriber, prefix, leaseMs, now, health?, pollMs? }): FillLock

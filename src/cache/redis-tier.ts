@@ -1,4 +1,4 @@
-// The Redis tier (DESIGN.md 5): the shared second tier behind the in-process one.
+// The Redis tier (docs/architecture.md#scale-out-through-redis): the shared second tier behind the in-process one.
 //
 //   createRedisTier<V>({ redis, prefix, codec, now, timeoutMs, health?, name? }): Tier<V>
 //   responseCodec: Codec<StoredResponse>     finished responses, compact binary layout

@@ -1,4 +1,4 @@
-// A cache tier (DESIGN.md 5): a small async interface, like lru-cache's, so memory, Redis and a
+// A cache tier (docs/architecture.md#the-data-path): a small async interface, like lru-cache's, so memory, Redis and a
 // database line up behind one loader in config order. Windows (ms since the value was stored):
 //   fresh    [0, ttl)              serve it
 //   stale    [ttl, ttl + swr)      serve it and refresh in the background (stale-while-revalidate)

@@ -1,4 +1,4 @@
-// How long each kind of data may be cached (DESIGN.md 5). Pure: no clock, no I/O.
+// How long each kind of data may be cached (docs/architecture.md#caching). Pure: no clock, no I/O.
 //
 // The windows every resource's TTL line (src/data/resources/<name>.ts) is made of; the policy
 // itself (its defaults, the config mapping, ttlFor) derives from the descriptors
@@ -10,7 +10,7 @@
 //   currentBar        candles only: the data includes the still-forming bar → priced like quotes
 //   msUntilBarClose   intraday only: ms until the current minute bar closes (or give nextBarClose + now)
 //
-// Decisions where DESIGN.md is silent:
+// Decisions where the contract is silent:
 //   - intraday in session lives until the current bar closes, floored at `minMs` (a bar closing
 //     right now must not give a zero TTL) and capped at `capMs`; without any bar-close information
 //     it falls back to the quotes TTL, the safe short choice. Out of session it uses `closedTtlMs`.

@@ -1,6 +1,6 @@
 // Price adjustment (复权) computed locally from raw candles and per-event ex-factors, so that
 // `/v1/klines?adjust=…` always agrees with `/v1/klines/ex-factors` whatever the vendor
-// (DESIGN.md 4.4, reference/vendors.md 7.3). Pure: inputs are never mutated.
+// (docs/contract.md#ex-factors-and-adjustment, docs/vendors.md#applying-ex-factors). Pure: inputs are never mutated.
 //
 // Events (t_i, f_i): an event applies to every bar stamped before t_i (00:00 exchange-local of
 // the ex-date), so the ex-date bar itself trades at post-event prices and is left alone by

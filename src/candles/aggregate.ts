@@ -1,4 +1,4 @@
-// Building longer periods locally (DESIGN.md 4.3): 5m…60m from 1m bars, 1w/1M/1Q/1Y from daily
+// Building longer periods locally (docs/contract.md#candle-time-semantics): 5m…60m from 1m bars, 1w/1M/1Q/1Y from daily
 // bars. open = first open, close = last close, high = max, low = min, volume/amount = sums.
 // Adjusted output is built by aggregating *adjusted* base bars (pipeline.ts): adjusting an
 // aggregated raw bar with one factor is wrong when an event falls inside the period.

@@ -1,5 +1,5 @@
 // The candle engine's one entry point for the service: raw base bars (1m or 1d) and the symbol's
-// events in, the requested period/adjustment/window out. The order is fixed by DESIGN.md 4.4:
+// events in, the requested period/adjustment/window out. The order is fixed by docs/contract.md#ex-factors-and-adjustment:
 // adjust the base bars first, then aggregate (an event inside a week must split the week's
 // factors), then set prev_close from the previous output bar, then window.
 

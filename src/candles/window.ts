@@ -1,4 +1,4 @@
-// Slicing, windowing and joining columnar candles (DESIGN.md 4.3: `count` with a range returns the
+// Slicing, windowing and joining columnar candles (docs/contract.md#candle-time-semantics: `count` with a range returns the
 // newest `count` bars inside [start_time, end_time]). Timestamps ascend strictly, so windows are
 // found by binary search: candle series run to 10k+ bars.
 //

@@ -558,7 +558,7 @@ function settled(entries: Map<string, Loaded | AppError>, key: string): Loaded {
   return loaded as Loaded;
 }
 
-/** Every key failed upstream: the most telling of their errors answers (DESIGN.md 4.1). */
+/** Every key failed upstream: the most telling of their errors answers (docs/contract.md#symbols-regions-pools). */
 export function totalFailure(failed: Map<string, unknown>): AppError {
   let chosen: unknown;
   for (const error of failed.values()) {

@@ -15,7 +15,7 @@ import { tableOf } from './formats/tables.ts';
 
 export const API_VERSION = '1.0.0';
 
-/** The documented demo key of the default config (DESIGN.md 4.7); shown only while it is enabled. */
+/** The documented demo key of the default config (docs/contract.md#running-it); shown only while it is enabled. */
 export const DEMO_KEY = 'demo-key';
 
 const DOCS_ASSET_CACHE = 'public, max-age=3600';
@@ -113,7 +113,7 @@ function withDemoKey(spec: Json, keys: KeyStore): Json {
 /* The document is plain JSON here; a loose type keeps the walk readable. */
 type Json = Record<string, any>;
 
-/** The defaults the handlers apply (DESIGN.md 4), so the dropdowns start on them. */
+/** The defaults the handlers apply (docs/contract.md), so the dropdowns start on them. */
 function paramDefault(path: string, name: string): string | undefined {
   if (name === 'adjust') return 'forward';
   if (name === 'period') return path.startsWith('/v1/klines/intraday') ? '1m' : '1d';

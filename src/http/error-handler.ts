@@ -1,4 +1,4 @@
-// The one error handler: every error body in the service is shaped here (DESIGN.md 4.6):
+// The one error handler: every error body in the service is shaped here (docs/contract.md#errors):
 // {code, message, error, request_id, details?} (+ retry_after_ms on 429), Cache-Control: no-store.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';

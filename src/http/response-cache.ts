@@ -1,4 +1,4 @@
-// The response cache (DESIGN.md 5): finished bytes per canonical request (route + normalised
+// The response cache (docs/architecture.md#caching): finished bytes per canonical request (route + normalised
 // parameters, never the key), with an ETag and a gzip variant above `gzipMinBytes`, so a hit costs
 // one lookup and one write: no serialisation, no compression. Access has already been checked by
 // the route. An entry lives as long as the earliest-expiring data in it (the result's DataStatus);

@@ -1,4 +1,4 @@
-// Exchange calendars: local time, trading days, sessions and minute-bar labels (DESIGN.md 4.3).
+// Exchange calendars: local time, trading days, sessions and minute-bar labels (docs/contract.md#candle-time-semantics).
 // Pure functions over the tables of holidays.ts. They sit on hot paths (per request, per simulated
 // bar), so work is done on integer day numbers (days since 1970-01-01, exchange-local) and
 // epoch ms; Intl is only consulted for a zone's UTC offset once per UTC day, and per-day

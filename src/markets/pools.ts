@@ -1,4 +1,4 @@
-// Pool ids and their TickFlow aliases (DESIGN.md 4.1, reference/tickflow-compat.md §3).
+// Pool ids and their TickFlow aliases (docs/contract.md#symbols-regions-pools).
 import type { PoolId, Region } from '../domain.ts';
 
 const POOLS: Record<string, PoolId> = {

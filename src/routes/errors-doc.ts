@@ -1,4 +1,4 @@
-// The error responses every /v1 route documents in OpenAPI (DESIGN.md 4.6).
+// The error responses every /v1 route documents in OpenAPI (docs/contract.md#errors).
 import { refs } from '../schemas.ts';
 
 const described = (description: string) => ({ ...refs.Error, description });

@@ -1,4 +1,4 @@
-// GET /v1/klines/ex-factors: one record per ex-rights/ex-dividend event (DESIGN.md 4.4).
+// GET /v1/klines/ex-factors: one record per ex-rights/ex-dividend event (docs/contract.md#ex-factors-and-adjustment).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ExFactorsQuery, dataOf, refs } from '../schemas.ts';

@@ -1,5 +1,5 @@
 // GET /v1/exchanges and GET /v1/exchanges/{exchange}/instruments (TickFlow's shapes,
-// reference/tickflow-compat.md 2.5). Members come from the adapters' pool lists (the same loader
+// docs/vendors.md#tickflow-responses). Members come from the adapters' pool lists (the same loader
 // and caches as /v1/universes), details from the instruments loader; both need `instruments`.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';

@@ -1,4 +1,4 @@
-// How a candle request maps onto base-period fetches and the candle engine (DESIGN.md 4.3–4.4):
+// How a candle request maps onto base-period fetches and the candle engine (docs/contract.md#candle-time-semantics, #ex-factors-and-adjustment):
 // 1m and 1d come from the adapter; 5m…60m aggregate 1m; 1w/1M/1Q/1Y aggregate adjusted 1d.
 import type { AggregationSpec } from '../candles/pipeline.ts';
 import { periodKeyFn } from '../candles/aggregate.ts';

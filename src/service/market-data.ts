@@ -68,7 +68,7 @@ function paged(built: Candles, count: number, cut: boolean): { candles: Candles;
 }
 
 /**
- * The partial-failure policy, in one place (DESIGN.md 4.1): unknown symbols are answers; failed
+ * The partial-failure policy, in one place (docs/contract.md#symbols-regions-pools): unknown symbols are answers; failed
  * symbols are listed apart; when every requested symbol failed upstream, the upstream error
  * answers (502/503/504), never an empty 200.
  */
@@ -218,7 +218,7 @@ export class MarketDataService {
     return { ...paged(candles, params.count, cut), adapter: raw.status.adapters[0] ?? 'none', status };
   }
 
-  /** The latest session's bars (DESIGN.md 4.3), aggregated to `period`, newest `count`. */
+  /** The latest session's bars (docs/contract.md#candle-time-semantics), aggregated to `period`, newest `count`. */
   async intraday(ref: SymbolRef, period: MinutePeriod, count: number | undefined): Promise<Sourced<Candles> | undefined> {
     const raw = await this.#loader.loadOne(this.#resources.intraday, ref);
     if (raw.value === undefined) return undefined;

@@ -1,5 +1,5 @@
 // The trading calendar seen as a sequence of possible bar labels per (region, base period)
-// (DESIGN.md 4.3): 1d bars are labelled 00:00 local of each trading day, 1m bars by their end
+// (docs/contract.md#candle-time-semantics): 1d bars are labelled 00:00 local of each trading day, 1m bars by their end
 // minute inside the sessions. The store plans with these: a gap holding no possible label is not
 // fetched, a `count` maps to a time range, a fetch is split so no call asks for more bars than the
 // vendor's per-call limit. Suspensions and holidays missing from the tables look like trading

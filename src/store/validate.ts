@@ -1,4 +1,4 @@
-// DESIGN.md 4.2 invariants a bar must meet before it is stored: a finite integer label, finite
+// docs/contract.md#shapes-and-units invariants a bar must meet before it is stored: a finite integer label, finite
 // positive prices with low ≤ open, close ≤ high, a non-negative integer volume, a finite
 // non-negative amount, labels strictly ascending. A vendor bar failing any of them is dropped
 // (and never stored); the rest of the answer stands.

@@ -1,5 +1,5 @@
 // WebSocket streaming: GET /v1/ws/stream (channels quotes, depth) and the legacy quotes-only
-// GET /v1/ws/quotes (reference/tickflow-compat.md 2.9), through @fastify/websocket so the
+// GET /v1/ws/quotes (docs/vendors.md#tickflow-stream), through @fastify/websocket so the
 // handshake runs the app's own hooks: the key is checked (401) and the plan's features and the
 // connection cap (403, 429) before the upgrade, and refusals carry the JSON error body.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

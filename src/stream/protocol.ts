@@ -1,4 +1,4 @@
-// The stream's wire protocol (reference/tickflow-compat.md 2.9): client messages are parsed and
+// The stream's wire protocol (docs/vendors.md#tickflow-stream): client messages are parsed and
 // checked here; server frames are built here as strings, so every push is serialised once.
 import { AppError, type Reason } from '../errors.ts';
 import { parseSymbolList } from '../markets/symbols.ts';
@@ -98,7 +98,7 @@ export const CLOSE = {
 
 export type CloseCause = (typeof CLOSE)[keyof typeof CLOSE];
 
-/** `{"op":"error",...}`: the REST error body's fields (DESIGN.md 4.6) minus request_id. */
+/** `{"op":"error",...}`: the REST error body's fields (docs/contract.md#errors) minus request_id. */
 export function errorFrame(error: AppError | { reason: Reason; status: number; message: string; details?: unknown }, retryAfterMs?: number): string {
   const body: Record<string, unknown> = { op: 'error', code: error.status, error: error.reason, message: error.message };
   if (error.details !== undefined) body.details = error.details;

@@ -1,4 +1,4 @@
-// Circuit breaker, one per adapter (DESIGN.md 5).
+// Circuit breaker, one per adapter (docs/architecture.md#upstream-resilience).
 //
 //   createBreaker(options: BreakerOptions, deps: BreakerDeps): CircuitBreaker
 //   breaker.state(): 'closed' | 'open' | 'half_open'

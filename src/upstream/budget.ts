@@ -1,5 +1,5 @@
 // Outbound request budget, one per vendor: never more than `max` requests in ANY window of
-// `windowMs` (DESIGN.md 5, "never exceed its quota").
+// `windowMs` (docs/architecture.md#upstream-resilience, "never exceed its quota").
 //
 //   createBudget(options: BudgetOptions, now: () => number): RequestBudget      one process
 //   budget.tryTake(): boolean           true = one request may go out now (and is counted)

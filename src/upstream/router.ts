@@ -1,4 +1,4 @@
-// Routing (DESIGN.md 6): config maps each market to an ordered adapter chain, with per-resource
+// Routing (docs/architecture.md#routing): config maps each market to an ordered adapter chain, with per-resource
 // overrides. Capabilities are data (adapters/types.ts) and are read here: an adapter that does not
 // serve a resource in a market, a base period, or raw prices is skipped, never called. Each call
 // runs under the adapter's resilience layer; on an upstream failure the next adapter is tried.

@@ -1,4 +1,4 @@
-// Boot-time checks of the routing against the adapters' declared capabilities (DESIGN.md 5–6):
+// Boot-time checks of the routing against the adapters' declared capabilities (docs/architecture.md#routing):
 // a market × resource that no adapter in its chain can serve is reported (a warning, or an error
 // under `routing.strict`), and the simulated adapter may not follow a real vendor unless
 // `routing.allowSimFallback` says so: a user must never get simulated prices by surprise.

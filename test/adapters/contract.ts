@@ -1,4 +1,4 @@
-// The shared adapter contract (DESIGN.md 4.2, 4.3, 6): invariants every adapter's output must
+// The shared adapter contract (docs/contract.md, docs/architecture.md#adapters): invariants every adapter's output must
 // hold, whatever the vendor. Call it from an adapter's test file (inside whatever msw setup the
 // adapter needs).
 //

@@ -1,4 +1,4 @@
-// Eastmoney's corporate-action tables → ex-factor records with their parts (DESIGN.md 4.4):
+// Eastmoney's corporate-action tables → ex-factor records with their parts (docs/contract.md#ex-factors-and-adjustment):
 // rights issues (RPT_IPO_ALLOTMENT), HK plan texts (RPT_HKF10_MAIN_DIVBASIC) and the derivation
 // of ex_factor = P_prev / ref from the exchange's reference price formula.
 

@@ -140,7 +140,7 @@ describe('sim limits', () => {
 });
 
 describe('sim corporate actions', () => {
-  it('matches the worked example of reference/vendors.md 7.5', () => {
+  it('matches the worked example of docs/vendors.md', () => {
     // D3: 10派5元 on P_prev 10.50 → ref 10.00, f 1.05. D5: 10送10 on 10.40 → ref 5.20, f 2.
     const dividend = realiseAction('CN', 10.5, { date: 'D3', cashYield: 0.5 / 10.5, shareRatio: 0 });
     expect(dividend.cash).toBe(0.5);

@@ -177,7 +177,7 @@ describe('sim adapter: ex-dates', () => {
     expect(quote.prev_close).not.toBe(event.pPrev);
     expect(daily.prev_close![1]).toBe(event.base);
     const factors = (await adapter.getExFactors([ref('600519.SH')])).get('600519.SH')!;
-    // The record carries the event's parts (DESIGN.md 4.4): ref = (P_prev − cash) / (1 + bonus).
+    // The record carries the event's parts (docs/contract.md#ex-factors-and-adjustment): ref = (P_prev − cash) / (1 + bonus).
     expect(factors.at(-1)).toEqual({
       timestamp: localMidnight('CN', event.date), ex_factor: event.factor,
       cash_dividend: event.cash, bonus_ratio: event.shareRatio, rights_ratio: 0, rights_price: 0, parts_known: true,

@@ -11,7 +11,7 @@ import { cnTime, ref, testHttp, vendorServer } from './helpers.ts';
 const BASE = 'https://tickflow.replay.test';
 vendorServer([
   http.get(`${BASE}/v1/quotes`, () => HttpResponse.json(fixture('tickflow', 'replay-docs-quotes-600000'))),
-  // /v1/depth/batch answers {data: {symbol: MarketDepth}} (reference/tickflow-compat.md §2): the page's depth payload keyed by its symbol.
+  // /v1/depth/batch answers {data: {symbol: MarketDepth}} (docs/vendors.md#tickflow-responses): the page's depth payload keyed by its symbol.
   http.get(`${BASE}/v1/depth/batch`, () => {
     const { data } = fixture<{ data: { symbol: string } }>('tickflow', 'replay-docs-depth-600000');
     return HttpResponse.json({ data: { [data.symbol]: data } });

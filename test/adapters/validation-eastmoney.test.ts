@@ -1,4 +1,4 @@
-// Boundary validation of Eastmoney payloads (issue 14.4, DESIGN.md 4.2): kline/trends text rows,
+// Boundary validation of Eastmoney payloads (issue 14.4, docs/contract.md#shapes-and-units): kline/trends text rows,
 // ulist quotes, stock/get depth and the dividend table, each a good fixture with one thing
 // spoiled; exactly which rows survive, what onInvalidRows heard, and 502 when nothing is left.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Boundary validation of TickFlow payloads (issue 14.4, DESIGN.md 4.2): each malformed body is a
+// Boundary validation of TickFlow payloads (issue 14.4, docs/contract.md#shapes-and-units): each malformed body is a
 // good fixture with a cell spoiled; the test names exactly which rows survive and what
 // onInvalidRows heard, and that an answer with nothing usable left is UPSTREAM_BAD_RESPONSE.
 import { describe, expect, it } from 'vitest';

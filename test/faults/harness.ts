@@ -1,6 +1,6 @@
 // One app per fault case, its adapters on the production HTTP layer (productionDeps), pointed at
 // a fake vendor; a short service deadline; every answer timed and, when 200, checked against the
-// DESIGN.md 4.2 invariants.
+// invariants of docs/contract.md#shapes-and-units.
 import { expect } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadDefaultConfig } from '../../config/load.ts';
@@ -74,7 +74,7 @@ export function expectAnswer(answer: Answer, status: number, error?: string): vo
   expect(res.statusCode, summary).toBe(status);
   expect(ms, `answered after ${Math.round(ms)} ms (deadline ${DEADLINE_MS} ms)`).toBeLessThanOrEqual(DEADLINE_MS + SLACK_MS);
   if (status === 200) {
-    expect(servedProblems(body), 'served rows break DESIGN.md 4.2').toEqual([]);
+    expect(servedProblems(body), 'served rows break the contract\'s invariants').toEqual([]);
     return;
   }
   expect(res.headers['cache-control']).toBe('no-store');

@@ -1,4 +1,4 @@
-// DESIGN.md 4.2 invariants of what the service serves: a list of the problems found (empty: fine).
+// The invariants (docs/contract.md#shapes-and-units) of what the service serves: a list of the problems found (empty: fine).
 // Used on every 200 of the fault matrix, so an invalid vendor row can never pass unnoticed.
 
 type Json = Record<string, unknown>;

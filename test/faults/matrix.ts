@@ -1,7 +1,7 @@
-// The vendor fault matrix (issue 14, DESIGN.md 4.6, 5, 7): tickflow, eastmoney and yahoo, each on
+// The vendor fault matrix (issue 14, docs/contract.md#errors, docs/architecture.md#upstream-resilience): tickflow, eastmoney and yahoo, each on
 // its production HTTP layer against a fake vendor on a real socket, through the routes. Every
 // fault has one defined answer: status and reason, within the service deadline, and a 200 never
-// carries a row that breaks DESIGN.md 4.2.
+// carries a row that breaks the invariants of docs/contract.md#shapes-and-units.
 //
 // Outcomes (single-symbol requests, so "every symbol failed" applies to quotes):
 //   transport: refused, reset mid-body, 5xx (after one retry)   → 502 UPSTREAM_ERROR

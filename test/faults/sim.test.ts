@@ -1,7 +1,7 @@
 // The fault matrix for `sim`, through its own fault injection (config adapters.sim.faults and
 // latency): an injected error is 502 UPSTREAM_ERROR, a garbage body 502 UPSTREAM_BAD_RESPONSE, a
 // hang or a latency far past the deadline 504 UPSTREAM_TIMEOUT at the deadline; on every route
-// family the sim serves. Clean answers hold the DESIGN.md 4.2 invariants.
+// family the sim serves. Clean answers hold the invariants of docs/contract.md#shapes-and-units.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { buildFaultApp, closeFaultApp, expectAnswer, timedGet, type CaseApp } from './harness.ts';
 

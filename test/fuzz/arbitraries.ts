@@ -62,7 +62,7 @@ export interface RouteSpec {
   path: string;
 }
 
-/** Every route of DESIGN.md 4 (path parameters filled by `pathParam`). */
+/** Every route of docs/contract.md (path parameters filled by `pathParam`). */
 export const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/v1/quotes' }, { method: 'POST', path: '/v1/quotes' },
   { method: 'GET', path: '/v1/klines' }, { method: 'GET', path: '/v1/klines/batch' },

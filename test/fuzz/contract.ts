@@ -1,4 +1,4 @@
-// What every fuzzed answer must satisfy (DESIGN.md 4.6): a documented status, never a 500; an
+// What every fuzzed answer must satisfy (docs/contract.md#errors): a documented status, never a 500; an
 // error is our JSON body with Cache-Control: no-store; a 200 of a JSON route is JSON.
 import { gunzipSync } from 'node:zlib';
 import { REASONS } from '../../src/errors.ts';
@@ -6,7 +6,7 @@ import { asErrorBody } from './raw-http.ts';
 
 /**
  * Statuses the contract documents: 200, 304 (If-None-Match), and every status a reason of
- * src/errors.ts stands for (DESIGN.md 4.6 and the additions since), except 500 which is only for bugs.
+ * src/errors.ts stands for (docs/contract.md#errors and the reasons added since), except 500 which is only for bugs.
  */
 export const DOCUMENTED_STATUSES = new Set([200, 304, ...Object.values(REASONS).filter((s) => s !== 500)]);
 

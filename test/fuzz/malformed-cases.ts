@@ -1,5 +1,5 @@
 // The malformed requests of issue 14.7, as exact bytes, with the answer each must get: our JSON
-// error body (DESIGN.md 4.6), Cache-Control: no-store and Connection: close.
+// error body (docs/contract.md#errors), Cache-Control: no-store and Connection: close.
 import { expect } from 'vitest';
 import { asErrorBody, rawRequest } from './raw-http.ts';
 

@@ -1,4 +1,4 @@
-// Property-based fuzzing of every route through app.inject() (issue 14, DESIGN.md 7): random and
+// Property-based fuzzing of every route through app.inject() (issue 14, docs/architecture.md#quality-bars): random and
 // adversarial query strings, path parameters, headers, bodies and methods. Every answer: a
 // documented status, never a 500, our JSON error body, JSON on JSON routes, within 5 s.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

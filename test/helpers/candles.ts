@@ -1,5 +1,5 @@
 // Shared checks and clock arithmetic for the route tests: the columnar candle invariants of
-// DESIGN.md 4.2 and exchange-local times computed independently of src/markets/calendar.ts.
+// docs/contract.md#shapes-and-units and exchange-local times computed independently of src/markets/calendar.ts.
 import { expect } from 'vitest';
 
 export interface CandlesBody {

@@ -1,5 +1,5 @@
 // Issue 13.6: the README and docs/ read from a clone: every relative link resolves inside the
-// repository, nothing points at ../shared, /metrics is in the operations list, LICENSE and
+// repository, nothing points outside it, /metrics is in the operations list, LICENSE and
 // CHANGELOG exist and package.json says MIT.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

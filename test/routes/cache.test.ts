@@ -1,4 +1,4 @@
-// The two cache layers through the routes (DESIGN.md 5), on a counting sim adapter and a clock the
+// The two cache layers through the routes (docs/architecture.md#caching), on a counting sim adapter and a clock the
 // test moves: TTL per market state, stale-while-revalidate, stale-if-error, negative caching and
 // the byte bounds. Every step asserts the exact number of upstream calls and X-Cache / Age.
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -1,4 +1,4 @@
-// Single-flight and batching through the routes (DESIGN.md 5): N concurrent identical requests
+// Single-flight and batching through the routes (docs/architecture.md#single-flight-and-batching): N concurrent identical requests
 // make one upstream call, overlapping batches share in-flight symbols, misses are grouped into the
 // adapter's native batch size, and a client that disconnects does not cancel the shared fetch.
 // The adapter is held at a gate until every request is provably waiting, so no timing is assumed.

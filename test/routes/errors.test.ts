@@ -1,4 +1,4 @@
-// Every error row of DESIGN.md 4.6, through app.inject(), with exact bodies and headers.
+// Every error row of docs/contract.md#errors, through app.inject(), with exact bodies and headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, KEYS } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// The response cache's finished bytes (DESIGN.md 5): a stable ETag, If-None-Match → 304 with no
+// The response cache's finished bytes (docs/architecture.md#caching): a stable ETag, If-None-Match → 304 with no
 // body, and a gzip variant for bodies over 1 KB that unzips to exactly the identity bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';

@@ -38,7 +38,7 @@ describe('GET /v1/klines/ex-factors', () => {
       const events = data[symbol];
       expect(events.length).toBeGreaterThan(0);
       for (const [k, e] of events.entries()) {
-        // The sim's records carry their parts (DESIGN.md 4.4): cash and bonus shares, no rights issues.
+        // The sim's records carry their parts (docs/contract.md#ex-factors-and-adjustment): cash and bonus shares, no rights issues.
         expect(Object.keys(e).sort()).toEqual(['bonus_ratio', 'cash_dividend', 'ex_factor', 'parts_known', 'rights_price', 'rights_ratio', 'timestamp']);
         expect(e.parts_known).toBe(true);
         expect(e.rights_ratio).toBe(0);

@@ -1,4 +1,4 @@
-// Upstream failures through the routes (DESIGN.md 4.6, 5): the sim's own fault injection and the
+// Upstream failures through the routes (docs/contract.md#errors, docs/architecture.md#upstream-resilience): the sim's own fault injection and the
 // fake adapter's failure modes map to exact 502/503/504 bodies (never a 500); the circuit
 // breaker opens after `failureThreshold` failures, fails fast without calling the adapter, shows in
 // /readyz and /metrics, closes after a successful probe; stale data answers during the outage.

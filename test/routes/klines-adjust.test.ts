@@ -1,6 +1,6 @@
 // /v1/klines adjustment and daily-and-longer aggregation, checked against what the other routes
 // serve: adjusted prices are recomputed here from raw daily bars and /v1/klines/ex-factors with the
-// formulas of DESIGN.md 4.4; 1w/1M/1Q/1Y are recomputed from the adjusted daily bars.
+// formulas of docs/contract.md#ex-factors-and-adjustment; 1w/1M/1Q/1Y are recomputed from the adjusted daily bars.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, KEYS } from '../helpers/app.ts';

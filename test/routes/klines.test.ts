@@ -28,7 +28,7 @@ async function klines(query: string, status = 200): Promise<CandlesBody> {
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 
-/** Session windows in local minutes; bars align to each session's start (DESIGN.md 4.3). */
+/** Session windows in local minutes; bars align to each session's start (docs/contract.md#candle-time-semantics). */
 const SESSIONS: Record<Region, [number, number][]> = {
   CN: [[570, 690], [780, 900]],
   HK: [[570, 720], [780, 960]],

@@ -53,7 +53,7 @@ const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'];
 const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive', 'forward_exrights', 'backward_exrights'];
 const ERRORS = ['400', '401', '403', '404', '429', '502', '503', '504'];
 
-// name → required; the DESIGN.md 4 table.
+// name → required; the table of docs/contract.md.
 const GET_PARAMS: Record<string, Record<string, boolean>> = {
   // Issue 26: `format` on the table routes.
   '/v1/quotes': { symbols: false, universes: false, format: false },
@@ -99,7 +99,7 @@ describe('the document', () => {
 });
 
 describe('every /v1 route the app serves is described', () => {
-  it('the served /v1 routes are the DESIGN.md table (plus /v1/meta and the document itself)', () => {
+  it('the served /v1 routes are the docs/contract.md table (plus /v1/meta and the document itself)', () => {
     const served = servedRoutes().filter((r) => r.split(' ')[1].startsWith('/v1/')).sort();
     const expected = [
       ...Object.keys(GET_PARAMS).map((p) => `GET ${p}`),
@@ -153,7 +153,7 @@ describe('every /v1 route the app serves is described', () => {
     }
   });
 
-  it('every data route documents 200 {data} and the error statuses of DESIGN.md 4.6', () => {
+  it('every data route documents 200 {data} and the error statuses of docs/contract.md#errors', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       // /v1/ws/* document the WebSocket handshake (101 and its refusals), not a JSON body.
       if (path === '/v1/meta' || path.startsWith('/v1/ws/')) continue;
@@ -191,7 +191,7 @@ describe('/docs', () => {
     expect(res.body).toMatch(/<html/i);
   });
 
-  it('no page under /docs redirects (DESIGN.md 4: never redirect)', async () => {
+  it('no page under /docs redirects (docs/contract.md: never redirect)', async () => {
     // A key is sent so that only the redirect is under test here.
     for (const url of ['/docs', '/docs/', '/docs/static/index.html']) {
       const res = await app.inject({ url, headers: { 'x-api-key': KEYS.demo } });

@@ -1,4 +1,4 @@
-// API keys never reach a log line, and never reach a cache key (DESIGN.md 4.5, 5). The log half runs
+// API keys never reach a log line, and never reach a cache key (docs/contract.md#access-keys-plans-rate-limits). The log half runs
 // the app in a child process with buildApp's own production logger (a test-supplied logger would
 // replace its serializers and redact paths), sends the key every way a client can, through 200,
 // 400, 401, 404 and 429 paths, and searches every line of the log for the key in any spelling.

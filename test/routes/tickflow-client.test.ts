@@ -1,4 +1,4 @@
-// The official TickFlow Python client's request forms (reference/tickflow-compat.md §1, §6):
+// The official TickFlow Python client's request forms (docs/vendors.md#the-official-python-client):
 // every request carries Content-Type: application/json (GETs too), Accept, its User-Agent and a
 // lower-case x-api-key; long lists switch to POST; batch GETs are chunked at 100 symbols; the
 // DataFrame name lookup POSTs /v1/instruments in chunks of 500.

@@ -1,4 +1,4 @@
-// The store's bar checks before a write (src/store/validate.ts, DESIGN.md 4.2): which bars are
+// The store's bar checks before a write (src/store/validate.ts, docs/contract.md#shapes-and-units): which bars are
 // dropped, and that an answer with nothing to drop is passed through without a copy.
 import { describe, expect, it } from 'vitest';
 import type { Candles } from '../../src/domain.ts';

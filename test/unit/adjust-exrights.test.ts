@@ -1,4 +1,4 @@
-// The ex-rights extensions (DESIGN.md 4.4): forward_exrights / backward_exrights apply each event's
+// The ex-rights extensions (docs/contract.md#ex-factors-and-adjustment): forward_exrights / backward_exrights apply each event's
 // reference-price map P → (P − cash + R·r) / (1 + s + r), composed over events. Worked examples
 // per kind of event computed by hand from the exchange's formula, properties against the ratio
 // and difference methods, and a real Eastmoney qfq print reproduced from the real event list.
@@ -88,7 +88,7 @@ describe('worked examples, one per kind of event (by hand from the exchange form
     expect(adjustCandles(raw, ev, 'forward_exrights').close).toEqual([8.236667, 8.37, 8.4]);
   });
 
-  it('reference/vendors.md 7.5 (10派5元 on D3, 10送10 on D5): a composition of the two maps', () => {
+  it('the worked example of docs/vendors.md (10派5元 on D3, 10送10 on D5): a composition of the two maps', () => {
     const d = ['2025-01-06', '2025-01-07', '2025-01-08', '2025-01-09', '2025-01-10'];
     const raw = candles(d, [10.0, 10.5, 10.2, 10.4, 5.3]);
     const ev = [event(d[2], 10.5, { cash: 0.5 }), event(d[4], 10.4, { bonus: 1 })];

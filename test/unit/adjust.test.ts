@@ -13,7 +13,7 @@ const cnTradeDateStart = (ts: number): number => {
   return local - (local % (24 * HOUR)) - 8 * HOUR;
 };
 
-// reference/vendors.md 7.5: D3 is a 10派5元 ex-date (f 1.05, d 0.50), D5 a 10送10 ex-date (f 2, d 5.20).
+// docs/vendors.md#worked-example: D3 is a 10派5元 ex-date (f 1.05, d 0.50), D5 a 10送10 ex-date (f 2, d 5.20).
 const D = ['2025-01-06', '2025-01-07', '2025-01-08', '2025-01-09', '2025-01-10'].map(cnDay);
 const raw: Candles = {
   timestamp: D,

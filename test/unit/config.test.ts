@@ -1,4 +1,4 @@
-// Configuration loading (DESIGN.md 4.7, README "Configuration"): the default file validates,
+// Configuration loading (docs/configuration.md): the default file validates,
 // environment variables override single settings, every problem is reported at once.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

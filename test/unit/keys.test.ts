@@ -1,4 +1,4 @@
-// API keys (DESIGN.md 4.5): keys file validation, constant-time lookup, reload, key creation.
+// API keys (docs/contract.md#access-keys-plans-rate-limits): keys file validation, constant-time lookup, reload, key creation.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,7 @@ function errorOf(fn: () => unknown): string {
 }
 
 describe('sha256Hex', () => {
-  it('is the hex SHA-256 of the key (DESIGN.md example: "test")', () => {
+  it('is the hex SHA-256 of the key (the keys-file example of docs/contract.md: "test")', () => {
     expect(sha256Hex('test')).toBe('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08');
     expect(sha256Hex('demo-key')).toBe('c48a01f49fd0f2cc404bc3cbbc80e91457a3d41bb429a695243de4c61794155c');
   });

@@ -3,7 +3,7 @@ import { createMetrics, upstreamSink } from '../../src/metrics.ts';
 import type { BreakerState } from '../../src/upstream/breaker.ts';
 
 describe('createMetrics', () => {
-  it('registers the DESIGN.md names on its own registry', async () => {
+  it('registers the documented names on its own registry', async () => {
     const metrics = createMetrics();
     const names = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual([

@@ -1,4 +1,4 @@
-// Pool ids, TickFlow aliases and pool regions (DESIGN.md 4.1).
+// Pool ids, TickFlow aliases and pool regions (docs/contract.md#symbols-regions-pools).
 import { describe, expect, it } from 'vitest';
 import { POOL_REGION, resolvePoolId } from '../../src/markets/pools.ts';
 

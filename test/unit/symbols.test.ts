@@ -1,4 +1,4 @@
-// Symbol parsing and list parsing (DESIGN.md 4.1), exact values.
+// Symbol parsing and list parsing (docs/contract.md#symbols-regions-pools), exact values.
 import { describe, expect, it } from 'vitest';
 import { parseList, parseSymbol, parseSymbolList, regionOf } from '../../src/markets/symbols.ts';
 

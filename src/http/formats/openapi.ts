@@ -26,7 +26,7 @@ function columnsText(kind: TableKind): string {
   return `Columns: ${columns}.${LONG_FORM[kind] ?? financial} Empty cells (CSV) and nulls (Arrow, Parquet) where JSON has null or omits the field.`;
 }
 
-/** The paging headers (DESIGN.md 4; README "Formats and paging"). */
+/** The paging headers (docs/formats.md#paging). */
 export const NEXT_PAGE_HEADERS = {
   'X-Next-End-Time': {
     type: 'integer',
