@@ -1,11 +1,14 @@
-// One resilience layer per adapter (DESIGN.md 5), whatever the adapter (sim included):
+// One resilience layer per adapter (docs/architecture.md#upstream-resilience), whatever the adapter (sim included):
 //   - one deadline, the adapter's own (`deadlineMs`): it starts when a request first needs the
 //     data (the caller passes `neededAt`), so waiting for a concurrency slot counts; the adapter
 //     gets it as ctx.signal and the call is raced against it in case an adapter ignores it;
 //   - one circuit breaker: verdicts per logical call; an answer (found, unknown, empty) is a
 //     success, a 4xx from the vendor is an answer, only timeouts / 5xx / network / unreadable
 //     bodies are failures, and a vendor 429 or a spent budget gives no verdict;
-//   - one concurrency cap (p-limit) with a bounded queue;
+//   - one concurrency cap in two lanes (lanes.ts) with a bounded queue: background work (the
+//     recorder, `history warm`) holds at most `backgroundSlots` slots and waits behind user calls,
+//     so a user call always finds a slot it can start in; a background call's deadline starts
+//     when it gets its slot;
 //   - admission by the vendor's recent latency (issue 27.5): a call whose slot comes with less of
 //     its deadline left than the vendor's recent answers took (p90 of the last 32 successes) is
 //     not started: it fails fast with UPSTREAM_UNAVAILABLE and Retry-After (the loader answers
@@ -14,11 +17,11 @@
 //     no verdict either. A burst is so served at the vendor's pace, with its breaker closed;
 //   - HTTP vendors add the outbound budget and the one retry in src/upstream/http.ts, under this
 //     same deadline (their `http.timeoutMs` is this layer's deadline: registry.ts).
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { createBreaker, type BreakerState, type CircuitBreaker } from './breaker.ts';
 import type { UpstreamMetricsSink, UpstreamOutcome } from './http.ts';
+import { createLanes, type Lane, type Lanes } from './lanes.ts';
 
 export interface ResilienceSettings {
   /** Deadline of one logical call, ms, from the moment the data is needed. */
@@ -27,6 +30,8 @@ export interface ResilienceSettings {
   /** Calls waiting for a slot beyond which new calls fail fast (UPSTREAM_UNAVAILABLE). */
   maxQueue: number;
   breaker: { failureThreshold: number; openMs: number };
+  /** Slots background calls may hold together (default concurrency − 1, at least 1). */
+  backgroundSlots?: number;
 }
 
 export interface AdapterHealth {
@@ -43,7 +48,7 @@ export interface Resilience {
   readonly adapterId: string;
   readonly deadlineMs: number;
   /** One logical adapter call, due `deadlineMs` after `neededAt` (epoch ms; default now). */
-  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number): Promise<T>;
+  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number, lane?: Lane): Promise<T>;
   health(): AdapterHealth;
 }
 
@@ -103,7 +108,8 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
     now: deps.now,
     onStateChange: (state) => deps.onBreakerStateChange?.(adapterId, state),
   });
-  const limit: LimitFunction = pLimit(Math.max(1, settings.concurrency));
+  const concurrency = Math.max(1, settings.concurrency);
+  const lanes: Lanes = createLanes(concurrency, settings.backgroundSlots ?? Math.max(1, concurrency - 1));
   const callMetrics = deps.countsCalls === false ? undefined : deps.metrics;
   const latency = new RecentLatency();
 
@@ -163,10 +169,36 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
     }
   }
 
+  /**
+   * One call due `deadlineMs` after `neededAt`: time queued for a slot counts. `queue`: take a
+   * user slot first (a background call already holds its own).
+   */
+  function timed<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt: number, queue: boolean): Promise<T> {
+    const deadlineAt = neededAt + settings.deadlineMs;
+    const dueAt = performance.now() + Math.max(0, deadlineAt - deps.now());
+    if (deps.now() >= deadlineAt) {
+      callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
+      return Promise.reject(timeoutError(adapter, resource));
+    }
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = timeoutError(adapter, resource);
+        controller.abort(error);
+        reject(error);
+      }, Math.max(0, deadlineAt - deps.now()));
+    });
+    const go = () => admitted(adapter, resource, fn, controller.signal, deadlineAt, dueAt);
+    const run = queue ? lanes.run('user', go) : go();
+    run.catch(() => undefined);
+    return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
+  }
+
   return {
     adapterId,
     deadlineMs: settings.deadlineMs,
-    call(adapter, resource, fn, neededAt = deps.now()) {
+    call(adapter, resource, fn, neededAt = deps.now(), lane: Lane = 'user') {
       // Fail fast while open, before queueing behind the concurrency cap.
       if (breaker.state() === 'open') {
         try {
@@ -176,36 +208,20 @@ export function createResilience(adapterId: string, settings: ResilienceSettings
           return Promise.reject(error);
         }
       }
-      if (limit.pendingCount >= settings.maxQueue) {
+      if (lanes.pendingCount(lane) >= settings.maxQueue) {
         return Promise.reject(new AppError('UPSTREAM_UNAVAILABLE', `too many calls to ${adapter.label} are queued`, {
           retryAfterSeconds: 1, details: { adapter: adapter.id, resource },
         }));
       }
-      // The deadline runs from the moment the data was needed: time queued for a slot counts.
-      const deadlineAt = neededAt + settings.deadlineMs;
-      const dueAt = performance.now() + Math.max(0, deadlineAt - deps.now());
-      if (deps.now() >= deadlineAt) {
-        callMetrics?.upstream({ adapter: adapter.id, resource, outcome: 'timeout', ms: 0 });
-        return Promise.reject(timeoutError(adapter, resource));
-      }
-      const controller = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = timeoutError(adapter, resource);
-          controller.abort(error);
-          reject(error);
-        }, Math.max(0, deadlineAt - deps.now()));
-      });
-      const run = limit(() => admitted(adapter, resource, fn, controller.signal, deadlineAt, dueAt));
-      run.catch(() => undefined);
-      return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
+      // Background work is not waited for by anyone: its deadline starts with its slot.
+      if (lane === 'background') return lanes.run('background', () => timed(adapter, resource, fn, deps.now(), false));
+      return timed(adapter, resource, fn, neededAt, true);
     },
     health: () => ({
       circuit: breaker.state(),
       circuitSince: breaker.troubleSince(),
-      inFlight: limit.activeCount,
-      queued: limit.pendingCount,
+      inFlight: lanes.activeCount,
+      queued: lanes.pendingCount(),
       budgetRemaining: deps.budgetRemaining ? deps.budgetRemaining() : null,
     }),
   };

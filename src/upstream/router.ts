@@ -5,7 +5,10 @@
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
 import type { BasePeriod, Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
+import { attemptOf, chainFailure, type Attempt } from './attempts.ts';
 import type { Resilience } from './resilience.ts';
+
+export { asUpstreamError } from './attempts.ts';
 
 export interface RoutingConfig {
   markets: Record<Region, string[]>;
@@ -32,11 +35,20 @@ export class AdapterRouter {
   readonly adapters: ReadonlyMap<string, Adapter>;
   readonly #routing: RoutingConfig;
   readonly #resilience: ReadonlyMap<string, Resilience>;
+  readonly #onFailure: ((adapter: string, error: unknown) => void) | undefined;
 
-  constructor(adapters: ReadonlyMap<string, Adapter>, routing: RoutingConfig, resilience: ReadonlyMap<string, Resilience>) {
+  /**
+   * `onFailure`: every failed logical call (an upstream failure: a 5xx AppError or an unexpected
+   * exception, fail-fast refusals included), e.g. for the deduplicated failure log (failure-log.ts).
+   */
+  constructor(
+    adapters: ReadonlyMap<string, Adapter>, routing: RoutingConfig, resilience: ReadonlyMap<string, Resilience>,
+    options: { onFailure?: (adapter: string, error: unknown) => void } = {},
+  ) {
     this.adapters = adapters;
     this.#routing = routing;
     this.#resilience = resilience;
+    this.#onFailure = options.onFailure;
     for (const chain of this.#allChains()) {
       for (const id of chain) {
         if (!adapters.has(id)) throw new Error(`routing names adapter '${id}', which is not configured`);
@@ -84,16 +96,24 @@ export class AdapterRouter {
    * verdict, concurrency slot, budget and count. The loader calls it for each request a store
    * pass needs, and `run` for each adapter it tries.
    */
-  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number): Promise<T> {
+  call<T>(adapter: Adapter, resource: Resource, fn: (ctx: CallContext) => Promise<T>, neededAt?: number, lane?: 'user' | 'background'): Promise<T> {
     const resilience = this.#resilience.get(adapter.id);
-    return resilience ? resilience.call(adapter, resource, fn, neededAt) : fn({});
+    const result = resilience ? resilience.call(adapter, resource, fn, neededAt, lane) : fn({});
+    const onFailure = this.#onFailure;
+    if (onFailure !== undefined) {
+      result.catch((error: unknown) => {
+        if (!(isAppError(error) && error.status < 500)) onFailure(adapter.id, error);
+      });
+    }
+    return result;
   }
 
   /**
    * Run `call` on the first adapter of the chain; on an upstream failure (5xx AppError or an
    * unexpected exception) move to the next. Client errors (4xx) are answers, not failures. Each
    * attempt is one logical vendor call (`call` above); the first one's deadline starts when the
-   * data was needed (queueing counts), later ones' when they start.
+   * data was needed (queueing counts), later ones' when they start. When every adapter failed, the
+   * last failure answers with every attempt in `details.attempts` (attempts.ts).
    */
   async run<T>(
     resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
@@ -102,6 +122,7 @@ export class AdapterRouter {
     const chain = this.chain(resource, region, options.need);
     if (chain.length === 0) throw this.unserved(resource, region);
     let lastError: unknown;
+    const attempts: Attempt[] = [];
     let neededAt = options.neededAt;
     for (const adapter of chain) {
       try {
@@ -109,14 +130,10 @@ export class AdapterRouter {
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;
+        attempts.push(attemptOf(adapter.id, error));
         neededAt = undefined;
       }
     }
-    throw asUpstreamError(lastError);
+    throw chainFailure(attempts, lastError);
   }
-}
-
-/** An adapter's failure as the AppError the client gets (an unexpected exception: UPSTREAM_ERROR). */
-export function asUpstreamError(error: unknown): AppError {
-  return isAppError(error) ? error : new AppError('UPSTREAM_ERROR', 'the upstream vendor failed', { cause: error });
 }
