@@ -1,5 +1,5 @@
-// The README's "Formats and paging" examples run as written (issue 26): each code block marked
-// `<!-- readme-test: python | sh | sql -->` is taken from README.md, pointed at a test server instead
+// The examples of docs/formats.md run as written (issue 26): each code block marked
+// `<!-- doc-test: python | sh | sql -->` is taken from docs/formats.md, pointed at a test server instead
 // of localhost:8080, and run: Python blocks by Debian's python3 with pandas, the shell block by
 // bash (curl), the SQL block by DuckDB (@duckdb/node-api) on the file the shell block wrote.
 import { spawn } from 'node:child_process';
@@ -11,8 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const blocks = [...README.matchAll(/<!-- readme-test: (\w+) -->\n```\w+\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+const FORMATS_DOC = readFileSync(new URL('../../docs/formats.md', import.meta.url), 'utf8');
+const blocks = [...FORMATS_DOC.matchAll(/<!-- doc-test: (\w+) -->\n```\w+\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
 
 let app: FastifyInstance;
 let base: string;
@@ -39,8 +39,8 @@ function run(command: string, args: string[]): Promise<{ code: number | null; st
   });
 }
 
-describe('README "Formats and paging" examples', () => {
-  it('the README marks two pandas blocks, a shell block and a DuckDB query', () => {
+describe('docs/formats.md examples', () => {
+  it('docs/formats.md marks two pandas blocks, a shell block and a DuckDB query', () => {
     expect(blocks.map((b) => b.lang)).toEqual(['python', 'python', 'sh', 'sql']);
     expect(blocks[0].code).toContain('pd.read_csv(url');
     expect(blocks[3].code).toContain("read_parquet('klines.parquet')");
