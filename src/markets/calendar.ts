@@ -16,12 +16,13 @@
 // yet extended for a new year degrades to weekdays instead of stopping the service.
 
 import type { Region, Session } from '../domain.ts';
-import { CLOSURE_ROWS, HOLIDAY_COVERAGE, SESSION_REGIMES, SHORT_DAY_ROWS, type ShortDay } from './holidays.ts';
+import { CLOSURE_ROWS, HOLIDAY_COVERAGE, MARKET_CALENDARS, SESSION_REGIMES, SHORT_DAY_ROWS, type ShortDay } from './holidays.ts';
 
+/** Each market's IANA time zone, from its calendar file. */
 export const TIME_ZONES: Record<Region, string> = {
-  CN: 'Asia/Shanghai',
-  HK: 'Asia/Hong_Kong',
-  US: 'America/New_York',
+  CN: MARKET_CALENDARS.CN.timezone,
+  HK: MARKET_CALENDARS.HK.timezone,
+  US: MARKET_CALENDARS.US.timezone,
 };
 
 /** A regular session as epoch ms, [start, end). */
