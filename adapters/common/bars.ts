@@ -136,7 +136,7 @@ export function toCandles(bars: Bar[]): Candles {
  * `firstTrade` is when the vendor says the listing first traded (epoch ms). There is no previous
  * session then, so a vendor's "previous close" for it is not one (Yahoo's chartPreviousClose for
  * a window starting there is that session's own close, or its open), and the documented rule for a
- * first bar without a previous close applies: its own open (README, "prev_close of a raw bar").
+ * first bar without a previous close applies: its own open (docs/contract.md#details, prev_close of a raw bar).
  */
 export function isListingFirstBar(region: Region, bar: Bar | undefined, firstTrade: number | undefined): boolean {
   return bar !== undefined && firstTrade !== undefined && localDate(region, bar.t) <= localDate(region, firstTrade);

@@ -7,7 +7,7 @@
 // A-share rights issues (配股) from RPT_IPO_ALLOTMENT (akshare's stock_pg_em: PLACING_RATIO per 10,
 // ISSUE_PRICE, EX_DIVIDEND_DATE); HK dividends, splits and consolidations from the F10 table
 // RPT_HKF10_MAIN_DIVBASIC, whose plan is free text (PLAN_EXPLAIN, parsed below).
-// [verify] chose these tables over stock/cqcx/get, whose units the reference leaves open.
+// [verify] chose these tables over stock/cqcx/get, whose units no public source settles.
 
 import type { ExFactor, Region } from '../../src/domain.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
@@ -28,7 +28,7 @@ export interface CorporateAction {
 }
 
 /**
- * Rows → actions per share. Unit traps (§1.8): PRETAX_BONUS_RMB is CNY per 10 shares;
+ * Rows → actions per share. Unit traps (docs/vendors.md#eastmoney-dividends): PRETAX_BONUS_RMB is CNY per 10 shares;
  * BONUS_RATIO and IT_RATIO are shares per 10; BONUS_IT_RATIO is already their sum. Rows without
  * an ex-date are plans not yet carried out; rows of another security (a filter on the six-digit
  * code also matches the same code on another exchange) are dropped by SECUCODE when present.

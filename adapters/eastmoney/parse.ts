@@ -192,7 +192,7 @@ export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadRead
  * has the change column; else, for the answer's first row, `data.preKPrice` (the close before the
  * first row: 80.0, the IPO price, for APP's first week; 31.75, the issue price, for 688147's
  * listing day), and for a later row the close of the row before it. A first row with neither has
- * no previous close (README: the open stands in for it).
+ * no previous close (docs/contract.md#details: the open stands in for it).
  */
 export function parseKlines(
   data: JsonRecord, ref: SymbolRef, period: '1d' | '1m', units: EastmoneyUnits, r: PayloadReader, check: RowCheck,

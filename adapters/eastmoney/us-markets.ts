@@ -1,7 +1,7 @@
 // US market numbers for Eastmoney secids (docs/vendors.md#eastmoney-market-numbers): 105 NASDAQ, 106 NYSE,
 // 107 NYSE American / Arca. The ticker alone does not tell which, so the adapter asks once and
-// remembers. [verify] chose probing ulist over the search API (whose response shape the reference
-// does not give), assuming ulist omits secids that do not exist: a configured map first, then a bounded per-instance LRU filled by ONE ulist call
+// remembers. [verify] chose probing ulist over the search API (whose response shape no public source
+// gives), assuming ulist omits secids that do not exist: a configured map first, then a bounded per-instance LRU filled by ONE ulist call
 // that lists every candidate secid (105.X, 106.X, 107.X) of the unresolved tickers; ulist answers
 // only the secids that exist. Misses are not cached (the service caches unknown symbols).
 

@@ -23,7 +23,7 @@ export interface TickflowUnits {
   minuteLabels: 'end' | 'start';
 }
 
-// [verify] chose: CN volume is in lots (手). Both real samples in the reference (a D4 quote and a
+// [verify] chose: CN volume is in lots (手). Both real samples in TickFlow's docs (a websocket-page quote and a
 // daily bar) give amount / (price × volume) ≈ 100; HK and US are taken as shares. Overridable
 // per market through the adapter options.
 export const DEFAULT_UNITS: TickflowUnits = { volume: { CN: 100, HK: 1, US: 1 }, minuteLabels: 'end' };
@@ -69,7 +69,7 @@ export function parseQuotes(
       ext: {
         type: EXT_TYPE[ref.region],
         name: r.optionalString(ext?.name, `${path}.ext.name`) ?? '',
-        // [verify] chose: ext ratios are fractions, as the D4 sample shows (tickflow-compat.md §2.4).
+        // [verify] chose: ext ratios are fractions, as the D4 sample shows (docs/vendors.md#tickflow-responses).
         amplitude: r.optionalNumber(ext?.amplitude, `${path}.ext.amplitude`) ?? derived.amplitude,
         change_amount: r.optionalNumber(ext?.change_amount, `${path}.ext.change_amount`) ?? derived.change_amount,
         change_pct: r.optionalNumber(ext?.change_pct, `${path}.ext.change_pct`) ?? derived.change_pct,

@@ -248,7 +248,7 @@ export function createYahooAdapter(options: YahooOptions, deps: AdapterDeps): Se
  * (the close before the answer's first bar; its own open on the listing's first session), each
  * later one the close before it in the answer, so a window that starts inside the answer keeps the
  * vendor's own value. Without chartPreviousClose the first bar has none and the column is left out
- * (README: the open stands in for it).
+ * (docs/contract.md#details: the open stands in for it).
  */
 function answerPrevCloses(bars: Bar[], first: number | undefined): Bar[] {
   return bars.map((b, k) => {

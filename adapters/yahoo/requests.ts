@@ -9,7 +9,7 @@ export function yahooSymbol(ref: SymbolRef): string {
   switch (ref.exchange) {
     case 'SH': return `${ref.code}.SS`;
     case 'SZ': return `${ref.code}.SZ`;
-    // [verify] chose: Beijing listings as `.BJ` (the reference leaves Yahoo's BJ suffix open).
+    // [verify] chose: Beijing listings as `.BJ` (no public source gives Yahoo's BJ suffix).
     case 'BJ': return `${ref.code}.BJ`;
     // Four digits, not five: `00700` → `0700.HK`, `09992` → `9992.HK` (the 5-digit form 404s).
     case 'HK': return `${String(Number(ref.code)).padStart(4, '0')}.HK`;

@@ -9,7 +9,7 @@
 #   FLEET_DIR=/tmp/fleet               where state, logs and pid files go (default data/fleet)
 #   DATABASE_URL=postgres://…          use that PostgreSQL instead of starting one
 #   KEYS_FILE=…                        the keys file of every instance (default config/keys.yaml)
-#   MDQS__…=…                          any setting, passed on to every instance (README, "Configuration")
+#   MDQS__…=…                          any setting, passed on to every instance (docs/configuration.md)
 #
 # Needs: redis-server and redis-cli (7.x), nginx, and PostgreSQL's initdb/pg_ctl (unless
 # DATABASE_URL is given; as root they run as the `postgres` user). Prints the fleet's URLs.

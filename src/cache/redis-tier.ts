@@ -16,12 +16,12 @@
 // logged, and read as a miss, so corrupted bytes are never served. Entries of another version
 // (version 1 had no checksum) are plain misses and are overwritten by the next fill. A checksum
 // stops corruption, not an attacker: whoever can write to Redis can write a valid entry, so
-// Redis needs a password or ACLs (README, "Running several instances").
+// Redis needs a password or ACLs (docs/fleet.md#verified-entries-and-who-may-write).
 // Any error, timeout or known-down Redis is a miss (get) or a no-op (set, delete): nothing throws,
 // nothing waits past `timeoutMs`.
 //
 // Memory is bounded by Redis itself: run it with `maxmemory <bytes>` and
-// `maxmemory-policy allkeys-lru` (README, "Running several instances").
+// `maxmemory-policy allkeys-lru` (docs/fleet.md#redis-memory).
 import { crc32 } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { softly, type RedisHealth } from '../redis/health.ts';

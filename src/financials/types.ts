@@ -4,7 +4,7 @@
 //
 // Units: amounts in the reporting currency's units (yuan, HK dollars, dollars, not 万 or 亿);
 // ratios in PERCENT (roe 15.2 means 15.2 %, as TickFlow's own examples read them: an exception to
-// DESIGN 4.2's fractions); share counts as counts; per-share figures in currency per share.
+// the fractions of docs/contract.md#shapes-and-units); share counts as counts; per-share figures in currency per share.
 // `period_months` says how many months the record's flow figures cover (3, 6, 9 or 12): an A-share
 // Q3 record is year-to-date (9), a US quarter is a single quarter (3). Balance-sheet figures are
 // at `period_end` whatever the span; the record carries its report's span all the same.

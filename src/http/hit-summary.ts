@@ -1,5 +1,5 @@
 // The `cache hits` summary line (config log.hits: summary, the default): the fast path's hits are
-// the hot path, which logs nothing at info (STYLE, habit 6), so each is logged at debug and, at
+// the hot path, which logs nothing at info (hot paths log nothing at info), so each is logged at debug and, at
 // info, one line per window says how many there were, by key, route and status. An operator who
 // wants every hit at info sets log.hits: lines (src/plugins/fast-path.ts).
 import type { FastifyBaseLogger } from 'fastify';

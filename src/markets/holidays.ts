@@ -1,4 +1,4 @@
-// Exchange calendars as data (DESIGN.md 4.3): for each market, the years it covers, every weekday it
+// Exchange calendars as data (docs/contract.md#candle-time-semantics): for each market, the years it covers, every weekday it
 // was closed (holidays and unscheduled closures), its shortened days, and its regular session times
 // with the dates they changed. They live in ./holidays/{cn,hk,us}.json, each with the sources it was
 // transcribed from; weekends are always closed and are not listed. This module reads and validates

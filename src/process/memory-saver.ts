@@ -1,4 +1,4 @@
-// V8's memory-saver mode above a resident-memory line (issue 30 item 3; docs in README "Memory").
+// V8's memory-saver mode above a resident-memory line (issue 30 item 3; docs/operations.md#memory-what-is-bounded-and-the-v8-flags-of-npm-start).
 //
 // Under heavy cold load (every request a vendor or sim build, formats, statements, the stream)
 // V8 lets its heap grow well past what is live and keeps the pages an ordinary full GC frees

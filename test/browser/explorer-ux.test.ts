@@ -2,7 +2,7 @@
 // chromium via playwright-core) against a real listening server on the sim adapter: the default
 // symbol, the crosshair legend, the up/down colours, one XD marker per bar, a failed symbol, the key
 // box, range buttons, older history by scrolling left, CJK fonts and the layout on a desktop and a
-// phone. Screenshots land in test/browser/artifacts/ (docs/img/explorer.png is the README's).
+// phone. Screenshots land in test/browser/artifacts/ (docs/img/explorer.png is docs/explorer.md's).
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import type { Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -642,7 +642,7 @@ describe('the explorer layout', () => {
         await page.mouse.move(viewport.width - 2, viewport.height - 2);
         await page.screenshot({ path: `${ARTIFACTS}${name}`, fullPage: viewport === PHONE });
         if (viewport === DESKTOP && (process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(`${DOCS_IMG}explorer.png`))) {
-          // The README's screenshot: written when missing or asked for (UPDATE_SCREENSHOTS=1), so a
+          // docs/explorer.md's screenshot: written when missing or asked for (UPDATE_SCREENSHOTS=1), so a
           // test run does not leave a changed image in the tree each time ("calls left" moves).
           mkdirSync(DOCS_IMG, { recursive: true });
           copyFileSync(`${ARTIFACTS}${name}`, `${DOCS_IMG}explorer.png`);

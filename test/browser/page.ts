@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { BROWSER_KEYS, launchChromium, startLiveServer, type LiveServer } from './server.ts';
 
-/** Screenshots (gitignored: test/browser/artifacts/.gitignore); docs/img/ holds the README's. */
+/** Screenshots (gitignored: test/browser/artifacts/.gitignore); docs/img/ holds docs/explorer.md's. */
 export const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 export const DOCS_IMG = fileURLToPath(new URL('../../docs/img/', import.meta.url));
 mkdirSync(ARTIFACTS, { recursive: true });

@@ -1,4 +1,4 @@
-// Issue 43.1 on real processes: the README's steps (export KEYS_FILE, create-key, reload) against a
+// Issue 43.1 on real processes: the steps of docs/keys-and-plans.md (export KEYS_FILE, create-key, reload) against a
 // server started by `npm start`. A server reading another keys file makes the key commands refuse,
 // naming both files; the same file makes the new key answer 200.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +28,7 @@ function npmStart(env: Record<string, string>): Spawned {
 
 const keysCopy = (name: string): string => copyKeys(dir, name);
 
-describe('the README steps: export KEYS_FILE, create-key, reload', () => {
+describe('the documented steps: export KEYS_FILE, create-key, reload', () => {
   it('a server on its default keys file: create-key, rotate-key, revoke-key and reload refuse, naming both files', async () => {
     const env = pidEnv('default');
     const server = npmStart(env);

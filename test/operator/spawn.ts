@@ -129,7 +129,7 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
   }
 }
 
-/** `npm run -s cli -- …` exactly as the README has it (-s: npm's banner off stdout). */
+/** `npm run -s cli -- …` exactly as docs/keys-and-plans.md has it (-s: npm's banner off stdout). */
 export function npmCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync('npm', ['run', '-s', 'cli', '--', ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };

@@ -126,7 +126,7 @@ describeRedis('sequence numbers and resume across two instances on one Redis', (
     }
     const metrics = await apps[0].inject({ url: '/metrics' });
     expect(metrics.body).toMatch(/mdqs_stream_resumes_total\{outcome="replayed"\} 1/);
-    // The replay log's cost in Redis (README's Streaming section states it per symbol).
+    // The replay log's cost in Redis (docs/streaming.md states it per symbol).
     const key = 'mdqs:v2:ws:log:{quotes:600519.SH}';
     const length = await clients[0].xlen(key);
     const bytes = Number(await clients[0].call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));

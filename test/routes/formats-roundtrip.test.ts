@@ -1,7 +1,7 @@
 // Issue 26: every table route in every period answers the same table in CSV, Arrow and Parquet as
 // in JSON, read back by the tools research code uses: the Arrow IPC stream by apache-arrow (int64
 // columns as BigInt), Parquet by DuckDB (@duckdb/node-api), CSV by pandas (Debian's python3-pandas,
-// `pd.read_csv(url)` against the running server, as the README shows). The expected table is built
+// `pd.read_csv(url)` against the running server, as docs/formats.md shows). The expected table is built
 // here from the JSON answer (long form for batches, nested fields flattened with a dot), not by the
 // code under test.
 import { spawnSync } from 'node:child_process';
@@ -169,7 +169,7 @@ base, key = sys.argv[1], sys.argv[2]
 out = {}
 for name, url in json.load(sys.stdin):
     # round_trip: pandas' default float parser may miss the last bit of a 17-digit value (an
-    # ex_factor); the README says so.
+    # ex_factor); docs/formats.md says so.
     df = pd.read_csv(base + url, storage_options={"X-API-Key": key}, float_precision="round_trip")
     cols = {}
     for c in df.columns:

@@ -1,4 +1,4 @@
-// Conventions every route shares (README): a GET with Content-Type: application/json
+// Conventions every route shares (docs/contract.md): a GET with Content-Type: application/json
 // and no body works, unknown query parameters are refused (the cache buster _ and api_key are known everywhere), repeated list keys join, X-RateLimit-*
 // on success, X-Request-Id echoed, the operational routes need no key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

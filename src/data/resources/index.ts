@@ -6,7 +6,7 @@
 //
 // Adding a resource: a descriptor file here and its entry below, its domain type and schema, the
 // adapter method (optional on the Adapter interface) in the adapters that serve it, and its route
-// (README, "Adding a resource").
+// (docs/architecture.md#the-data-path, "Adding a resource").
 import type { Config } from '../../../config/schema.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
 import { FEATURES, RESOURCES, type Feature, type Resource } from '../../resources.ts';
