@@ -183,7 +183,7 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
   /**
    * A candle request asks for the symbol's ex-factors (its tail) right after its bars: keep the
    * tail of the history it just built, or that lookup builds the whole history again once the
-   * history has left the memo (BENCHMARKS.md, "Memory", seventh session).
+   * history has left the memo (bench/suites/memory-soak.ts, at beed207).
    */
   const withTail = (inst: SimInstrument, h: DailyHistory): DailyHistory => {
     const tail = tails.get(inst.symbol);
@@ -216,7 +216,7 @@ export function createSimMarket(options: SimMarketOptions = {}): SimMarket {
     }
     // The tail needs the walk from the first day, not the full history kept: a quote batch of 20
     // cold symbols would push 20 histories into their memo and evict those candle requests are
-    // reading (BENCHMARKS.md, "Memory", seventh session).
+    // reading (bench/suites/memory-soak.ts, at beed207).
     const full = histories.has(inst.symbol) ? history(inst, now) : buildDailyHistory(inst, through, midnightOf(inst.region));
     const tail = tailOf(full, TAIL_BARS);
     tails.set(inst.symbol, tail);

@@ -17,7 +17,7 @@ import { minuteBarsBytes, type MinuteBars } from './minute.ts';
  * quote batch no longer pushes the full histories it builds for its tails into the memo. With
  * those, the random memory soak (32 connections, 5000 symbols) runs as fast as the earlier code
  * at 16 MiB, with no upstream timeouts, and the service stays inside its cache bounds + 20 MiB
- * after GC (BENCHMARKS.md, "Memory", seventh session). The floor is the stream: the hub refreshes
+ * after GC (bench/suites/memory-soak.ts, at beed207). The floor is the stream: the hub refreshes
  * every subscribed symbol each tick in the same order, and an LRU smaller than that set misses on
  * every access; the tails and 1m days here hold all 145 CN and HK pool stocks (8 MiB did not).
  * A stream or load test over more simulated symbols wants more.

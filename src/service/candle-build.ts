@@ -98,7 +98,7 @@ export function release(packed: Packed): void {
  * The packed columns read in place, for the worker's build: the pipeline only reads its raw bars
  * by index (and slices them), so the transferred buffers serve as they are, and a build of N base
  * bars does not copy 7 × N numbers onto the worker's heap first. (It did not move the soak's peak
- * RSS measurably: BENCHMARKS.md "Memory".)
+ * RSS measurably: bench/suites/memory-soak.ts.)
  */
 export function viewPacked(packed: Packed): Candles {
   return columnsOf(packed, (name) => (packed[name] ?? new Float64Array(0)) as unknown as number[]);
