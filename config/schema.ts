@@ -57,7 +57,7 @@ export const ConfigSchema = Type.Object({
     /**
      * Cache hits answered by the fast path: 'summary' (default) logs each at debug and, at info, one
      * `cache hits` line per hitSummaryMs with their counts by key, route and status; 'lines' logs
-     * each at info, as every other request (STYLE: no logging at info on the hot path).
+     * each at info, as every other request (no logging at info on the hot path).
      */
     hits: Type.Optional(Type.Union([Type.Literal('summary'), Type.Literal('lines')])),
     /** How often the `cache hits` summary line is written (when there were any), ms. Default 60 s. */

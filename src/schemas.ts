@@ -139,7 +139,7 @@ const ADJUST_DESCRIPTION = 'Default forward. none: raw prices. forward / backwar
   + 'built from each event\'s ex-rights reference price (cash subtracted, bonus and rights shares divide).';
 const Adjust = Type.Union(ADJUST_TYPES.map((v) => Type.Literal(v)), { description: ADJUST_DESCRIPTION });
 
-// The answer's format (issue 26; README "Formats and paging"): wins over the Accept header.
+// The answer's format (issue 26; docs/formats.md): wins over the Accept header.
 const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Literal(v)), {
   description: 'Default json (or what Accept asks for: application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet). csv, arrow and parquet answer one typed table; batch answers in long form with a symbol column.',
 }));

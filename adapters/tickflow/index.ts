@@ -1,5 +1,4 @@
-// TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (docs/vendors.md#tickflow,
-// tickflow-compat.md). Candles are always fetched with adjust=none; CN volume is converted to
+// TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (docs/vendors.md#tickflow). Candles are always fetched with adjust=none; CN volume is converted to
 // shares; TickFlow universes serve our pools.
 
 import type { Candles, PoolId, SymbolRef } from '../../src/domain.ts';
@@ -26,7 +25,7 @@ import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 // data and no minute bars (docs/vendors.md#tickflow), and says so in its capabilities.
 export type { TickflowOptions };
 
-/** Our pool ids → TickFlow universe ids (tickflow-compat.md §3). */
+/** Our pool ids → TickFlow universe ids (docs/vendors.md#tickflow-requests). */
 export const TICKFLOW_UNIVERSES: Record<PoolId, string> = {
   CN_Stock: 'CN_Equity_A',
   US_Stock: 'US_Equity',

@@ -11,7 +11,7 @@
 //   const whole = await history.stored(adapter.id, query);             // or undefined
 //   const raw = whole ?? await runPass(history.pass(adapter.id, query), (q) => adapter.getCandles(q, ctx));
 //
-// Decisions (README "Candle history store" has the operator's view):
+// Decisions (docs/store.md has the operator's view):
 // - Coverage is a list of inclusive [lo, hi] label ranges per series, stored with the bars in the
 //   same transaction. Ranges known to hold no bars (holidays, suspensions, before listing) are
 //   covered like any other, so they are never asked for twice.

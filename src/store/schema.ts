@@ -2,7 +2,7 @@
 // (history_schema holds one row) inside one transaction at boot; a store written by newer code
 // stops the boot instead of being read with the wrong layout.
 //
-// Layout since version 2 (bytes per bar measured in README "Candle history store"):
+// Layout since version 2 (bytes per bar measured in docs/store.md):
 //   series(id, adapter, symbol, period)           unique (adapter, symbol, period)
 //   blocks(series, block, n, data)                primary key (series, block): the n bars of one UTC
 //                                                 day (1m) or 128 days (1d) as one blob (blocks.ts)
@@ -32,7 +32,7 @@ export const SQLITE_STEPS: readonly string[][] = [
     // WITHOUT ROWID: the (series, ts) key is the table, no second b-tree for a rowid. `scaled`
     // bit 1: prices hold price × 1000, bit 2: amount holds amount × 100, set only where that round
     // trip is exact. SQLite writes integral values of REAL columns as 1–6 byte integers, so a
-    // scaled bar takes ~53 bytes instead of ~82 (measured, README).
+    // scaled bar takes ~53 bytes instead of ~82 (measured, docs/store.md).
     `CREATE TABLE bars (series INTEGER NOT NULL, ts INTEGER NOT NULL, open REAL NOT NULL, high REAL NOT NULL,
        low REAL NOT NULL, close REAL NOT NULL, volume INTEGER NOT NULL, amount REAL NOT NULL, prev_close REAL,
        scaled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (series, ts)) WITHOUT ROWID`,
