@@ -84,7 +84,37 @@ export interface Adapter {
   listPool?(pool: PoolId, ctx?: CallContext): Promise<PoolDetail | undefined>;
   /** Cheap reachability probe for /readyz; must not spend vendor quota where avoidable. */
   ready?(): Promise<boolean>;
+  /**
+   * The vendor's push feed, where it has one (a WebSocket it streams quotes and depth on): the
+   * stream subscribes there instead of polling while the feed is connected. Opening connects
+   * nothing; the feed connects on `start()`.
+   */
+  openPush?(listener: PushListener): PushFeed;
   close?(): Promise<void>;
+}
+
+/** A channel a vendor pushes (the stream's channels). */
+export type PushChannel = 'quotes' | 'depth';
+
+/** What a push feed reports: normalised values (the shapes getQuotes/getDepth return) and its state. */
+export interface PushListener {
+  quotes(items: BySymbol<Quote>): void;
+  depth(items: BySymbol<Depth>): void;
+  /** Connected (subscriptions are live upstream) or lost (`reason`: why), each change once. */
+  state(connected: boolean, reason?: string): void;
+  /** A pushed message that could not be used (malformed, or the vendor's error message). */
+  problem(reason: string): void;
+}
+
+export interface PushFeed {
+  readonly connected: boolean;
+  /** Connects (and reconnects after a loss, with back-off) until close(). */
+  start(): void;
+  subscribe(channel: PushChannel, refs: readonly SymbolRef[]): void;
+  unsubscribe(channel: PushChannel, symbols: readonly string[]): void;
+  /** Symbols subscribed upstream on `channel`. */
+  subscribed(channel: PushChannel): number;
+  close(): Promise<void>;
 }
 
 /** The adapter methods, one per resource (the descriptors' `method`). */

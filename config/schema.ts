@@ -225,6 +225,11 @@ export const ConfigSchema = Type.Object({
       maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
       maxAgeMs: Type.Optional(Ms(1000, 86_400_000)),
     })),
+    /**
+     * Whether updates carry `seq` and are kept in the replay log for resumes. Default true; false:
+     * no `seq`, no replay log, a subscribe with `since` gets a snapshot.
+     */
+    sequence: Type.Optional(Type.Boolean()),
   }),
 });
 

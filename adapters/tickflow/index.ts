@@ -19,6 +19,7 @@ import {
 import { buildFinancialsRequest, parseFinancials } from './financials.ts';
 import { FINANCIALS_RESOURCES } from '../../src/financials/types.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
+import { TickflowPush } from './push.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
 // tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
@@ -103,7 +104,14 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
+  // The push feed (push.ts): real-time data, so the paid tier only.
+  const pushes = (options.push ?? true) && (options.tier ?? (new URL(ep.baseUrl).host === TICKFLOW_FREE_HOST ? 'free' : 'paid')) === 'paid';
+  const openPush: Adapter['openPush'] = (listener) => new TickflowPush({
+    baseUrl: ep.baseUrl, apiKey: ep.apiKey, units, reconnectMs: options.pushReconnectMs ?? TICKFLOW_DEFAULTS.pushReconnectMs, deps,
+  }, listener);
+
   return {
+    ...(pushes ? { openPush } : {}),
     id: ADAPTER_ID,
     label: options.label ?? 'tickflow',
     capabilities: tickflowCapabilities(options.maxBatch ?? TICKFLOW_DEFAULTS.maxBatch, options.tier ?? (new URL(ep.baseUrl).host === TICKFLOW_FREE_HOST ? 'free' : 'paid')),

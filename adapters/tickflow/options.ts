@@ -7,6 +7,8 @@ export const TICKFLOW_DEFAULTS = {
   baseUrl: 'https://api.tickflow.org',
   maxBatch: 100,
   maxKlinePages: 20,
+  /** The official client waits 3 s before reconnecting its stream. */
+  pushReconnectMs: 3000,
 } as const;
 
 /** The HTTP layer's defaults for TickFlow (`adapters.tickflow.http` overrides each). */
@@ -30,6 +32,14 @@ export const TICKFLOW_OPTIONS = Type.Object({
   /** paid or free (no real-time data, no minute bars); default free on free-api.tickflow.org. */
   tier: Type.Optional(Type.Union([Type.Literal('paid'), Type.Literal('free')])),
   label: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The stream subscribes to quotes and depth on the vendor's push feed (`/v1/ws/stream`) instead
+   * of polling them, falling back to polling while the feed is down. Default true on the paid
+   * tier; the free tier has no real-time data.
+   */
+  push: Type.Optional(Type.Boolean()),
+  /** First wait before reconnecting a lost push feed, ms (doubles to 30 s while it stays down). Default 3000. */
+  pushReconnectMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
 });
 
 export type TickflowOptions = Static<typeof TICKFLOW_OPTIONS>;

@@ -23,7 +23,7 @@ import referenceRoutes from '../routes/reference.ts';
 import universeRoutes from '../routes/universes.ts';
 import { SHARED_SCHEMAS } from '../schemas.ts';
 import { historyReadiness } from '../store/index.ts';
-import streamRoutes from '../stream/index.ts';
+import streamRoutes, { streamReadiness } from '../stream/index.ts';
 
 /** Every /v1 route plugin, registered in this order. */
 const ROUTES = [
@@ -45,6 +45,8 @@ export const routesPlugin = fp(async (app: FastifyInstance, options: { config: C
   const readinessChecks: ReadinessCheck[] = [];
   if (app.history.store !== undefined) readinessChecks.push(historyReadiness(app.history.store));
   if (app.sharedRedis !== undefined) readinessChecks.push(redisReadiness(app.sharedRedis.health));
+  const stream = streamReadiness(app);
+  if (stream !== undefined) readinessChecks.push(stream);
   await app.register(opsRoutes, {
     router: app.upstream.router, now, config, metrics: app.metrics, simulated: app.upstream.simulated,
     isClosing: () => app.isClosing(), readinessChecks,

@@ -20,6 +20,13 @@
 // every instance sends the same value at the same tick. The claiming instance numbers each changed
 // value (`seq`, sequencer.ts) before it publishes, so every instance sends the same `seq` for the
 // same update. Redis down: each instance ticks (and numbers) for itself.
+//
+// Upstream push (upstream-push.ts). Where a vendor pushes, one instance holds the upstream
+// subscription of a symbol: a lease per channel and symbol in `mdqs:v2:ws:push:{<channel>}`,
+// renewed by its holder at every tick while its push feed is connected and given up when the feed
+// is lost; a dead holder's lease runs out within the lease (the fleet lease, at least three
+// ticks). The holder numbers and publishes what the vendor pushes, as a claiming instance does a
+// refresh; no instance polls a symbol someone holds.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
@@ -107,6 +114,40 @@ for i = 2, #ARGV do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return out
+`;
+
+/**
+ * Upstream push leases: KEYS[1] a hash per channel, symbol → "<process> <expires ms>". ARGV: the
+ * process, lease ms, 1 claim (take free or expired symbols, renew own) or 0 release (drop own),
+ * then symbols → {symbols this process holds, symbols another live process holds}.
+ */
+const PUSH_LEASE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local me = ARGV[1]
+local lease = tonumber(ARGV[2])
+local claim = ARGV[3] == '1'
+local mine, taken = {}, {}
+for i = 4, #ARGV do
+  local symbol = ARGV[i]
+  local held = redis.call('HGET', KEYS[1], symbol)
+  local owner, expires = nil, 0
+  if held then
+    local space = string.find(held, ' ', 1, true)
+    owner = string.sub(held, 1, space - 1)
+    expires = tonumber(string.sub(held, space + 1))
+  end
+  if held and owner ~= me and expires > now then
+    taken[#taken + 1] = symbol
+  elseif claim then
+    redis.call('HSET', KEYS[1], symbol, me .. ' ' .. (now + lease))
+    mine[#mine + 1] = symbol
+  elseif owner == me then
+    redis.call('HDEL', KEYS[1], symbol)
+  end
+end
+redis.call('PEXPIRE', KEYS[1], lease * 4)
+return {mine, taken}
 `;
 
 /** One process's member of a key's live set, as the hub holds it (the heartbeat's input). */
@@ -243,6 +284,18 @@ export class StreamFleet {
     const key = redisKey('mdqs:ws:tick:', `${channel}:${slot}`);
     const ttl = Math.max(5_000, this.#o.tickMs * 10);
     return softly(this.#o.health, this.#o.timeoutMs, () => this.#o.redis.eval(CLAIM, 1, key, ttl, ...symbols) as Promise<string[]>);
+  }
+
+  /**
+   * Upstream push leases of `symbols` on `channel` (one holder per symbol fleet-wide, which alone
+   * subscribes upstream): `claim` takes the free ones and renews this process's for `leaseMs`;
+   * otherwise this process's are released. Undefined: Redis unavailable.
+   */
+  async pushLeases(channel: Channel, symbols: string[], claim: boolean, leaseMs: number): Promise<{ mine: string[]; taken: string[] } | undefined> {
+    if (symbols.length === 0) return { mine: [], taken: [] };
+    const key = redisKey('mdqs:ws:push:', channel);
+    const r = await softly(this.#o.health, this.#o.timeoutMs, () => this.#o.redis.eval(PUSH_LEASE, 1, key, this.tag, leaseMs, claim ? 1 : 0, ...symbols) as Promise<[string[], string[]]>);
+    return r === undefined ? undefined : { mine: r[0], taken: r[1] };
   }
 
   /** The values this instance refreshed at `slot`, to every other instance. */

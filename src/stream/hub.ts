@@ -8,6 +8,10 @@
 // With a fleet (fleet.ts, Redis configured), the caps count every instance's and worker's
 // connections, and ticks are the fleet's: aligned to the wall clock, each symbol refreshed by one
 // instance per tick and its value pushed by all.
+//
+// Where the vendor pushes (upstream-push.ts), the symbols its feed serves are not polled: the
+// instance holding a symbol's push lease numbers and publishes what the vendor sends, as it would
+// a refresh.
 import type { FastifyBaseLogger } from 'fastify';
 import type WebSocket from 'ws';
 import type { KeyEntry } from '../access/keys.ts';
@@ -26,6 +30,7 @@ import { resume } from './resume.ts';
 import { Sequencer, withSeq } from './sequencer.ts';
 import { fanout, Subscriptions, type Entry } from './subscriptions.ts';
 import { TickSource } from './tick-source.ts';
+import type { UpstreamPush } from './upstream-push.ts';
 
 export type { Client } from './outbox.ts';
 export type { ConnectionTicket } from './caps.ts';
@@ -59,6 +64,13 @@ export interface HubOptions {
   fleet?: StreamFleet;
   /** Sequence numbers and the replay log (in process when not given). */
   sequencer?: Sequencer;
+  /**
+   * Whether updates carry `seq` and resumes read the replay log (stream.sequence; default true).
+   * Off: elements without `seq`, nothing logged, a `since` is a plain subscribe.
+   */
+  numbered?: boolean;
+  /** Vendors' push feeds (upstream-push.ts): the symbols they serve are not polled. */
+  push?: UpstreamPush;
 }
 
 export class StreamHub {
@@ -66,7 +78,7 @@ export class StreamHub {
   readonly #settings: StreamSettings;
   readonly #metrics: StreamMetrics;
   readonly #log: FastifyBaseLogger;
-  readonly #subscriptions = new Subscriptions();
+  readonly #subscriptions: Subscriptions;
   readonly #clients = new Set<Client>();
   readonly #outbox: Outbox;
   readonly #caps: StreamCaps;
@@ -74,6 +86,11 @@ export class StreamHub {
   readonly #fleet: StreamFleet | undefined;
   readonly #sequencer: Sequencer;
   readonly #liveness: Liveness;
+  readonly #numbered: boolean;
+  readonly #push: UpstreamPush | undefined;
+  /** Pushed values not yet numbered, latest per symbol (conflated while the previous batch is numbered). */
+  readonly #pushPending: Record<Channel, Map<string, unknown>> = { quotes: new Map(), depth: new Map() };
+  readonly #pushDraining: Record<Channel, boolean> = { quotes: false, depth: false };
   #manual = false;
   #ticking: Promise<void> | undefined;
 
@@ -83,6 +100,9 @@ export class StreamHub {
     this.#metrics = options.metrics;
     this.#log = options.log;
     this.#fleet = options.fleet;
+    this.#numbered = options.numbered ?? true;
+    this.#push = options.push;
+    this.#subscriptions = new Subscriptions(this.#numbered);
     this.#caps = new StreamCaps(options.fleet);
     this.#sequencer = options.sequencer ?? new Sequencer({ settings: { maxLength: 600, maxAgeMs: 300_000 }, now: options.now });
     this.#source = new TickSource({
@@ -246,7 +266,8 @@ export class StreamHub {
   }
 
   /** `since`: a resume, the last seq the client saw per symbol (those get what they missed, not a snapshot). */
-  async subscribe(client: Client, channel: Channel, refs: SymbolRef[], since?: Map<string, number>): Promise<void> {
+  async subscribe(client: Client, channel: Channel, refs: SymbolRef[], sinceAsked?: Map<string, number>): Promise<void> {
+    const since = this.#numbered ? sinceAsked : undefined;
     const have = client.subs[channel];
     const fresh = refs.filter((r) => !have.has(r.symbol));
     const state = this.#caps.state(client.owner);
@@ -284,7 +305,7 @@ export class StreamHub {
       if (fresh.length > 0) {
         // The seq of a symbol no one here subscribes to yet: the fleet's latest.
         const unseen = fresh.filter((r) => this.#subscriptions.get(channel, r.symbol) === undefined).map((r) => r.symbol);
-        [loaded, seqs] = await Promise.all([this.#source.load(channel, fresh) as Promise<Loaded>, this.#sequencer.latest(channel, unseen)]);
+        [loaded, seqs] = await Promise.all([this.#source.load(channel, fresh) as Promise<Loaded>, this.#numbered ? this.#sequencer.latest(channel, unseen) : unseen.map(() => 0)]);
         const latest = new Map(unseen.map((symbol, i) => [symbol, seqs[i]]));
         seqs = fresh.map((r) => latest.get(r.symbol) ?? this.#subscriptions.get(channel, r.symbol)?.seq ?? 0);
       }
@@ -328,7 +349,7 @@ export class StreamHub {
     if (now.length > 0) this.#sendRaw(client, ackFrame('subscribed', channel, now, have.size));
     if (added.length > 0) {
       // The snapshot is this client's own read (with the symbol's last seq); others learn of a change on the next tick.
-      const fragments = added.map((e) => withSeq(JSON.stringify(loaded?.items.get(e.ref.symbol)), e.seq));
+      const fragments = added.map((e) => this.#element(JSON.stringify(loaded?.items.get(e.ref.symbol)), e.seq));
       const frame = Buffer.from(dataFrame(channel, fragments));
       this.#outbox.deliver(client, channel, frame, () => added.map((e, i) => [e.ref.symbol, fragments[i]]));
     }
@@ -436,6 +457,9 @@ export class StreamHub {
     const fleet = this.#fleet;
     await Promise.all(CHANNELS.map(async (channel) => {
       let entries = [...this.#subscriptions.entries(channel)].filter((e) => live[e.ref.region]);
+      // What a vendor's push serves (here or on another instance) is not polled.
+      const pushed = this.#push?.enabled === true ? await this.#push.partition(channel, entries.map((e) => e.ref)) : undefined;
+      if (pushed !== undefined && pushed.size > 0) entries = entries.filter((e) => !pushed.has(e.ref.symbol));
       if (entries.length === 0) return;
       // With the fleet up: only the symbols this instance claims for the slot; the rest arrive
       // from the instances that claimed them. Redis unavailable: this instance refreshes all.
@@ -463,7 +487,7 @@ export class StreamHub {
         if (json !== entry.raw) changes.push([entry.ref.symbol, json, entry.seq]);
       }
       if (changes.length === 0) return;
-      const seqs = await this.#sequencer.append(channel, changes);
+      const seqs = await this.#number(channel, changes);
       const refreshed: FleetValues = { channel, slot, values: changes.map(([symbol, json], i) => [symbol, json, seqs[i]]) };
       if (claimed !== undefined) fleet?.publish(refreshed);
       this.#apply(refreshed);
@@ -480,10 +504,61 @@ export class StreamHub {
       if (entry === undefined || seq <= entry.seq) continue;
       entry.seq = seq;
       entry.raw = json;
-      entry.last = withSeq(json, seq);
+      entry.last = this.#element(json, seq);
       if (entry.clients.size > 0) changed.push(entry);
     }
     fanout(this.#outbox, channel, changed);
+  }
+
+  /**
+   * Values a vendor pushed for symbols this instance holds upstream: numbered and published as a
+   * tick's refresh would be. Batches are numbered one at a time per channel; what arrives
+   * meanwhile waits, the latest value per symbol.
+   */
+  pushed(channel: Channel, items: ReadonlyMap<string, unknown>): void {
+    const pending = this.#pushPending[channel];
+    for (const [symbol, value] of items) pending.set(symbol, value);
+    if (this.#pushDraining[channel]) return;
+    this.#pushDraining[channel] = true;
+    void (async () => {
+      try {
+        while (pending.size > 0) {
+          const batch = [...pending];
+          pending.clear();
+          await this.#publishPushed(channel, batch);
+        }
+      } catch (error) {
+        this.#log.warn({ err: error, channel }, 'stream: pushed values could not be sent');
+      } finally {
+        this.#pushDraining[channel] = false;
+      }
+    })();
+  }
+
+  async #publishPushed(channel: Channel, batch: [string, unknown][]): Promise<void> {
+    const changes: [string, string, number][] = [];
+    for (const [symbol, value] of batch) {
+      const entry = this.#subscriptions.get(channel, symbol);
+      if (entry === undefined) continue;
+      const json = JSON.stringify(value);
+      if (json !== entry.raw) changes.push([symbol, json, entry.seq]);
+    }
+    if (changes.length === 0) return;
+    const seqs = await this.#number(channel, changes);
+    const values: FleetValues = { channel, slot: this.#source.slotNow(), values: changes.map(([symbol, json], i) => [symbol, json, seqs[i]]) };
+    if (this.#fleet?.up === true) this.#fleet.publish(values);
+    this.#apply(values);
+    this.#outbox.service(this.#now());
+  }
+
+  /** Each change's number: the sequencer's (and its replay log), or with stream.sequence off the next one here. */
+  #number(channel: Channel, changes: [string, string, number][]): Promise<number[]> {
+    return this.#numbered ? this.#sequencer.append(channel, changes) : Promise.resolve(changes.map(([, , last]) => last + 1));
+  }
+
+  /** A pushed element: the value with its `seq` (stream.sequence off: as it is). */
+  #element(json: string, seq: number): string {
+    return this.#numbered ? withSeq(json, seq) : json;
   }
 
   #sendRaw(client: Client, text: string): void {

@@ -19,6 +19,8 @@ import { createStreamMetrics } from './metrics.ts';
 import { parseClientMessage } from './protocol.ts';
 import { DEFAULT_REPLAY, Sequencer } from './sequencer.ts';
 import { streamRouteSchema } from './docs.ts';
+import { UpstreamPush } from './upstream-push.ts';
+import type { ReadinessCheck } from '../health.ts';
 
 export { StreamHub } from './hub.ts';
 export { CLOSE } from './protocol.ts';
@@ -70,6 +72,12 @@ function streamFleet(app: FastifyInstance, ctx: AppContext): StreamFleet | undef
 }
 
 const hubs = new WeakMap<object, StreamHub>();
+const pushes = new WeakMap<object, UpstreamPush>();
+
+/** The /readyz check of the stream's upstream push modes, when some adapter has a push feed. */
+export function streamReadiness(app: FastifyInstance): ReadinessCheck | undefined {
+  return pushes.get(app.server)?.readiness();
+}
 
 /** The hub of an app (tests and benchmarks drive its ticks). */
 export function streamHub(app: FastifyInstance): StreamHub {
@@ -105,9 +113,24 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
     health: shared?.health,
     timeoutMs: shared?.timeoutMs,
   });
+  // Vendors' push feeds: the hub is created next, and the feeds deliver to it.
+  let hubOf: StreamHub | undefined;
+  const router = app.upstream.router;
+  const push = new UpstreamPush({
+    adapters: router.adapters,
+    chain: (channel, region) => router.configuredChain(channel, region),
+    fleet,
+    leaseMs: Math.max(settings.fleetLeaseMs ?? DEFAULT_FLEET_LEASE_MS, 3 * settings.tickMs),
+    now: ctx.now,
+    metrics,
+    log: app.log,
+    values: (channel, items) => hubOf?.pushed(channel, items),
+  });
   const hub = new StreamHub({
     fleet,
     sequencer,
+    numbered: settings.sequence ?? true,
+    push: push.enabled ? push : undefined,
     service: ctx.service,
     now: ctx.now,
     metrics,
@@ -122,7 +145,9 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
       edgeGraceMs: Math.max(live.quotes.open, live.depth.open) + ctx.config.cache.staleWhileRevalidate.quotesMs + settings.tickMs,
     },
   });
+  hubOf = hub;
   hubs.set(app.server, hub);
+  if (push.enabled) pushes.set(app.server, push);
   // Client messages count against the key's rate-limit bucket, the one its HTTP requests use:
   // per key over its window whatever its connections do, and fleet-wide through Redis.
   const limiter = keyLimiter(app, ctx);
@@ -158,6 +183,7 @@ export default async function streamRoutes(app: FastifyInstance, ctx: AppContext
     },
     preClose: async () => {
       await hub.shutdown(Math.min(5_000, ctx.config.server.shutdownGraceMs || 5_000));
+      await push.close();
       await fleet?.close();
       await new Promise<void>((resolve) => app.websocketServer.close(() => resolve()));
     },

@@ -10,6 +10,9 @@ export interface StreamMetrics {
   refreshes: Counter<'channel'>;
   closed: Counter<'reason'>;
   resumes: Counter<'outcome'>;
+  upstreamMode: Gauge<'adapter' | 'mode'>;
+  upstreamSymbols: Gauge<'adapter' | 'channel'>;
+  upstreamPushed: Counter<'adapter' | 'channel'>;
 }
 
 export function createStreamMetrics(registry: Registry): StreamMetrics {
@@ -23,5 +26,8 @@ export function createStreamMetrics(registry: Registry): StreamMetrics {
     refreshes: new Counter({ name: 'mdqs_ws_refreshes_total', help: 'Batched reads of subscribed symbols through the service (one per channel per tick).', labelNames: ['channel'], registers }),
     closed: new Counter({ name: 'mdqs_stream_closed_total', help: 'Stream connections closed, by reason: client (the client closed), missed_pong, slow_consumer, key_revoked, key_expired, plan_forbids, too_many_connections, shutdown.', labelNames: ['reason'], registers }),
     resumes: new Counter({ name: 'mdqs_stream_resumes_total', help: 'Subscribes with `since`: replayed (every missed update sent from the replay log) or gap (beyond the log for at least one symbol: a snapshot marked with the missed range).', labelNames: ['outcome'], registers }),
+    upstreamMode: new Gauge({ name: 'mdqs_stream_upstream_mode', help: "Per adapter with a push feed, its mode (1 for the current one): idle (not needed yet), push (subscribed on the vendor's feed), polling (the feed is down; symbols are polled each tick).", labelNames: ['adapter', 'mode'], registers }),
+    upstreamSymbols: new Gauge({ name: 'mdqs_stream_upstream_symbols', help: "Symbols this instance holds subscribed on a vendor's push feed (one instance per symbol fleet-wide).", labelNames: ['adapter', 'channel'], registers }),
+    upstreamPushed: new Counter({ name: 'mdqs_stream_upstream_pushed_total', help: "Values a vendor's push feed delivered for symbols this instance holds.", labelNames: ['adapter', 'channel'], registers }),
   };
 }

@@ -19,6 +19,12 @@ export interface Entry {
 
 export class Subscriptions {
   readonly #entries: Record<Channel, Map<string, Entry>> = { quotes: new Map(), depth: new Map() };
+  /** Whether elements carry `seq` (stream.sequence). */
+  readonly #numbered: boolean;
+
+  constructor(numbered = true) {
+    this.#numbered = numbered;
+  }
 
   get(channel: Channel, symbol: string): Entry | undefined {
     return this.#entries[channel].get(symbol);
@@ -41,7 +47,7 @@ export class Subscriptions {
   add(channel: Channel, ref: SymbolRef, client: Client, json: string, seq: number): Entry {
     let entry = this.#entries[channel].get(ref.symbol);
     if (entry === undefined) {
-      entry = { ref, clients: new Set(), raw: json, seq, last: withSeq(json, seq) };
+      entry = { ref, clients: new Set(), raw: json, seq, last: this.#numbered ? withSeq(json, seq) : json };
       this.#entries[channel].set(ref.symbol, entry);
     }
     entry.clients.add(client);
