@@ -113,7 +113,7 @@ export interface Instrument {
   ext: InstrumentExt;
 }
 
-export const POOL_IDS = ['CN_Stock', 'CN_ETF', 'HK_Stock', 'US_Stock'] as const;
+export const POOL_IDS = ['CN_Stock', 'CN_ETF', 'HK_Stock', 'US_Stock', 'CN_Index', 'HK_Index', 'US_Index'] as const;
 export type PoolId = (typeof POOL_IDS)[number];
 
 export interface PoolSummary {

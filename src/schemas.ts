@@ -193,7 +193,7 @@ export const FormatQuery = Type.Object({ format: FormatParam });
 
 export const QuotesQuery = Type.Object({
   symbols: Type.Optional(Type.String({ description: 'Comma-separated symbols (exactly one of symbols, universes)' })),
-  universes: Type.Optional(Type.String({ description: 'Comma-separated pool ids: CN_Stock, CN_ETF, HK_Stock, US_Stock (TickFlow aliases CN_Equity_A, HK_Equity, US_Equity)' })),
+  universes: Type.Optional(Type.String({ description: 'Comma-separated pool ids: CN_Stock, CN_ETF, HK_Stock, US_Stock, CN_Index, HK_Index, US_Index (TickFlow aliases CN_Equity_A, HK_Equity, US_Equity)' })),
   format: FormatParam,
 });
 

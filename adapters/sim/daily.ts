@@ -16,7 +16,7 @@ import { advanceWalk } from './walk.ts';
 import {
   commitColumns, dateKeyOf, NUMERIC_COLUMNS, reserveColumns, type DailyHistory, type Midnight, type WalkParams,
 } from './history.ts';
-import type { SimInstrument } from './instruments.ts';
+import { INDEX_TURNOVER, type SimInstrument } from './instruments.ts';
 
 // A history's shape lives in history.ts; importers of the daily model get it from here too.
 export type { DailyHistory, Midnight } from './history.ts';
@@ -46,10 +46,14 @@ function walkParams(inst: SimInstrument): WalkParams {
   // Share of float traded on an ordinary day: A-shares churn more than HK and US names.
   const turnoverLow = 0.003;
   const turnoverHigh = inst.region === 'CN' ? 0.03 : 0.015;
-  const turnover = turnoverLow * (turnoverHigh / turnoverLow) ** rng.next();
+  const drawn = turnoverLow * (turnoverHigh / turnoverLow) ** rng.next();
+  // An index's volume is sized by its row (instruments.ts), so its turnover is fixed.
+  const index = inst.type === 'index';
+  const turnover = index ? INDEX_TURNOVER : drawn;
   const suspendRoll = rng.next();
   const pct = limitPercent(inst);
-  const etf = inst.type === 'etf';
+  // An index moves like a basket: no limit-sized jumps, never suspended.
+  const etf = inst.type === 'etf' || index;
   return {
     // Under a tight limit (ST ±5%) a high volatility would pin the price to a limit most days.
     sigma: Math.min(inst.volatility / Math.sqrt(TRADING_DAYS_PER_YEAR), pct === undefined ? Infinity : pct / 100 / 2.6),

@@ -128,6 +128,8 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
       const kind = injector.corruption();
       let first = true;
       const books = bySymbol(symbols, (inst, now) => {
+        // An index has no order book.
+        if (inst.type === 'index') return undefined;
         const day = market.sessionDay(inst, now);
         if (day === undefined) return undefined;
         const book = buildDepth(inst, day, now);
@@ -206,7 +208,8 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
     async getFinancials(symbols, statement, ctx) {
       await gate(ctx);
       // The statements published by the session date, from the history's plan and paid events.
-      return bySymbol(symbols, (inst, now) => financials.series(inst, () => market.recent(inst, now), localDate(inst.region, now), statement));
+      // An index publishes no statements.
+      return bySymbol(symbols, (inst, now) => inst.type === 'index' ? undefined : financials.series(inst, () => market.recent(inst, now), localDate(inst.region, now), statement));
     },
 
     async listPool(pool: PoolId, ctx): Promise<PoolDetail | undefined> {

@@ -38,6 +38,12 @@ export interface SimInstrument {
   splits: boolean;
   /** Under special treatment: ±5% daily limit on the A-share board. */
   st?: boolean;
+  /**
+   * Indices only: the average price of a constituent share traded, in the trading currency, at the
+   * anchor level. An index's volume counts constituent shares, so its amount is volume × this
+   * (scaled with the index level), not volume × the index level.
+   */
+  shareValue?: number;
 }
 
 /**
@@ -158,6 +164,8 @@ const BJ_STOCKS: readonly Row[] = [
   ['832982', '锦波生物', '2023-07-20', 1.15e8, 5.0e7, 100, 250, 0.6, 'annual', 0.01],
   ['830799', '艾融软件', '2021-11-15', 2.1e8, 1.4e8, 100, 40, 0.65, 'annual', 0.005],
   ['839493', '并行科技', '2023-11-16', 5.97e7, 2.5e7, 100, 120, 0.7, 'none', 0],
+  // The 920 code form of 2025 on, as the TickFlow client's README writes this one; figures approximate.
+  ['920662', '方盛股份', '2023-12-28', 1.2e8, 6.0e7, 100, 20, 0.6, 'none', 0],
 ];
 
 // ETF share counts are fund units outstanding; every unit floats.
@@ -313,6 +321,47 @@ const US_STOCKS: readonly Row[] = [
   ['QQQ', 'Invesco QQQ Trust, Series 1', '1999-03-10', 6.5e8, 6.5e8, 1, 610, 0.2, 'quarterly', 0.005, 'ES'],
 ];
 
+/**
+ * code, name, date first published, level at the anchor, volatility, typical daily volume (shares
+ * of the constituents, as the exchanges and vendors count it), average traded share price.
+ * Dates are each index's launch (older ones start at the simulation's history start); levels,
+ * volumes and share prices are approximate real figures.
+ */
+type IndexRow = readonly [string, string, string, number, number, number, number];
+
+const CN_INDICES: readonly (readonly [Exchange, ...IndexRow])[] = [
+  ['SH', '000001', '上证指数', '1991-07-15', 3900, 0.18, 5.0e10, 12],
+  ['SH', '000300', '沪深300', '2005-04-08', 4600, 0.2, 2.0e10, 17],
+  ['SH', '000905', '中证500', '2007-01-15', 7200, 0.24, 1.5e10, 13],
+  ['SH', '000852', '中证1000', '2014-10-17', 7400, 0.27, 2.0e10, 12],
+  ['SH', '000016', '上证50', '2004-01-02', 3000, 0.18, 5.0e9, 20],
+  ['SH', '000688', '科创50', '2020-07-23', 1400, 0.35, 1.5e9, 40],
+  ['SZ', '399001', '深证成指', '1995-01-23', 13000, 0.22, 7.0e10, 14],
+  ['SZ', '399006', '创业板指', '2010-06-01', 3000, 0.3, 1.0e10, 30],
+  ['BJ', '899050', '北证50', '2022-11-21', 1400, 0.4, 6.0e8, 17],
+];
+const HK_INDICES: readonly (readonly [Exchange, ...IndexRow])[] = [
+  ['HK', 'HSI', '恒生指数', '1969-11-24', 26000, 0.22, 3.0e9, 27],
+  ['HK', 'HSCEI', '恒生中国企业指数', '1994-08-08', 9300, 0.25, 3.0e9, 17],
+  ['HK', 'HSTECH', '恒生科技指数', '2020-07-27', 5800, 0.32, 2.0e9, 20],
+];
+const US_INDICES: readonly (readonly [Exchange, ...IndexRow])[] = [
+  ['US', 'SPX', 'S&P 500', '1957-03-04', 6800, 0.16, 5.0e9, 150],
+  ['US', 'NDX', 'Nasdaq-100', '1985-01-31', 25000, 0.2, 4.0e9, 200],
+  ['US', 'DJI', 'Dow Jones Industrial Average', '1896-05-26', 47000, 0.15, 5.0e8, 300],
+];
+
+/** The walk trades 1% of `floatShares` on an ordinary day for indices (daily.ts). */
+export const INDEX_TURNOVER = 0.01;
+
+function buildIndices(rows: readonly (readonly [Exchange, ...IndexRow])[], pool: PoolId): SimInstrument[] {
+  return rows.map(([exchange, code, name, listingDate, price, volatility, dailyVolume, shareValue]) => Object.freeze({
+    symbol: `${code}.${exchange}`, code, exchange, region: REGION_OF[exchange], name, type: 'index', pool, listingDate,
+    totalShares: dailyVolume / INDEX_TURNOVER, floatShares: dailyVolume / INDEX_TURNOVER, lotSize: exchange === 'HK' || exchange === 'US' ? 1 : 100,
+    price, volatility, dividend: 'none', dividendYield: 0, bonusShares: false, splits: false, shareValue,
+  } satisfies SimInstrument));
+}
+
 export const SIM_INSTRUMENTS: readonly SimInstrument[] = Object.freeze([
   ...build(SH_STOCKS, 'SH', 'CN_Stock', 'stock'),
   ...build(SZ_STOCKS, 'SZ', 'CN_Stock', 'stock'),
@@ -321,6 +370,9 @@ export const SIM_INSTRUMENTS: readonly SimInstrument[] = Object.freeze([
   ...build(SZ_ETFS, 'SZ', 'CN_ETF', 'etf'),
   ...build(HK_STOCKS, 'HK', 'HK_Stock', 'stock'),
   ...build(US_STOCKS, 'US', 'US_Stock', 'stock'),
+  ...buildIndices(CN_INDICES, 'CN_Index'),
+  ...buildIndices(HK_INDICES, 'HK_Index'),
+  ...buildIndices(US_INDICES, 'US_Index'),
 ]);
 
 export const SIM_POOLS: readonly { id: PoolId; name: string; region: Region; category: string }[] = Object.freeze([
@@ -328,6 +380,9 @@ export const SIM_POOLS: readonly { id: PoolId; name: string; region: Region; cat
   { id: 'CN_ETF', name: '沪深ETF', region: 'CN', category: 'etf' },
   { id: 'HK_Stock', name: '港股', region: 'HK', category: 'equity' },
   { id: 'US_Stock', name: '美股', region: 'US', category: 'equity' },
+  { id: 'CN_Index', name: 'A股指数', region: 'CN', category: 'index' },
+  { id: 'HK_Index', name: '港股指数', region: 'HK', category: 'index' },
+  { id: 'US_Index', name: '美股指数', region: 'US', category: 'index' },
 ]);
 
 const BY_SYMBOL: ReadonlyMap<string, SimInstrument> = new Map(SIM_INSTRUMENTS.map((i) => [i.symbol, i]));

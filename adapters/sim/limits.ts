@@ -18,9 +18,9 @@ export interface LimitPrices {
   down: number;
 }
 
-/** The limit in whole percent, or undefined for markets without daily limits (HK, US). */
+/** The limit in whole percent, or undefined for markets without daily limits (HK, US) and for indices. */
 export function limitPercent(rules: LimitRules): number | undefined {
-  if (rules.region !== 'CN') return undefined;
+  if (rules.region !== 'CN' || rules.type === 'index') return undefined;
   if (rules.type === 'etf') return 10;
   if (rules.exchange === 'BJ') return 30;
   const growthBoard = /^(300|301|688|689)/.test(rules.code);

@@ -53,7 +53,8 @@ export function buildQuote(inst: SimInstrument, day: SessionDay, now: number): Q
       amplitude: round6((high - low) / prev),
       change_amount: changeAmount,
       change_pct: round6(changeAmount / prev),
-      turnover_rate: round6(volume / floatShares),
+      // An index has no float of its own to turn over.
+      turnover_rate: inst.type === 'index' ? null : round6(volume / floatShares),
     },
   };
 }
@@ -104,6 +105,7 @@ export function buildDepth(inst: SimInstrument, day: SessionDay, now: number): D
 }
 
 export function buildInstrument(inst: SimInstrument, day: SessionDay | undefined): Instrument {
+  if (inst.type === 'index') return indexInstrument(inst);
   const shares = day === undefined ? 1 : shareMultiplier(day.history, day.date);
   const limits = day === undefined ? undefined : limitPrices(inst, day.prevClose);
   const price = day === undefined ? inst.price : lastPrice(day);
@@ -123,6 +125,22 @@ export function buildInstrument(inst: SimInstrument, day: SessionDay | undefined
       tick_size: tickSizeAt(inst, price),
       total_shares: Math.round(inst.totalShares * shares),
       lot_size: inst.lotSize,
+    },
+  };
+}
+
+/** An index: no shares, no price limits, no board lot; levels tick in hundredths. */
+function indexInstrument(inst: SimInstrument): Instrument {
+  return {
+    code: inst.code,
+    exchange: inst.exchange,
+    name: inst.name,
+    region: inst.region,
+    symbol: inst.symbol,
+    type: 'index',
+    ext: {
+      type: EXT_TYPE[inst.region], float_shares: null, limit_down: null, limit_up: null,
+      listing_date: inst.listingDate, tick_size: tickSizeAt(inst, inst.price), total_shares: null,
     },
   };
 }

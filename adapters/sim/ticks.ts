@@ -26,6 +26,7 @@ const HK_SPREADS: readonly { upper: number; tick: number }[] = [
 
 /** Decimals that every grid price of the market fits in. */
 export function priceDecimals(rules: PriceRules): number {
+  if (rules.type === 'index') return 2;
   if (rules.region === 'CN') return rules.type === 'etf' ? 3 : 2;
   if (rules.region === 'HK') return 3;
   return 4;
@@ -51,6 +52,8 @@ function hkBandIndex(price: number, strictlyBelowUpper: boolean): number {
 
 /** The tick of the band a price sits in (what a quote screen shows as the tick size). */
 export function tickSizeAt(rules: PriceRules, price: number): number {
+  // Index levels are published to two decimals in every market (no HK spread table).
+  if (rules.type === 'index') return 0.01;
   if (rules.region === 'CN') return rules.type === 'etf' ? 0.001 : 0.01;
   if (rules.region === 'HK') return HK_SPREADS[hkBandIndex(price, false)].tick;
   return price < 1 ? 0.0001 : 0.01;
@@ -78,7 +81,10 @@ export function snapAt(rules: PriceRules, prices: Float64Array, at: number, mode
   const price = prices[at];
   let scale: number;
   let tick: number;
-  if (rules.region === 'CN') {
+  if (rules.type === 'index') {
+    scale = 100;
+    tick = 0.01;
+  } else if (rules.region === 'CN') {
     const etf = rules.type === 'etf';
     scale = etf ? 1000 : 100;
     tick = etf ? 0.001 : 0.01;
@@ -94,7 +100,7 @@ export function snapAt(rules: PriceRules, prices: Float64Array, at: number, mode
   const n = mode === 'up' ? Math.ceil(steps - 1e-7) : mode === 'down' ? Math.floor(steps + 1e-7) : Math.floor(steps + 0.5 + 1e-9);
   prices[at] = Math.round(Math.max(1, n) * tick * scale) / scale;
   // Rounding can cross an HK band edge onto a price that is off the new band's grid.
-  if (rules.region === 'HK' && !onGrid(rules, prices[at])) snapAt(rules, prices, at, mode === 'up' ? 'up' : 'down');
+  if (rules.region === 'HK' && rules.type !== 'index' && !onGrid(rules, prices[at])) snapAt(rules, prices, at, mode === 'up' ? 'up' : 'down');
 }
 
 /** snapAt, then clamped to [prices[low], prices[high]] (the day's limit prices), in place; `at` is a slot of its own. */
@@ -115,7 +121,7 @@ export function onGrid(rules: PriceRules, price: number): boolean {
 
 /** The next grid price above `price` (which is on the grid). */
 export function stepUp(rules: PriceRules, price: number): number {
-  const tick = rules.region === 'HK' ? HK_SPREADS[hkBandIndex(price, true)].tick : tickSizeAt(rules, price);
+  const tick = rules.region === 'HK' && rules.type !== 'index' ? HK_SPREADS[hkBandIndex(price, true)].tick : tickSizeAt(rules, price);
   return fixDecimals(price + tick, priceDecimals(rules));
 }
 
@@ -123,7 +129,8 @@ export function stepUp(rules: PriceRules, price: number): number {
 export function stepDown(rules: PriceRules, price: number): number | undefined {
   const decimals = priceDecimals(rules);
   let tick: number;
-  if (rules.region === 'HK') tick = HK_SPREADS[hkBandIndex(price, false)].tick;
+  if (rules.type === 'index') tick = 0.01;
+  else if (rules.region === 'HK') tick = HK_SPREADS[hkBandIndex(price, false)].tick;
   else if (rules.region === 'US') tick = price <= 1 + 1e-9 ? 0.0001 : 0.01;
   else tick = tickSizeAt(rules, price);
   const lower = fixDecimals(price - tick, decimals);

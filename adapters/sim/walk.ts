@@ -52,6 +52,8 @@ function advanceDays(
   const { timestamp, open: opens, high: highs, low: lows, close: closes, volume: volumes, amount: amounts, prevClose } = columns;
   let n = history.dates.length;
   const pct = limitPercent(inst);
+  // An index's volume counts constituent shares: its amount follows their price, not its level.
+  const amountScale = inst.shareValue === undefined ? 1 : inst.shareValue / inst.price;
   for (; walk.cursor < stop; walk.cursor++, walk.index++) {
     const date = walk.days[walk.cursor];
     const noise = walk.noise[walk.cursor];
@@ -135,7 +137,7 @@ function advanceDays(
     lows[n] = low;
     closes[n] = close;
     volumes[n] = volume;
-    amounts[n] = Math.round(volume * typical * 100) / 100;
+    amounts[n] = Math.round(volume * typical * amountScale * 100) / 100;
     prevClose[n] = base;
     n++;
     walk.lastClose = close;

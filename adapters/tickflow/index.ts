@@ -27,11 +27,13 @@ import { TickflowPush } from './push.ts';
 export type { TickflowOptions };
 
 /** Our pool ids → TickFlow universe ids (docs/vendors.md#tickflow-requests). */
-export const TICKFLOW_UNIVERSES: Record<PoolId, string> = {
+export const TICKFLOW_UNIVERSES: Partial<Record<PoolId, string>> = {
   CN_Stock: 'CN_Equity_A',
   US_Stock: 'US_Equity',
   HK_Stock: 'HK_Equity',
   CN_ETF: 'CN_ETF',
+  // No TickFlow universe of HK or US indices is known.
+  CN_Index: 'CN_Index',
 };
 
 export const TICKFLOW_FREE_HOST = 'free-api.tickflow.org';

@@ -6,6 +6,9 @@ const POOLS: Record<string, PoolId> = {
   CN_ETF: 'CN_ETF',
   HK_Stock: 'HK_Stock',
   US_Stock: 'US_Stock',
+  CN_Index: 'CN_Index',
+  HK_Index: 'HK_Index',
+  US_Index: 'US_Index',
   // TickFlow names, accepted so its clients work unchanged.
   CN_Equity_A: 'CN_Stock',
   HK_Equity: 'HK_Stock',
@@ -17,6 +20,9 @@ export const POOL_REGION: Record<PoolId, Region> = {
   CN_ETF: 'CN',
   HK_Stock: 'HK',
   US_Stock: 'US',
+  CN_Index: 'CN',
+  HK_Index: 'HK',
+  US_Index: 'US',
 };
 
 /** Canonical pool id for an id or alias (case-sensitive, like TickFlow); `undefined` if unknown. */

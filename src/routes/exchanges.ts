@@ -13,11 +13,11 @@ import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
 const EXCHANGES: readonly { exchange: Exchange; region: Region; pools: readonly PoolId[] }[] = [
-  { exchange: 'SH', region: 'CN', pools: ['CN_Stock', 'CN_ETF'] },
-  { exchange: 'SZ', region: 'CN', pools: ['CN_Stock', 'CN_ETF'] },
-  { exchange: 'BJ', region: 'CN', pools: ['CN_Stock'] },
-  { exchange: 'HK', region: 'HK', pools: ['HK_Stock'] },
-  { exchange: 'US', region: 'US', pools: ['US_Stock'] },
+  { exchange: 'SH', region: 'CN', pools: ['CN_Stock', 'CN_ETF', 'CN_Index'] },
+  { exchange: 'SZ', region: 'CN', pools: ['CN_Stock', 'CN_ETF', 'CN_Index'] },
+  { exchange: 'BJ', region: 'CN', pools: ['CN_Stock', 'CN_Index'] },
+  { exchange: 'HK', region: 'HK', pools: ['HK_Stock', 'HK_Index'] },
+  { exchange: 'US', region: 'US', pools: ['US_Stock', 'US_Index'] },
 ];
 
 const TYPES: readonly InstrumentType[] = ['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other'];

@@ -44,7 +44,7 @@ export default async function universeRoutes(app: FastifyInstance, ctx: RouteCon
     schema: {
       operationId: 'getUniverse',
       summary: 'One pool with its member symbols',
-      description: 'Ids: CN_Stock, CN_ETF, HK_Stock, US_Stock; TickFlow aliases CN_Equity_A, HK_Equity, US_Equity. Unknown id: 404 NOT_FOUND.',
+      description: 'Ids: CN_Stock, CN_ETF, HK_Stock, US_Stock, CN_Index, HK_Index, US_Index; TickFlow aliases CN_Equity_A, HK_Equity, US_Equity. Unknown id: 404 NOT_FOUND.',
       tags: ['reference'],
       params: UniverseParams,
       response: { 200: dataOf(refs.PoolDetail), ...ERROR_RESPONSES },

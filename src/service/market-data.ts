@@ -14,6 +14,7 @@ import type {
 } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
+import { isIndexSymbol } from '../markets/indices.ts';
 import { windowFor } from '../store/plan.ts';
 import { DAY_MS } from '../markets/time.ts';
 import { aggregationFor, baseFetchFor, type BaseFetch } from './candle-plan.ts';
@@ -125,16 +126,39 @@ export class MarketDataService {
     return this.bySymbol('quotes', refs);
   }
 
+  /** Indices have no order book: they are absent (unknown) without asking a vendor. */
   async depth(refs: readonly SymbolRef[]): Promise<BatchResult<Depth>> {
-    return this.bySymbol('depth', refs);
+    if (!refs.some(isIndexSymbol)) return this.bySymbol('depth', refs);
+    const books = refs.filter((ref) => !isIndexSymbol(ref));
+    const result = books.length === 0 ? undefined : await this.bySymbol('depth', books);
+    const unknown = refs.filter((ref) => isIndexSymbol(ref) || result?.unknown.includes(ref.symbol) === true).map((ref) => ref.symbol);
+    const failed = result?.failed ?? [];
+    return {
+      items: result?.items ?? new Map(), unknown, failed, missing: [...unknown, ...failed],
+      upstreams: result?.upstreams ?? new Set(), status: result?.status ?? emptyStatus(),
+    };
   }
 
   async instruments(refs: readonly SymbolRef[]): Promise<BatchResult<Instrument>> {
     return this.bySymbol('instruments', refs);
   }
 
+  /** An index has no ex-rights events: an empty list, without asking a vendor. */
   async exFactors(refs: readonly SymbolRef[], start?: number, end?: number): Promise<BatchResult<ExFactor[]>> {
-    const result = settle(refs, await this.#loader.load(this.#resources.exFactors, refs));
+    const securities = refs.filter((ref) => !isIndexSymbol(ref));
+    const loaded = securities.length === 0
+      ? { items: new Map<string, ExFactor[]>(), unknown: [], failed: new Map(), status: emptyStatus() }
+      : await this.#loader.load(this.#resources.exFactors, securities);
+    const result = settle(securities, loaded);
+    if (securities.length < refs.length) {
+      // Request order, as the loader keeps it.
+      const items = new Map<string, ExFactor[]>();
+      for (const ref of refs) {
+        const events = isIndexSymbol(ref) ? [] : result.items.get(ref.symbol);
+        if (events !== undefined) items.set(ref.symbol, events);
+      }
+      result.items = items;
+    }
     if (start !== undefined || end !== undefined) {
       const lo = start ?? Number.NEGATIVE_INFINITY;
       const hi = end ?? Number.POSITIVE_INFINITY;
@@ -282,6 +306,8 @@ export class MarketDataService {
    * every event, even when it lies outside the requested window.
    */
   async #adjustEvents(ref: SymbolRef, adjust: AdjustType): Promise<{ events: AdjustEvent[]; status: DataStatus }> {
+    // `adjust` on an index is accepted and changes nothing.
+    if (isIndexSymbol(ref)) return { events: [], status: emptyStatus() };
     const loaded = await this.#loader.load(this.#resources.exFactors, [ref]);
     const error = loaded.failed.get(ref.symbol);
     if (error !== undefined) throw error;

@@ -26,7 +26,7 @@ const USAGE = `usage:
   history warm --universe ${POOL_IDS.join('|')} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]
 `;
 
-const POOL_REGION: Record<PoolId, Region> = { CN_Stock: 'CN', CN_ETF: 'CN', HK_Stock: 'HK', US_Stock: 'US' };
+const POOL_REGION: Record<PoolId, Region> = { CN_Stock: 'CN', CN_ETF: 'CN', HK_Stock: 'HK', US_Stock: 'US', CN_Index: 'CN', HK_Index: 'HK', US_Index: 'US' };
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 class UsageError extends Error {}

@@ -14,10 +14,13 @@ afterAll(async () => {
 
 const headers = { 'x-api-key': KEYS.demo };
 const SUMMARIES = [
-  { id: 'CN_Stock', name: 'A股', region: 'CN', category: 'equity', symbol_count: 86 },
+  { id: 'CN_Stock', name: 'A股', region: 'CN', category: 'equity', symbol_count: 87 },
   { id: 'CN_ETF', name: '沪深ETF', region: 'CN', category: 'etf', symbol_count: 25 },
   { id: 'HK_Stock', name: '港股', region: 'HK', category: 'equity', symbol_count: 59 },
   { id: 'US_Stock', name: '美股', region: 'US', category: 'equity', symbol_count: 54 },
+  { id: 'CN_Index', name: 'A股指数', region: 'CN', category: 'index', symbol_count: 9 },
+  { id: 'HK_Index', name: '港股指数', region: 'HK', category: 'index', symbol_count: 3 },
+  { id: 'US_Index', name: '美股指数', region: 'US', category: 'index', symbol_count: 3 },
 ];
 
 async function detail(id: string) {
@@ -27,7 +30,7 @@ async function detail(id: string) {
 }
 
 describe('GET /v1/universes', () => {
-  it('lists the four pools with their member counts', async () => {
+  it('lists the seven pools with their member counts', async () => {
     const res = await app.inject({ url: '/v1/universes', headers });
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-upstream']).toBe('sim');
@@ -61,9 +64,9 @@ describe('GET /v1/universes/{id}', () => {
     expect({ ...viaAlias, id }).toEqual(canonical);
   });
 
-  it('the pools hold 224 distinct instruments together', async () => {
+  it('the pools hold 240 distinct instruments together (225 securities, 15 indices)', async () => {
     const all = (await Promise.all(SUMMARIES.map((s) => detail(s.id)))).flatMap((d) => d.symbols);
-    expect(new Set(all).size).toBe(224);
+    expect(new Set(all).size).toBe(240);
   });
 });
 

@@ -25,7 +25,7 @@ describe('resolvePoolId', () => {
 
 describe('POOL_REGION', () => {
   it('gives the market of every canonical pool', () => {
-    expect(POOL_REGION).toEqual({ CN_Stock: 'CN', CN_ETF: 'CN', HK_Stock: 'HK', US_Stock: 'US' });
+    expect(POOL_REGION).toEqual({ CN_Stock: 'CN', CN_ETF: 'CN', HK_Stock: 'HK', US_Stock: 'US', CN_Index: 'CN', HK_Index: 'HK', US_Index: 'US' });
   });
 
   it('aliases resolve into a pool with a region', () => {

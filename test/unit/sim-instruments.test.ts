@@ -35,7 +35,7 @@ describe('SIM_INSTRUMENTS', () => {
 
   it('uses the code shape of each market', () => {
     for (const i of SIM_INSTRUMENTS) {
-      if (i.exchange === 'HK') expect(i.code, i.symbol).toMatch(/^\d{5}$/);
+      if (i.exchange === 'HK') expect(i.code, i.symbol).toMatch(i.type === 'index' ? /^[A-Z]+$/ : /^\d{5}$/);
       else if (i.exchange === 'US') expect(i.code, i.symbol).toMatch(/^[A-Z]+(\.[A-Z])?$/);
       else expect(i.code, i.symbol).toMatch(/^\d{6}$/);
     }
@@ -50,9 +50,9 @@ describe('SIM_INSTRUMENTS', () => {
   it('keeps region, pool and type consistent with the exchange', () => {
     for (const i of SIM_INSTRUMENTS) {
       expect(i.region, i.symbol).toBe(REGION[i.exchange]);
-      const pool = i.region === 'CN' ? (i.type === 'etf' ? 'CN_ETF' : 'CN_Stock') : `${i.region}_Stock`;
+      const pool = i.type === 'index' ? `${i.region}_Index` : i.region === 'CN' ? (i.type === 'etf' ? 'CN_ETF' : 'CN_Stock') : `${i.region}_Stock`;
       expect(i.pool, i.symbol).toBe(pool);
-      expect(['stock', 'etf']).toContain(i.type);
+      expect(['stock', 'etf', 'index']).toContain(i.type);
     }
   });
 
@@ -176,12 +176,15 @@ describe('simPoolMembers', () => {
 });
 
 describe('SIM_POOLS', () => {
-  it('describes the four pools', () => {
+  it('describes the seven pools', () => {
     expect(SIM_POOLS).toEqual([
       { id: 'CN_Stock', name: 'A股', region: 'CN', category: 'equity' },
       { id: 'CN_ETF', name: '沪深ETF', region: 'CN', category: 'etf' },
       { id: 'HK_Stock', name: '港股', region: 'HK', category: 'equity' },
       { id: 'US_Stock', name: '美股', region: 'US', category: 'equity' },
+      { id: 'CN_Index', name: 'A股指数', region: 'CN', category: 'index' },
+      { id: 'HK_Index', name: '港股指数', region: 'HK', category: 'index' },
+      { id: 'US_Index', name: '美股指数', region: 'US', category: 'index' },
     ]);
     expect(SIM_POOLS.map((p) => p.id).sort()).toEqual([...POOL_IDS].sort());
   });
