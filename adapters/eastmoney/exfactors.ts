@@ -1,5 +1,5 @@
 // Ex-factors from Eastmoney's corporate-action tables and raw daily closes (docs/vendors.md#eastmoney-dividends,
-// §1.8, §7.2): for an ex-date t with P_prev the raw close of the last trading day before t,
+// docs/vendors.md#ex-factors-from-corporate-actions): for an ex-date t with P_prev the raw close of the last trading day before t,
 // ref = (P_prev − cash + rights_price·rights) / (1 + bonus + transfer + rights) per share, and
 // ex_factor = P_prev / ref. Each record carries those parts (docs/contract.md#ex-factors-and-adjustment).
 //

@@ -48,7 +48,7 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
     },
     markets: ['CN', 'HK', 'US'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
-    // (§1.10): the router sends US ex-factors to the next adapter of the chain.
+    // (docs/vendors.md#eastmoney-dividends): the router sends US ex-factors to the next adapter of the chain.
     // Statements (financials.ts): HK from the F10 main-indicator table; A-shares from the F10
     // income, balance-sheet, cash-flow and share-capital tables, metrics derived from those.
     resourceMarkets: {

@@ -4,7 +4,7 @@
 import type { SymbolRef } from '../../src/domain.ts';
 import type { Resource, UpstreamRequest } from '../types.ts';
 
-/** Proxy symbol → Yahoo ticker (§4.3, §8). */
+/** Proxy symbol → Yahoo ticker (docs/vendors.md#symbol-mapping). */
 export function yahooSymbol(ref: SymbolRef): string {
   switch (ref.exchange) {
     case 'SH': return `${ref.code}.SS`;
