@@ -16,9 +16,9 @@ export interface EastmoneyUnits {
   volume: Record<Region, number>;
 }
 
-// A-shares report lots of 100 (§1.3–1.6, the trends sample checks out: 99 778 × 100 × 21.90 ≈
+// A-shares report lots of 100 (docs/vendors.md#eastmoney-quotes-depth-and-instruments; the trends sample checks out: 99 778 × 100 × 21.90 ≈
 // amount). HK and US report shares per akshare's docs. [verify] chose: HK depth volumes are
-// shares too (§1.10 leaves them open).
+// shares too (no public source says).
 export const DEFAULT_UNITS: EastmoneyUnits = { volume: { CN: 100, HK: 1, US: 1 } };
 
 const pct = (value: number | null): number | null => (value === null ? null : round(value / 100));
@@ -127,7 +127,7 @@ export function parseDepth(
   return checkedDepth(ref, time === null ? now : Math.round(time * 1000), BID_FIELDS.map(level), ASK_FIELDS.map(level), check);
 }
 
-// stock/get carries no security type (§1.7). [verify] chose: CN code-range conventions of the
+// stock/get carries no security type (docs/vendors.md#eastmoney-quotes-depth-and-instruments). [verify] chose: CN code-range conventions of the
 // exchanges; HK and US are reported as stocks.
 function cnInstrumentType(ref: SymbolRef): InstrumentType {
   const c = ref.code;
@@ -253,7 +253,7 @@ function rowBar(cols: string[], ref: SymbolRef, period: '1d' | '1m', units: East
   const open = num(1);
   return {
     t: t!,
-    // The first trend row of a day can carry open 0 (§1.6): a known quirk, not a bad row.
+    // The first trend row of a day can carry open 0 (docs/vendors.md#eastmoney-klines-and-trends): a known quirk, not a bad row.
     open: open === 0 ? close : open,
     close,
     high: num(3),

@@ -10,7 +10,7 @@ export const DEFAULT_UT = 'fa5fd1943c7b386f172d6893dbfba10b';
 export type UsMarket = 105 | 106 | 107;
 export const US_MARKETS: readonly UsMarket[] = [105, 106, 107];
 
-/** ulist.np/get field codes (a different code space from stock/get, §1.4). */
+/** ulist.np/get field codes (a different code space from stock/get, docs/vendors.md#eastmoney-quotes-depth-and-instruments). */
 export const ULIST_QUOTE_FIELDS = 'f2,f3,f4,f5,f6,f7,f8,f12,f13,f14,f15,f16,f17,f18,f124';
 export const ULIST_MARKET_FIELDS = 'f12,f13';
 /** stock/get: five bid levels f19/f20 … f11/f12, five ask levels f39/f40 … f31/f32, time f86. */
@@ -31,7 +31,7 @@ export function usTicker(ref: SymbolRef): string {
   return ref.code.replace(/[.-]/g, '_');
 }
 
-/** secid `<market>.<code>`: the suffix decides the market, never the first digit (§1.2). */
+/** secid `<market>.<code>`: the suffix decides the market, never the first digit (docs/vendors.md#eastmoney-market-numbers). */
 export function secidOf(ref: SymbolRef, usMarket?: UsMarket): string | undefined {
   switch (ref.exchange) {
     case 'SH': return `1.${ref.code}`;
@@ -87,7 +87,7 @@ export function buildTrendsRequest(host: string, secid: string, wire: EastmoneyW
   }, 'intraday', wire);
 }
 
-/** Dividend / bonus-share table RPT_SHAREBONUS_DET (§1.8), newest first. */
+/** Dividend / bonus-share table RPT_SHAREBONUS_DET (docs/vendors.md#eastmoney-dividends), newest first. */
 export function buildDividendRequest(host: string, code: string, wire: EastmoneyWire): UpstreamRequest {
   return request(host, '/api/data/v1/get', {
     sortColumns: 'EX_DIVIDEND_DATE', sortTypes: '-1', pageSize: '500', pageNumber: '1',
