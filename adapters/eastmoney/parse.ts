@@ -10,6 +10,7 @@ import type { Bar } from '../common/bars.ts';
 import { EXT_TYPE, checkedDepth, derivedExt, round, type DepthLevel } from '../common/shapes.ts';
 import { checkBars, checkQuotes, instrumentProblem, type JsonRecord, type PayloadReader, type RowCheck } from '../common/validate.ts';
 import type { UsMarket } from './requests.ts';
+import { isIndexSymbol } from '../../src/markets/indices.ts';
 
 export interface EastmoneyUnits {
   /** Shares per vendor volume unit, per market. */
@@ -55,7 +56,9 @@ export function parseUlistQuotes(
     const open = traded === null ? last : n('f17') ?? last;
     const high = traded === null ? last : n('f15') ?? last;
     const low = traded === null ? last : n('f16') ?? last;
-    const prev = prevClose ?? last;
+    // A row without f18 still says its change (f4): the previous close is last − change.
+    const change = n('f4');
+    const prev = prevClose ?? (change !== null && traded !== null ? round(last - change) : last);
     const derived = derivedExt(ref, '', { last, prevClose: prev, high, low });
     const time = n('f124');
     const halted = traded === null && suspendedToday(ref.region, now);
@@ -154,11 +157,12 @@ function listingDate(value: number | null): string | null {
 /** undefined when the instrument breaks an invariant (reported through `check`). */
 export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadReader, check: RowCheck): Instrument | undefined {
   const n = (k: string) => r.optionalNumber(data[k], `data.${k}`);
-  const type = ref.region === 'CN' ? cnInstrumentType(ref) : 'stock';
+  const index = isIndexSymbol(ref);
+  const type = index ? 'index' : ref.region === 'CN' ? cnInstrumentType(ref) : 'stock';
   const decimals = n('f59');
   const cn = ref.region === 'CN';
   // [verify] chose: HK spreads are banded (no single tick), so HK reports its smallest, 0.001.
-  const tick = ref.region === 'HK' ? 0.001 : decimals === null ? 0.01 : round(10 ** -decimals);
+  const tick = index ? 0.01 : ref.region === 'HK' ? 0.001 : decimals === null ? 0.01 : round(10 ** -decimals);
   const instrument: Instrument = {
     code: ref.code,
     exchange: ref.exchange,
@@ -168,12 +172,13 @@ export function parseInstrument(data: JsonRecord, ref: SymbolRef, r: PayloadRead
     type,
     ext: {
       type: EXT_TYPE[ref.region],
-      float_shares: n('f85'),
-      limit_down: cn ? n('f52') : null,
-      limit_up: cn ? n('f51') : null,
+      // An index has no shares and no price limits, whatever the row carries.
+      float_shares: index ? null : n('f85'),
+      limit_down: cn && !index ? n('f52') : null,
+      limit_up: cn && !index ? n('f51') : null,
       listing_date: listingDate(n('f189')),
       tick_size: tick,
-      total_shares: n('f84'),
+      total_shares: index ? null : n('f84'),
     },
   };
   const problem = instrumentProblem(instrument);

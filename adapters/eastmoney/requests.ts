@@ -31,8 +31,20 @@ export function usTicker(ref: SymbolRef): string {
   return ref.code.replace(/[.-]/g, '_');
 }
 
+/**
+ * HK and US indices under Eastmoney's index markets: 100 (global indices, DJI as DJIA) and 124
+ * (Hang Seng TECH), as public clients request them (mocks/fixtures/README.md). CN indices need no
+ * entry: 1.000300 and 0.399006 follow from the suffix like stocks.
+ */
+export const INDEX_SECIDS: Readonly<Record<string, string>> = {
+  'HSI.HK': '100.HSI', 'HSCEI.HK': '100.HSCEI', 'HSTECH.HK': '124.HSTECH',
+  'SPX.US': '100.SPX', 'NDX.US': '100.NDX', 'DJI.US': '100.DJIA',
+};
+
 /** secid `<market>.<code>`: the suffix decides the market, never the first digit (docs/vendors.md#eastmoney-market-numbers). */
 export function secidOf(ref: SymbolRef, usMarket?: UsMarket): string | undefined {
+  const index = INDEX_SECIDS[ref.symbol];
+  if (index !== undefined) return index;
   switch (ref.exchange) {
     case 'SH': return `1.${ref.code}`;
     case 'SZ':

@@ -7,7 +7,7 @@
 
 import { LRUCache } from 'lru-cache';
 import type { SymbolRef } from '../../src/domain.ts';
-import { US_MARKETS, secidOf, usTicker, type UsMarket } from './requests.ts';
+import { INDEX_SECIDS, US_MARKETS, secidOf, usTicker, type UsMarket } from './requests.ts';
 
 export class UsMarketResolver {
   readonly #configured: ReadonlyMap<string, UsMarket>;
@@ -26,7 +26,8 @@ export class UsMarketResolver {
   candidates(refs: SymbolRef[]): string[] {
     const out: string[] = [];
     for (const ref of refs) {
-      if (ref.region !== 'US' || this.known(ref) !== undefined) continue;
+      // Indices have a fixed secid (100.SPX): nothing to resolve.
+      if (ref.region !== 'US' || INDEX_SECIDS[ref.symbol] !== undefined || this.known(ref) !== undefined) continue;
       for (const market of US_MARKETS) out.push(`${market}.${usTicker(ref)}`);
     }
     return out;
