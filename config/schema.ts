@@ -192,8 +192,38 @@ export const ConfigSchema = Type.Object({
     })),
     /** Adapter ids whose candles bypass the store. */
     disabledAdapters: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-    /** `history warm`: pause between vendor calls, ms. Default 200. */
+    /** `history warm`: an extra pause between vendor calls, ms, on top of the vendor's budget. Default 0. */
     warmPauseMs: Type.Optional(Ms(0, 60_000)),
+    /** The recorder (src/recorder/): jobs whose members' closed bars are recorded after each close. */
+    record: Type.Optional(Type.Object({
+      /** Minutes after a market's close before its day is recorded (late prints settle). Default 20. */
+      delayMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 720 })),
+      /** On start, missed trading days up to this many back are caught up (what the vendor still serves). Default 10. */
+      catchUpDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+      /** The recorder waits while less than this share of a vendor's request budget is left (users keep it). Default 0.2. */
+      budgetReserve: Type.Optional(Type.Number({ minimum: 0, maximum: 0.9 })),
+      /** Member-days recorded at once per job (each one vendor call per period; the lane caps them per vendor). Default 4. */
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+      /** Days recorded series keep per base period; 0 keeps forever (the default). */
+      retentionDays: Type.Optional(Type.Object({
+        '1m': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),
+        '1d': Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500 })),
+      })),
+      jobs: Type.Optional(Type.Array(Type.Object({
+        /** Names the job in metrics, logs and /v1/meta. */
+        id: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }),
+        /** Universes whose members (as of each recorded day) are recorded. */
+        universes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 })),
+        /** Symbols recorded besides the universes' members. */
+        symbols: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 100_000 })),
+        /** Base periods recorded. Default [1d]. */
+        periods: Type.Optional(Type.Array(Type.Union([Type.Literal('1d'), Type.Literal('1m')]), { minItems: 1, maxItems: 2 })),
+        /** Also record each member's ex-factors and instruments, and each universe's membership. Defaults true. */
+        exFactors: Type.Optional(Type.Boolean()),
+        instruments: Type.Optional(Type.Boolean()),
+        membership: Type.Optional(Type.Boolean()),
+      }), { maxItems: 64 })),
+    })),
   })),
   /** WebSocket streaming (/v1/ws/stream, /v1/ws/quotes). */
   stream: Type.Object({

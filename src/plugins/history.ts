@@ -32,7 +32,7 @@ export const historyPlugin = fp(async (app: FastifyInstance, options: { config: 
       store = await openHistoryStore({
         seriesLock, lockWaitMs: options.config.upstream.deadlineMs,
         backend: settings.backend, sqlitePath: settings.sqlitePath, databaseUrl: settings.databaseUrl, postgresSchema: settings.postgresSchema, now: options.now,
-        revision: settings.revision, retentionDays: settings.retentionDays, registry: app.metrics.registry,
+        revision: settings.revision, retentionDays: settings.retentionDays, recordedRetentionDays: settings.record.retentionDays, registry: app.metrics.registry,
         log: { warn: (fields, message) => app.log.warn(fields, message), error: (fields, message) => app.log.error(fields, message) },
       });
     } catch (error) {

@@ -19,6 +19,13 @@ export interface DropFilter {
   to?: number;
 }
 
+export interface SeriesFilter {
+  adapter?: string;
+  period?: BasePeriod;
+  /** Only these symbols (absent: all). */
+  symbols?: readonly string[];
+}
+
 export interface PeriodStats {
   series: number;
   bars: number;
@@ -62,6 +69,20 @@ export interface ReferenceRow {
   data: string;
 }
 
+/** The recorder's records (schema.ts `ledger`). */
+export type LedgerKind = 'run' | 'members' | 'series';
+
+export interface LedgerRow {
+  name: string;
+  /** YYYY-MM-DD (a trading day), or '' for an undated record. */
+  day: string;
+  updatedAt: number;
+  data: string;
+}
+
+/** Which series a retention pass removes from: the ad-hoc fills' or the recorded ones (ledger 'series'). */
+export type PruneScope = 'adhoc' | 'recorded';
+
 /** Test seam: runs inside a fill transaction after the bars are written, before coverage and commit. */
 export type FillHook = () => void | Promise<void>;
 
@@ -69,6 +90,8 @@ export interface Backend {
   readonly kind: 'sqlite' | 'postgres';
   readonly location: string;
   coverage(key: SeriesKey): Promise<Segment[]>;
+  /** The stored series (adapter, symbol, period) matching `filter`, ordered by symbol, period, adapter (coverage and export). */
+  listSeries?(filter: SeriesFilter): Promise<SeriesKey[]>;
   /** Bars with labels in [lo, hi], ascending; only the newest `newest` when given. */
   read(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<Candles>;
   countBars(key: SeriesKey, lo: number, hi: number): Promise<number>;
@@ -85,11 +108,18 @@ export interface Backend {
   referenceGet(kind: ReferenceKind, adapter: string, symbols: readonly string[]): Promise<ReferenceRow[]>;
   /** One transaction: each row replaces the symbol's stored one. */
   referencePut(kind: ReferenceKind, adapter: string, rows: readonly ReferenceRow[]): Promise<void>;
+  /** Upserts ledger rows of `kind` (each replaces the row of its name and day). */
+  ledgerPut(kind: LedgerKind, rows: readonly LedgerRow[]): Promise<void>;
+  /**
+   * Ledger rows of `kind`, ascending by name then day: of one name (or every name starting with
+   * `prefix`), days within [from, to] when given; `last`: only the newest day at or before `to` per name.
+   */
+  ledgerGet(kind: LedgerKind, query: { name?: string; prefix?: string; from?: string; to?: string; last?: boolean }): Promise<LedgerRow[]>;
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */
   drop(filter: DropFilter): Promise<number>;
   /** Retention: bars (and coverage) of `period` labelled before `before`. */
   /** Deletes bars (and coverage) before `before`; may stop early once `signal` aborts (shutdown). */
-  prune(period: BasePeriod, before: number, signal?: AbortSignal): Promise<number>;
+  prune(period: BasePeriod, before: number, signal?: AbortSignal, scope?: PruneScope): Promise<number>;
   stats(): Promise<HistoryStats>;
   sizeBytes(): Promise<number>;
   /**

@@ -163,6 +163,8 @@ export interface CandleStoreOptions {
    * age; their own retention trims them. Absent: none.
    */
   ownRetention?: (key: SeriesKey) => boolean;
+  /** Days a recorded series (ownRetention) keeps per base period; 0 or absent: forever. */
+  recordedRetentionDays?: Record<BasePeriod, number>;
 }
 
 /** Hot blocks kept for store hits: ~500 five-year daily series or ~100 sixty-day minute series. */
@@ -686,8 +688,8 @@ export class CandleStore {
 
   /** Bars of `key` labelled before this are not written (-Infinity: all are), as of `now`. */
   #keepFrom(key: SeriesKey, now: number): number {
-    const days = this.#o.retentionDays?.[key.period] ?? 0;
-    if (days <= 0 || this.#o.ownRetention?.(key) === true) return -Infinity;
+    const days = this.#o.ownRetention?.(key) === true ? this.#o.recordedRetentionDays?.[key.period] ?? 0 : this.#o.retentionDays?.[key.period] ?? 0;
+    if (days <= 0) return -Infinity;
     return now - days * DAY_MS;
   }
 
@@ -703,11 +705,14 @@ export class CandleStore {
     }
   }
 
-  async prune(retentionDays: Record<BasePeriod, number>, signal?: AbortSignal): Promise<number> {
+  /** Retention: ad-hoc series by `retentionDays`, recorded ones (ledger 'series') by `recordedDays` (0 or absent: forever). */
+  async prune(retentionDays: Record<BasePeriod, number>, signal?: AbortSignal, recordedDays?: Record<BasePeriod, number>): Promise<number> {
     let deleted = 0;
     for (const period of ['1m', '1d'] as const) {
       const days = retentionDays[period];
-      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * DAY_MS, signal);
+      if (days > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - days * DAY_MS, signal, 'adhoc');
+      const kept = recordedDays?.[period] ?? 0;
+      if (kept > 0) deleted += await this.#o.backend.prune(period, this.#o.now() - kept * DAY_MS, signal, 'recorded');
     }
     if (deleted > 0) this.#blocks.clear();
     return deleted;

@@ -33,10 +33,11 @@ import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
 import { CandleStore, PROBE_EVERY_MS, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
-import type { ReferenceKind, SeriesKey } from './backend.ts';
+import type { LedgerKind, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
+import type { Segment } from './coverage.ts';
 import type { ReadinessCheck } from '../health.ts';
 
-export type { HistoryStats, PeriodStats, DropFilter, ReferenceKind } from './backend.ts';
+export type { HistoryStats, PeriodStats, DropFilter, LedgerKind, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
 export { DEFAULT_MAX_BARS_PER_CALL, runPass } from './candle-store.ts';
 export type { FetchRange, StorePass, VendorRequest } from './candle-store.ts';
 export type { StoreHealth } from './candle-store.ts';
@@ -60,6 +61,17 @@ export interface HistoryStore {
    *  `undefined` when the vendor does not know the symbol (never stored as coverage). */
   candles(adapterId: string, query: CandleQuery, fetchRange: FetchRange, opts?: { maxBarsPerCall?: number }): Promise<Candles | undefined>;
   stats(): Promise<HistoryStats>;
+  /** What is stored, as it is (no vendor, no retention): the coverage of one series (coverage route). */
+  storedCoverage?(key: SeriesKey): Promise<Segment[]>;
+  /** What is stored, as it is: the bars of one series labelled in [lo, hi], ascending (coverage, market day, export). */
+  storedBars?(key: SeriesKey, lo: number, hi: number): Promise<Candles>;
+  /** The recorder's records (schema.ts `ledger`). */
+  ledgerPut(kind: LedgerKind, rows: readonly LedgerRow[]): Promise<void>;
+  ledgerGet(kind: LedgerKind, query: { name?: string; prefix?: string; from?: string; to?: string; last?: boolean }): Promise<LedgerRow[]>;
+  /** Marks series as recorded: kept by the recorder's retention from now on (every instance within a retention interval). */
+  markRecorded(keys: readonly SeriesKey[]): Promise<void>;
+  /** The stored series matching `filter` (export). */
+  storedSeries?(filter: SeriesFilter): Promise<SeriesKey[]>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): StoreHealth;
   /** health() after probing the store (at most once a second; a shared store also in the background): readiness. */
@@ -83,8 +95,12 @@ export interface HistoryStoreOptions {
    * served, not kept) and by the retention pass (what aged out since).
    */
   retentionDays: { '1m': number; '1d': number };
-  /** Series kept by a retention of their own (a recorder job's): written whole at fill (candle-store.ts). */
-  ownRetention?: (key: SeriesKey) => boolean;
+  /**
+   * The recorder's retention of its series (ledger 'series'), days per base period; 0 keeps
+   * forever (the default). Recorded series are written whole at fill and pruned by this, not by
+   * `retentionDays`.
+   */
+  recordedRetentionDays?: { '1m': number; '1d': number };
   registry?: Registry;
   log?: { warn(obj: object, msg: string): void; error?(obj: object, msg: string): void };
   /** PostgreSQL schema holding the tables (default mdqs_history); tests use one per run. */
@@ -106,6 +122,11 @@ export interface HistoryStoreOptions {
 }
 
 export const DEFAULT_SQLITE_PATH = 'data/history.sqlite';
+
+/** A recorded series' ledger name (schema.ts): adapter/symbol/period. */
+export function recordedName(key: SeriesKey): string {
+  return `${key.adapter}/${key.symbol}/${key.period}`;
+}
 
 export async function openBackend(options: Pick<HistoryStoreOptions, 'backend' | 'sqlitePath' | 'databaseUrl' | 'postgresSchema' | 'fillHook' | 'log'>): Promise<Backend> {
   if (options.backend === 'postgres') {
@@ -131,6 +152,17 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
       seriesLock = openAdvisoryLock(options.databaseUrl as string, options.postgresSchema);
     }
   }
+  // The recorded series, as every instance learns them: loaded now and at each retention pass.
+  let recorded = new Set<string>();
+  const loadRecorded = async (): Promise<void> => {
+    recorded = new Set((await backend.ledgerGet('series', {})).map((row) => row.name));
+  };
+  try {
+    await loadRecorded();
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
   const tier = new CandleStore({
     backend,
     now: options.now,
@@ -142,7 +174,8 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
     lockWaitMs: options.lockWaitMs,
     blockCacheBytes: options.blockCacheBytes,
     retentionDays: options.retentionDays,
-    ownRetention: options.ownRetention,
+    ownRetention: (key) => recorded.has(recordedName(key)),
+    recordedRetentionDays: options.recordedRetentionDays,
   });
   // Retention never holds up boot or shutdown: a big store's first pass takes seconds (the sqlite
   // pass deletes in chunks with turns of the event loop between; close() stops it between chunks).
@@ -150,7 +183,8 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
   let running: Promise<number> | undefined;
   const prune = (): Promise<number> => {
     if (stop.signal.aborted) return Promise.resolve(0);
-    running ??= tier.prune(options.retentionDays, stop.signal)
+    running ??= loadRecorded()
+      .then(() => tier.prune(options.retentionDays, stop.signal, options.recordedRetentionDays))
       .catch((error: unknown) => {
         if (!stop.signal.aborted) options.log?.warn({ err: error }, 'history store: retention pass failed');
         return 0;
@@ -177,6 +211,18 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
     keepReference: (kind, adapterId, entries) => tier.keepReference(kind, adapterId, entries),
     candles: (adapterId, query, fetchRange, opts) => tier.candles(adapterId, query, fetchRange, opts?.maxBarsPerCall),
     stats: () => tier.stats(),
+    storedCoverage: (key) => backend.coverage(key),
+    storedBars: (key, lo, hi) => backend.read(key, lo, hi),
+    ledgerPut: (kind, rows) => backend.ledgerPut(kind, rows),
+    ledgerGet: (kind, query) => backend.ledgerGet(kind, query),
+    async markRecorded(keys) {
+      const fresh = keys.filter((k) => !recorded.has(recordedName(k)));
+      if (fresh.length === 0) return;
+      const at = options.now();
+      await backend.ledgerPut('series', fresh.map((k) => ({ name: recordedName(k), day: '', updatedAt: at, data: '{}' })));
+      for (const k of fresh) recorded.add(recordedName(k));
+    },
+    storedSeries: async (filter) => backend.listSeries?.(filter) ?? [],
     drop: (filter) => tier.drop(filter),
     health: () => tier.health(),
     probe: () => tier.probe(),

@@ -10,7 +10,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type ReferenceRow, type SeriesCount, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type ReferenceRow, type SeriesCount, type SeriesKey, type PruneScope,
 } from './backend.ts';
 import { POSTGRES_STEPS, SCHEMA_VERSION, SchemaTooNewError } from './schema.ts';
 import type { SeriesLock } from './series-lock.ts';
@@ -201,6 +201,16 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       return id === undefined ? [] : coverageOf(pool, id);
     },
 
+    async listSeries(filter) {
+      const where: string[] = [];
+      const args: unknown[] = [];
+      if (filter.adapter !== undefined) { args.push(filter.adapter); where.push(`adapter = $${args.length}`); }
+      if (filter.period !== undefined) { args.push(filter.period); where.push(`period = $${args.length}`); }
+      if (filter.symbols !== undefined) { args.push([...filter.symbols]); where.push(`symbol = ANY($${args.length}::text[])`); }
+      const r = await pool.query(`SELECT adapter, symbol, period FROM ${s}.series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY symbol, period, adapter`, args);
+      return (r.rows as { adapter: string; symbol: string; period: BasePeriod }[]).map((row) => ({ adapter: row.adapter, symbol: row.symbol, period: row.period }));
+    },
+
     async read(key, lo, hi, newest) {
       const id = await findId(pool, key);
       if (id === undefined) return assemble([], lo, hi);
@@ -279,13 +289,15 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       });
     },
 
-    async prune(period: BasePeriod, before: number) {
+    async prune(period: BasePeriod, before: number, _signal?: AbortSignal, scope: PruneScope = 'adhoc') {
       // Asynchronous already (the event loop is free while PostgreSQL deletes): one transaction,
       // set-wise over every series of the period, the series rows locked like a fill's. Whole
       // blocks before the cut's block go in one statement; each block holding the cut is rewritten.
       return inTransaction(async (c) => {
         await matching(c, { period });
-        const of = `series IN (SELECT id FROM ${s}.series WHERE period = $1)`;
+        // Recorded series (ledger 'series') keep the recorder's retention; the others the store's.
+        const recorded = `EXISTS (SELECT 1 FROM ${s}.ledger l WHERE l.kind = 'series' AND l.day = '' AND l.name = x.adapter || '/' || x.symbol || '/' || x.period)`;
+        const of = `series IN (SELECT id FROM ${s}.series x WHERE period = $1 AND ${scope === 'recorded' ? recorded : `NOT ${recorded}`})`;
         const edge = blockOf(period, before - 1);
         const whole = await c.query(
           `WITH d AS (DELETE FROM ${s}.blocks WHERE ${of} AND block < $2 RETURNING n) SELECT coalesce(sum(n), 0)::bigint AS n FROM d`, [period, edge]);
@@ -300,6 +312,29 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
         await c.query(`UPDATE ${s}.coverage SET lo = $2 WHERE ${of} AND lo < $2`, [period, before]);
         return deleted;
       });
+    },
+
+    async ledgerPut(kind, rows) {
+      if (rows.length === 0) return;
+      await pool.query(
+        `INSERT INTO ${s}.ledger (kind, name, day, updated_at, data)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[])
+         ON CONFLICT (kind, name, day) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data`,
+        [kind, rows.map((r) => r.name), rows.map((r) => r.day), rows.map((r) => r.updatedAt), rows.map((r) => r.data)],
+      );
+    },
+
+    async ledgerGet(kind, q) {
+      const where = ['kind = $1'];
+      const args: unknown[] = [kind];
+      if (q.name !== undefined) { args.push(q.name); where.push(`name = $${args.length}`); }
+      if (q.prefix !== undefined) { args.push(q.prefix); where.push(`left(name, length($${args.length})) = $${args.length}`); }
+      if (q.from !== undefined) { args.push(q.from); where.push(`day >= $${args.length}`); }
+      if (q.to !== undefined) { args.push(q.to); where.push(`day <= $${args.length}`); }
+      const base = `SELECT name, day, updated_at, data FROM ${s}.ledger WHERE ${where.join(' AND ')}`;
+      const sql = q.last === true ? `SELECT DISTINCT ON (name) name, day, updated_at, data FROM (${base}) l ORDER BY name, day DESC` : `${base} ORDER BY name, day`;
+      const r = await pool.query(sql, args);
+      return (r.rows as { name: string; day: string; updated_at: number; data: string }[]).map((row) => ({ name: row.name, day: row.day, updatedAt: Number(row.updated_at), data: row.data }));
     },
 
     async referenceGet(kind, adapter, symbols) {

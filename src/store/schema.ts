@@ -11,9 +11,16 @@
 //             data)                             adjusted answers and symbol checks need (kind
 //                                               'exFactors' or 'instruments'), one JSON document per
 //                                               symbol as the adapter last sent it (since version 3)
+//   ledger(kind, name, day, updated_at, data)    primary key (kind, name, day): the recorder's own
+//                                                 records (since version 4): kind 'run' (a job's
+//                                                 progress per market, period and trading day),
+//                                                 'members' (a universe's membership per day) and
+//                                                 'series' (a recorded series: kept by the recorder's
+//                                                 retention, not the store's; name adapter/symbol/period)
 // Version 1 kept one row per bar in `bars`; step 2 creates `blocks`, the backend moves every bar
-// into it (its `convertV1` in the same transaction) and drops `bars`. Step 3 adds `reference`.
-export const SCHEMA_VERSION = 3;
+// into it (its `convertV1` in the same transaction) and drops `bars`. Step 3 adds `reference`,
+// step 4 `ledger`.
+export const SCHEMA_VERSION = 4;
 
 export class SchemaTooNewError extends Error {
   constructor(location: string, found: number) {
@@ -45,6 +52,8 @@ export const SQLITE_STEPS: readonly string[][] = [
      PRIMARY KEY (series, block))`],
   [`CREATE TABLE reference (kind TEXT NOT NULL, adapter TEXT NOT NULL, symbol TEXT NOT NULL, fetched_at INTEGER NOT NULL,
      data TEXT NOT NULL, PRIMARY KEY (kind, adapter, symbol))`],
+  [`CREATE TABLE ledger (kind TEXT NOT NULL, name TEXT NOT NULL, day TEXT NOT NULL, updated_at INTEGER NOT NULL,
+     data TEXT NOT NULL, PRIMARY KEY (kind, name, day))`],
 ];
 
 /** `%s` is the quoted schema name. */
@@ -67,5 +76,9 @@ export const POSTGRES_STEPS: readonly string[][] = [
   [
     `CREATE TABLE %s.reference (kind text NOT NULL, adapter text NOT NULL, symbol text NOT NULL, fetched_at bigint NOT NULL,
        data text NOT NULL, PRIMARY KEY (kind, adapter, symbol))`,
+  ],
+  [
+    `CREATE TABLE %s.ledger (kind text NOT NULL, name text NOT NULL, day text NOT NULL, updated_at bigint NOT NULL,
+       data text NOT NULL, PRIMARY KEY (kind, name, day))`,
   ],
 ];

@@ -11,7 +11,7 @@ import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
 import {
-  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type ReferenceRow, type SeriesKey,
+  emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type ReferenceRow, type SeriesKey, type PruneScope,
 } from './backend.ts';
 import { SCHEMA_VERSION, SchemaTooNewError, SQLITE_STEPS } from './schema.ts';
 
@@ -255,6 +255,16 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       return id === undefined ? [] : coverageOf(id);
     },
 
+    async listSeries(filter) {
+      const where: string[] = [];
+      const args: string[] = [];
+      if (filter.adapter !== undefined) { where.push('adapter = ?'); args.push(filter.adapter); }
+      if (filter.period !== undefined) { where.push('period = ?'); args.push(filter.period); }
+      if (filter.symbols !== undefined) { where.push('symbol IN (SELECT value FROM json_each(?))'); args.push(JSON.stringify(filter.symbols)); }
+      const sql = `SELECT adapter, symbol, period FROM series${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY symbol, period, adapter`;
+      return (db.prepare(sql).all(...args) as { adapter: string; symbol: string; period: BasePeriod }[]).map((r) => ({ adapter: r.adapter, symbol: r.symbol, period: r.period }));
+    },
+
     async read(key, lo, hi, newest) {
       const id = seriesId(key, false);
       if (id === undefined) return assemble([], lo, hi);
@@ -332,7 +342,7 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       });
     },
 
-    async prune(period: BasePeriod, before: number, signal?: AbortSignal) {
+    async prune(period: BasePeriod, before: number, signal?: AbortSignal, scope: PruneScope = 'adhoc') {
       // node:sqlite is synchronous: one DELETE over a big store held the event loop for seconds
       // (2.6 s measured on a 420 MB store, at boot). Series by series, PRUNE_CHUNK_BLOCKS blocks
       // per transaction, a turn of the loop between. Each transaction trims the series' coverage
@@ -345,7 +355,9 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       // to remove (BENCHMARKS.md, startup).
       let deleted = 0;
       const lastBlock = blockOf(period, before - 1);
-      const due = st(`SELECT s.id FROM series s WHERE s.period = ? AND s.id > ?
+      // Recorded series (ledger 'series') keep the recorder's retention; the others the store's.
+      const recorded = `EXISTS (SELECT 1 FROM ledger l WHERE l.kind = 'series' AND l.day = '' AND l.name = s.adapter || '/' || s.symbol || '/' || s.period)`;
+      const due = st(`SELECT s.id FROM series s WHERE s.period = ? AND s.id > ? AND ${scope === 'recorded' ? recorded : `NOT ${recorded}`}
           AND (EXISTS (SELECT 1 FROM blocks b WHERE b.series = s.id AND b.block <= ?)
             OR EXISTS (SELECT 1 FROM coverage c WHERE c.series = s.id AND c.lo < ?))
         ORDER BY s.id LIMIT ${PRUNE_SERIES_PAGE}`);
@@ -372,6 +384,31 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
         await yieldToLoop();
         if (signal?.aborted === true) return deleted;
       }
+    },
+
+    async ledgerPut(kind, rows) {
+      if (rows.length === 0) return;
+      const put = st('INSERT OR REPLACE INTO ledger (kind, name, day, updated_at, data) VALUES (?, ?, ?, ?, ?)');
+      transaction(() => {
+        for (const row of rows) put.run(kind, row.name, row.day, row.updatedAt, row.data);
+      });
+    },
+
+    async ledgerGet(kind, q) {
+      const where = ['kind = ?'];
+      const args: string[] = [kind];
+      if (q.name !== undefined) { where.push('name = ?'); args.push(q.name); }
+      if (q.prefix !== undefined) { where.push('substr(name, 1, ?) = ?'); args.push(String(q.prefix.length), q.prefix); }
+      if (q.from !== undefined) { where.push('day >= ?'); args.push(q.from); }
+      if (q.to !== undefined) { where.push('day <= ?'); args.push(q.to); }
+      const base = `SELECT name, day, updated_at, data FROM ledger WHERE ${where.join(' AND ')}`;
+      const sql = q.last === true
+        ? `SELECT l.name, l.day, l.updated_at, l.data FROM (${base}) l
+             WHERE l.day = (SELECT max(m.day) FROM (${base}) m WHERE m.name = l.name) ORDER BY l.name`
+        : `${base} ORDER BY name, day`;
+      const params = q.last === true ? [...args, ...args] : args;
+      return (db.prepare(sql).all(...params) as { name: string; day: string; updated_at: number; data: string }[])
+        .map((r) => ({ name: r.name, day: r.day, updatedAt: Number(r.updated_at), data: r.data }));
     },
 
     async referenceGet(kind, adapter, symbols) {

@@ -71,6 +71,9 @@ function storeWithHealth(health: StoreHealth): HistoryStore {
     health: () => health,
     probe: async () => health,
     retention: async () => 0,
+    ledgerPut: async () => undefined,
+    ledgerGet: async () => [],
+    markRecorded: async () => undefined,
     close: async () => undefined,
   };
 }

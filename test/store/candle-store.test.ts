@@ -283,7 +283,7 @@ describe('history tier: one backend each', () => {
     const db = new DatabaseSync(p.options.sqlitePath!);
     db.exec('UPDATE history_schema SET version = 99');
     db.close();
-    await expect(p.open(() => AFTER_CLOSE)).rejects.toThrow(/schema version 99, newer than this service knows \(3\)/);
+    await expect(p.open(() => AFTER_CLOSE)).rejects.toThrow(/schema version 99, newer than this service knows \(4\)/);
     const bad = '/proc/version/nope/history.sqlite';
     await expect(place('sqlite').open.call(undefined, () => AFTER_CLOSE, { sqlitePath: bad })).rejects.toThrow(bad);
   });

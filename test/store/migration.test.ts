@@ -111,7 +111,7 @@ describe.each(['sqlite', 'postgres'] as const)('history store schema 1 → 2 on 
     const warned: { fields: object; message: string }[] = [];
     const tier = await p.open(() => AFTER_CLOSE, { log: { warn: (fields: object, message: string) => warned.push({ fields, message }) } });
     open.push(tier);
-    expect(await tablesOf(p)).toEqual({ tables: ['blocks', 'coverage', 'history_schema', 'reference', 'series'], version: 3 });
+    expect(await tablesOf(p)).toEqual({ tables: ['blocks', 'coverage', 'history_schema', 'ledger', 'reference', 'series'], version: 4 });
     // The boot waited for the conversion: the log says so, with what was moved.
     expect(warned.map((w) => w.message)).toEqual(['history store converted from schema 1 (a row per bar) to schema 2 (day blocks)']);
     expect(warned[0].fields).toMatchObject({ bars: daily.timestamp.length + 5 * 240 });
