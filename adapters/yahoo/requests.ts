@@ -4,8 +4,20 @@
 import type { SymbolRef } from '../../src/domain.ts';
 import type { Resource, UpstreamRequest } from '../types.ts';
 
+/**
+ * HK and US indices as Yahoo's `^` tickers. CN indices need no entry: Yahoo lists them under the
+ * exchange suffix like stocks (000001.SS is the SSE Composite, 000001.SZ Ping An Bank).
+ * [verify] chose: ^HSTECH for Hang Seng TECH (public clients name it so; no capture of its chart found).
+ */
+export const YAHOO_INDEX_TICKERS: Readonly<Record<string, string>> = {
+  'HSI.HK': '^HSI', 'HSCEI.HK': '^HSCE', 'HSTECH.HK': '^HSTECH',
+  'SPX.US': '^GSPC', 'NDX.US': '^NDX', 'DJI.US': '^DJI',
+};
+
 /** Proxy symbol → Yahoo ticker (docs/vendors.md#symbol-mapping). */
 export function yahooSymbol(ref: SymbolRef): string {
+  const index = YAHOO_INDEX_TICKERS[ref.symbol];
+  if (index !== undefined) return index;
   switch (ref.exchange) {
     case 'SH': return `${ref.code}.SS`;
     case 'SZ': return `${ref.code}.SZ`;
