@@ -137,10 +137,10 @@ const ADJUST_DESCRIPTION = 'Default forward. none: raw prices. forward / backwar
   + 'TickFlow forward/backward). forward_additive / backward_additive: the difference method (Tencent qfq). Extensions: '
   + 'forward_exrights = Eastmoney qfq (fqt=1) and the A-share terminals\' 前复权; backward_exrights = Eastmoney hfq (fqt=2), '
   + 'built from each event\'s ex-rights reference price (cash subtracted, bonus and rights shares divide).';
-const Adjust = Type.Union(ADJUST_TYPES.map((v) => Type.Literal(v)), { description: ADJUST_DESCRIPTION });
+export const Adjust = Type.Union(ADJUST_TYPES.map((v) => Type.Literal(v)), { description: ADJUST_DESCRIPTION });
 
 // The answer's format (issue 26; docs/formats.md): wins over the Accept header.
-const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Literal(v)), {
+export const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Literal(v)), {
   description: 'Default json (or what Accept asks for: application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet). csv, arrow and parquet answer one typed table; batch answers in long form with a symbol column.',
 }));
 

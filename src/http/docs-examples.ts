@@ -69,6 +69,7 @@ export const PARAM_EXAMPLES: Record<string, unknown> = {
   id: 'CN_Stock',
   market: 'CN',
   exchange: 'SH',
+  date: '2025-06-17',
 };
 
 /** Request body examples by path (the POST routes). */
@@ -88,6 +89,13 @@ const MINUTE_CANDLES = {
 export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   '/v1/klines/intraday': { data: MINUTE_CANDLES },
   '/v1/klines/intraday/batch': { data: { '600519.SH': MINUTE_CANDLES } },
+  // The day before NOW: one row per symbol (1d), the symbol column first.
+  '/v1/klines/market': {
+    data: {
+      symbol: ['600519.SH'], timestamp: [DAY0 - 86_400_000], open: [993.62], high: [1031.22], low: [982.81], close: [1022.6],
+      volume: [30205100], amount: [30456254226.44], prev_close: [993.95],
+    },
+  },
   '/v1/universes/batch': { data: { CN_ETF: COMPONENT_EXAMPLES.UniverseDetail } },
   '/v1/exchanges': {
     data: [
@@ -164,6 +172,7 @@ export const TABLE_KINDS: Record<string, TableKind> = {
   '/v1/quotes': 'quotes',
   '/v1/klines': 'candles',
   '/v1/klines/batch': 'candles-batch',
+  '/v1/klines/market': 'market-day',
   '/v1/klines/intraday': 'candles',
   '/v1/klines/intraday/batch': 'candles-batch',
   '/v1/klines/ex-factors': 'ex-factors',

@@ -24,6 +24,8 @@ export interface Produced {
   next?: { endTime: number; url: string };
   /** Symbols whose answer was cut by `count` (batch candle routes), request order. */
   truncated?: readonly string[];
+  /** The next page's URL (Link rel="next") of a route paged by a cursor other than end_time (/v1/klines/market). */
+  link?: string;
 }
 
 export interface ResponseSpec {
@@ -79,6 +81,7 @@ export function outcomeHeaders(produced: Produced, table?: TableKind): OutcomeHe
     failed: missingHeader(produced.failed),
     tier: status.miss ? undefined : status.tiers.join(',') || undefined,
     ...(produced.next === undefined ? {} : { nextEndTime: String(produced.next.endTime), link: `<${produced.next.url}>; rel="next"` }),
+    ...(produced.link === undefined ? {} : { link: `<${produced.link}>; rel="next"` }),
     ...(produced.truncated !== undefined && produced.truncated.length > 0 ? { truncated: produced.truncated.join(',') } : {}),
   };
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/schema.ts';
+import type { Region } from '../domain.ts';
 import { registerDocs } from '../http/docs.ts';
 import { strictQuery } from '../http/strict-query.ts';
 import { redisReadiness } from '../redis/health.ts';
@@ -15,7 +16,9 @@ import explorerRoutes from '../routes/explorer.ts';
 import financialsRoutes from '../routes/financials.ts';
 import instrumentRoutes from '../routes/instruments.ts';
 import intradayRoutes from '../routes/intraday.ts';
+import coverageRoutes from '../routes/coverage.ts';
 import klinesRoutes from '../routes/klines.ts';
+import marketDayRoutes from '../routes/market-day.ts';
 import meRoutes from '../routes/me.ts';
 import opsRoutes, { type ReadinessCheck } from '../routes/ops.ts';
 import quotesRoutes from '../routes/quotes.ts';
@@ -41,6 +44,10 @@ export const routesPlugin = fp(async (app: FastifyInstance, options: { config: C
   await app.register(async (scope) => {
     scope.addHook('preValidation', strictQuery);
     for (const route of ROUTES) await scope.register(route, ctx);
+    // The store's views (coverage, the whole-market day) also read the store and the candle routing.
+    const storeCtx = { ...ctx, history: app.history, candleChain: (region: Region) => app.upstream.router.configuredChain('candles', region) };
+    await scope.register(coverageRoutes, storeCtx);
+    await scope.register(marketDayRoutes, storeCtx);
   });
   const readinessChecks: ReadinessCheck[] = [];
   if (app.history.store !== undefined) readinessChecks.push(historyReadiness(app.history.store));

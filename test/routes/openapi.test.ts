@@ -62,6 +62,9 @@ const GET_PARAMS: Record<string, Record<string, boolean>> = {
   '/v1/klines/intraday': { symbol: true, period: false, count: false, format: false },
   '/v1/klines/intraday/batch': { symbols: true, period: false, count: false, format: false },
   '/v1/klines/ex-factors': { symbols: true, start_time: false, end_time: false, format: false },
+  // Issue 39: what the store holds, and one day of a whole market.
+  '/v1/coverage': { symbols: true, period: true, start_date: false, end_date: false },
+  '/v1/klines/market': { universe: false, symbols: false, period: false, date: true, adjust: false, cursor: false, format: false },
   '/v1/instruments': { symbols: true, format: false },
   '/v1/depth': { symbol: true },
   '/v1/depth/batch': { symbols: true },
@@ -137,7 +140,9 @@ describe('every /v1 route the app serves is described', () => {
       expect(got[name].in, name).toBe(name === 'id' ? 'path' : 'query');
       expect(Boolean(got[name].required), `${path} ${name} required`).toBe(required);
     }
-    if (got.period) expect(allowedValues(got.period.schema)?.sort()).toEqual((path.includes('intraday') ? MINUTE_PERIODS : PERIODS).slice().sort());
+    // The store's views take the stored base periods only.
+    const periods = path === '/v1/coverage' || path === '/v1/klines/market' ? ['1d', '1m'] : path.includes('intraday') ? MINUTE_PERIODS : PERIODS;
+    if (got.period) expect(allowedValues(got.period.schema)?.sort()).toEqual(periods.slice().sort());
     if (got.adjust) expect(allowedValues(got.adjust.schema)?.sort()).toEqual(ADJUSTS.slice().sort());
     if (got.count) expect(got.count.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 10000 });
     for (const t of ['start_time', 'end_time']) if (got[t]) expect(got[t].schema.type).toBe('integer');

@@ -17,6 +17,7 @@ const TYPE_TEXT: Record<ColumnType, string> = {
 
 const LONG_FORM: Partial<Record<TableKind, string>> = {
   'candles-batch': ' Long form: one row per symbol and bar, symbols in request order.',
+  'market-day': ' Long form: one row per symbol and bar, symbols in universe (or request) order.',
   'ex-factors': ' Long form: one row per symbol and event.',
 };
 

@@ -69,7 +69,7 @@ export function releaseBuffers(buffers: Iterable<ArrayBufferLike>, keep?: ArrayB
 }
 
 /** What a route's answer is, as a table. Routes that do not name one answer JSON only. */
-export type TableKind = 'candles' | 'candles-batch' | 'ex-factors' | 'quotes' | 'instruments' | `financials:${Statement}`;
+export type TableKind = 'candles' | 'candles-batch' | 'market-day' | 'ex-factors' | 'quotes' | 'instruments' | `financials:${Statement}`;
 
 const CANDLE_COLUMNS: ColumnDef[] = [
   { name: 'timestamp', type: 'timestamp' },
@@ -144,7 +144,8 @@ function financialColumns(statement: Statement): ColumnDef[] {
 export function columnsOf(kind: TableKind): readonly ColumnDef[] {
   switch (kind) {
     case 'candles': return CANDLE_COLUMNS;
-    case 'candles-batch': return [{ name: 'symbol', type: 'symbol' }, ...CANDLE_COLUMNS];
+    case 'candles-batch':
+    case 'market-day': return [{ name: 'symbol', type: 'symbol' }, ...CANDLE_COLUMNS];
     case 'ex-factors': return EX_FACTOR_COLUMNS;
     case 'quotes': return QUOTE_COLUMNS;
     case 'instruments': return INSTRUMENT_COLUMNS;
@@ -196,6 +197,11 @@ export function tableOf(kind: TableKind, body: unknown): TableData {
       return { columns, chunks: [candleChunk(data as CandleColumns)] };
     case 'candles-batch':
       return { columns, chunks: Object.entries(data as Record<string, CandleColumns>).map(([symbol, candles]) => candleChunk(candles, symbol)) };
+    case 'market-day': {
+      // Already one columnar table with its symbol column (routes/market-day.ts).
+      const table = data as CandleColumns & { symbol: readonly string[] };
+      return { columns, chunks: [{ rows: table.timestamp.length, values: [table.symbol, ...candleChunk(table).values] }] };
+    }
     case 'quotes':
     case 'instruments':
       return { columns, chunks: [recordsChunk(columns, data as Row[])] };
