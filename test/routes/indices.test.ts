@@ -1,4 +1,4 @@
-// Indices through the HTTP routes on the sim (DESIGN: instruments of type index in quotes, K-lines,
+// Indices through the HTTP routes on the sim (docs/instruments.md: instruments of type index in quotes, K-lines,
 // intraday, instruments, universes; no depth, no ex-factors, adjust a no-op). CN index codes collide
 // with stock codes: 000001.SH is the SSE Composite and 000001.SZ Ping An Bank on every route.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
