@@ -31,6 +31,10 @@ const HISTORY: Record<string, ArgSpec & { usage: string }> = {
     options: ['symbol', 'period', 'from', 'to', 'adapter'],
     usage: 'history drop --symbol S [--period 1m|1d] [--from YYYY-MM-DD --to YYYY-MM-DD] [--adapter A]',
   },
+  export: {
+    options: ['out', 'universe', 'symbols', 'period', 'from', 'to', 'format', 'adapter'],
+    usage: `history export --out DIR [--universe ${POOLS_AND_ALIASES} | --symbols A,B] [--period 1d|1m] [--from YYYY-MM-DD --to YYYY-MM-DD] [--format parquet|csv] [--adapter A]`,
+  },
   warm: {
     options: ['universe', 'period', 'from', 'to', 'pause-ms'],
     usage: `history warm --universe ${POOLS_AND_ALIASES} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]`,

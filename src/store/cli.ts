@@ -4,6 +4,8 @@
 //   history drop --symbol S [--period 1m|1d] [--from YYYY-MM-DD --to YYYY-MM-DD] [--adapter A]
 //       Forgets bars and their coverage (dates are exchange-local, inclusive), so the next request
 //       fetches them again, e.g. after a vendor correction.
+//   history export --out DIR [--universe U | --symbols A,B] [--period 1d|1m] [--from … --to …] [--format parquet|csv]
+//       Writes the store as Hive-partitioned Parquet or CSV files (src/store/export.ts).
 //   history warm --universe CN_Stock --period 1d --from 2020-01-01 [--to YYYY-MM-DD] [--pause-ms N]
 //       Prefetches every member of a pool, one symbol after another with a pause between vendor
 //       calls (history.warmPauseMs). Coverage is persistent, so an interrupted warm resumes where
@@ -17,11 +19,13 @@ import { addDays, localDate, localMidnight } from '../markets/calendar.ts';
 import { parseSymbol } from '../markets/symbols.ts';
 import { openHistoryStore, type HistoryStats, type HistoryStore } from './index.ts';
 import { historySettings, type HistorySettings } from './settings.ts';
+import { EXPORT_USAGE, ExportUsageError, runExport } from './export.ts';
 
 type Env = Record<string, string | undefined>;
 
 const USAGE = `usage:
   history stats [--json]
+  ${EXPORT_USAGE}
   history drop --symbol S [--period 1m|1d] [--from YYYY-MM-DD --to YYYY-MM-DD] [--adapter A]
   history warm --universe ${POOL_IDS.join('|')} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]
 `;
@@ -197,10 +201,11 @@ export async function runHistoryCommand(args: string[], env: Env = process.env):
     if (sub === 'stats') return await stats(rest, env);
     if (sub === 'drop') return await drop(rest, env);
     if (sub === 'warm') return await warm(rest, env);
+    if (sub === 'export') return await runExport(rest, env);
     process.stderr.write(USAGE);
     return 2;
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ExportUsageError) {
       process.stderr.write(`${error.message}\n${USAGE}`);
       return 2;
     }
