@@ -4,6 +4,8 @@
 import { Type, type TSchema } from 'typebox';
 import { ADJUST_TYPES, MINUTE_PERIODS, PERIODS } from './domain.ts';
 import { FORMATS } from './http/formats/negotiate.ts';
+import { MAX_BASE_BARS } from './service/candle-plan.ts';
+import { ATTEMPT_CAUSES } from './upstream/attempts.ts';
 
 const lit = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -11,12 +13,29 @@ const Num = Type.Number();
 const Int = Type.Integer();
 const Region = lit(['CN', 'HK', 'US']);
 
+const UpstreamAttempt = Type.Object({
+  adapter: Type.String({ description: 'The adapter id, as in the routing chain' }),
+  cause: Type.Union(ATTEMPT_CAUSES.map((v) => Type.Literal(v)), {
+    description: 'dns: the host name did not resolve; connect: refused, reset, unreachable or TLS; timeout: no answer within the deadline; '
+      + 'http_status: a non-2xx answer other than 429; rate_limited: the vendor asked us to slow down (429); vendor_error: an error inside a 2xx answer; '
+      + 'bad_response: an answer that could not be read; circuit_open, budget, queue: not asked (open circuit, spent outbound budget, full queue or too little deadline left); '
+      + 'error: anything else',
+  }),
+  status: Type.Optional(Type.Integer({ description: "The vendor's HTTP status (http_status, rate_limited)" })),
+  message: Type.String(),
+});
+
+const ErrorDetails = Type.Object({
+  adapter: Type.Optional(Type.String({ description: '502/503/504: the adapter whose failure answers (the last one tried)' })),
+  attempts: Type.Optional(Type.Array(UpstreamAttempt, { description: '502/503/504 after vendors were tried: every adapter of the chain tried, in order, with why it failed' })),
+}, { additionalProperties: true, description: 'What the refusal is about; other fields per reason (docs/errors.md)' });
+
 export const ErrorBody = Type.Object({
   code: Type.Integer({ description: 'The HTTP status' }),
   message: Type.String(),
   error: Type.String({ description: 'Stable UPPER_SNAKE reason' }),
   request_id: Type.String(),
-  details: Type.Optional(Type.Unknown()),
+  details: Type.Optional(ErrorDetails),
   retry_after_ms: Type.Optional(Type.Integer({ description: 'Only on 429' })),
 }, { $id: 'Error', title: 'Error' });
 
@@ -144,10 +163,17 @@ export const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Lite
   description: 'Default json (or what Accept asks for: application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet). csv, arrow and parquet answer one typed table; batch answers in long form with a symbol column.',
 }));
 
+// What `count` promises, and every limit that can make an answer shorter (docs/contract.md#limits).
+const CANDLE_COUNT = `Default 100; the newest \`count\` bars inside the range, 1 to 10000 (outside it: 400 INVALID_COUNT, never clamped). `
+  + `Limits: at most ${MAX_BASE_BARS['1m'].toLocaleString('en-US')} one-minute bars (minute periods) or ${MAX_BASE_BARS['1d'].toLocaleString('en-US')} daily bars (1d and longer) are read per symbol and request (base-bars): `
+  + 'a count that needs more comes short, e.g. about 4,000 bars at 30m and 2,000 at 60m for count=10000, with X-Limited-By: base-bars; limit=120000 and the next page in X-Next-End-Time and Link '
+  + '(batch: X-Truncated-Symbols). The plan\'s max_bars (symbols × base bars) is never a shortening: past it the request is 400 REQUEST_TOO_LARGE. '
+  + 'A vendor\'s own history ends where it ends (no next page): minute bars reach back five trading days at Eastmoney and 29 days at Yahoo, unless the history store holds more.';
+
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ minLength: 1, description: 'e.g. 600519.SH' }),
   period: Type.Optional(lit(PERIODS)),
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Default 100; the newest `count` bars inside the range' })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: CANDLE_COUNT })),
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
   adjust: Type.Optional(Adjust),
@@ -157,7 +183,7 @@ export const KlinesQuery = Type.Object({
 export const KlinesBatchQuery = Type.Object({
   symbols: SymbolList,
   period: Type.Optional(lit(PERIODS)),
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: CANDLE_COUNT })),
   start_time: Type.Optional(TimeMs),
   end_time: Type.Optional(TimeMs),
   adjust: Type.Optional(Adjust),

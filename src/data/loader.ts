@@ -27,6 +27,7 @@ import type { MemoryTier } from '../cache/memory-tier.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
 import type { Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
+import { attemptOf, chainFailure, type Attempt } from '../upstream/attempts.ts';
 import { asUpstreamError, type AdapterRouter, type Need } from '../upstream/router.ts';
 import { createSingleFlight, type SingleFlight } from './single-flight.ts';
 import { emptyStatus, noteForming, recordHit, recordMiss, recordStale, type DataStatus, type FormingState } from './status.ts';
@@ -451,6 +452,7 @@ export class Loader {
     }
     if (left.length === 0) return entries;
     let lastError: unknown;
+    const attempts: Attempt[] = [];
     let at: number | undefined = neededAt;
     for (const adapter of chain) {
       try {
@@ -461,10 +463,11 @@ export class Loader {
       } catch (error) {
         if (isAppError(error) && error.status < 500) throw error;
         lastError = error;
+        attempts.push(attemptOf(adapter.id, error));
         at = undefined;
       }
     }
-    throw asUpstreamError(lastError);
+    throw chainFailure(attempts, lastError);
   }
 
   /** `chunk` from `adapter`: a store pass per query (its vendor requests run here), or one fetch the store keeps. */

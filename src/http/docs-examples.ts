@@ -205,12 +205,29 @@ const ERROR_EXAMPLES: Record<number, ErrorExample> = {
     error: 'HEADERS_TOO_LARGE', message: 'the request line and headers must not exceed 16384 bytes',
     details: { max_header_bytes: 16384 },
   },
-  502: { error: 'UPSTREAM_ERROR', message: 'The upstream data source answered with an error', details: { adapter: 'eastmoney', status: 500 } },
+  // Every adapter of the chain tried, in order, with the class of its failure (details.attempts);
+  // the answer's reason and details.adapter are the last one's.
+  502: {
+    error: 'UPSTREAM_ERROR', message: 'The upstream data source answered with an error',
+    details: {
+      adapter: 'eastmoney', status: 500,
+      attempts: [
+        { adapter: 'yahoo', cause: 'http_status', status: 503, message: 'the vendor answered HTTP 503' },
+        { adapter: 'eastmoney', cause: 'http_status', status: 500, message: 'the vendor answered HTTP 500' },
+      ],
+    },
+  },
   503: {
     error: 'UPSTREAM_UNAVAILABLE', message: 'The upstream data source is rate-limiting this service',
-    details: { adapter: 'eastmoney', status: 429 },
+    details: {
+      adapter: 'eastmoney', status: 429,
+      attempts: [{ adapter: 'eastmoney', cause: 'rate_limited', status: 429, message: 'the vendor answered HTTP 429: it is rate-limiting this service' }],
+    },
   },
-  504: { error: 'UPSTREAM_TIMEOUT', message: 'The upstream data source did not answer in time', details: { adapter: 'eastmoney' } },
+  504: {
+    error: 'UPSTREAM_TIMEOUT', message: 'The upstream data source did not answer in time',
+    details: { adapter: 'eastmoney', attempts: [{ adapter: 'eastmoney', cause: 'timeout', message: 'The upstream data source did not answer in time' }] },
+  },
 };
 
 /** The WebSocket handshake's refusals that differ from the REST ones. */
@@ -231,14 +248,47 @@ const ROUTE_ERROR_EXAMPLES: Record<string, Record<number, ErrorExample>> = {
   '/v1/ws/quotes': streamErrors('/v1/ws/quotes'),
 };
 
-/** The error body `path` answers with `code`; undefined when none is written down (the document test names it). */
-export function errorExample(path: string, code: number): Record<string, unknown> | undefined {
-  const example = ROUTE_ERROR_EXAMPLES[path]?.[code] ?? ERROR_EXAMPLES[code];
-  if (example === undefined) return undefined;
+/**
+ * Statuses with more than one answer worth showing: each is shown as a named example (OpenAPI
+ * `examples`), the one of ERROR_EXAMPLES first.
+ */
+const MORE_ERROR_EXAMPLES: Record<number, { summary: string; first: string; more: Record<string, { summary: string; example: ErrorExample }> }> = {
+  401: {
+    summary: 'A key that is not valid',
+    first: 'INVALID_API_KEY',
+    more: {
+      MISSING_API_KEY: {
+        summary: 'No key sent (X-API-Key, Authorization: Bearer or api_key), and no free plan covers the request',
+        example: {
+          error: 'MISSING_API_KEY',
+          message: 'an API key is required: send it in the X-API-Key header (or Authorization: Bearer <key>, or the api_key query parameter)',
+        },
+      },
+    },
+  },
+};
+
+function errorBodyOf(code: number, example: ErrorExample): Record<string, unknown> {
   const { error, message, details, retry_after_ms } = example;
   return {
     code, message, error, request_id: REQUEST_ID,
     ...(details === undefined ? {} : { details }),
     ...(retry_after_ms === undefined ? {} : { retry_after_ms }),
   };
+}
+
+/** The error body `path` answers with `code`; undefined when none is written down (the document test names it). */
+export function errorExample(path: string, code: number): Record<string, unknown> | undefined {
+  const example = ROUTE_ERROR_EXAMPLES[path]?.[code] ?? ERROR_EXAMPLES[code];
+  return example === undefined ? undefined : errorBodyOf(code, example);
+}
+
+/** Named error bodies (OpenAPI `examples`) where `code` has several answers worth showing; else undefined. */
+export function errorExamples(path: string, code: number): Record<string, { summary: string; value: Record<string, unknown> }> | undefined {
+  const more = MORE_ERROR_EXAMPLES[code];
+  const first = errorExample(path, code);
+  if (more === undefined || first === undefined || ROUTE_ERROR_EXAMPLES[path]?.[code] !== undefined) return undefined;
+  const out: Record<string, { summary: string; value: Record<string, unknown> }> = { [more.first]: { summary: more.summary, value: first } };
+  for (const [name, { summary, example }] of Object.entries(more.more)) out[name] = { summary, value: errorBodyOf(code, example) };
+  return out;
 }

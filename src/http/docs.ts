@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { KeyStore } from '../access/keys.ts';
 import {
-  BODY_EXAMPLES, COMPONENT_EXAMPLES, errorExample, NOW, PARAM_EXAMPLES, RESPONSE_EXAMPLES, TABLE_KINDS,
+  BODY_EXAMPLES, COMPONENT_EXAMPLES, errorExample, errorExamples, NOW, PARAM_EXAMPLES, RESPONSE_EXAMPLES, TABLE_KINDS,
 } from './docs-examples.ts';
 import { toCsv } from './formats/encode.ts';
 import { tableOf } from './formats/tables.ts';
@@ -24,7 +24,7 @@ export interface DocsOptions {
   keys: KeyStore;
 }
 
-const DESCRIPTION = 'One stable /v1 API for China A-share, Hong Kong and US market data. Send the key in X-API-Key (or api_key). Errors: {code, message, error, request_id, details?}. A chart of what the API returns: [/explorer](/explorer).';
+const DESCRIPTION = 'One stable /v1 API for China A-share, Hong Kong and US market data. Send the key in X-API-Key (or Authorization: Bearer <key>, or api_key); without one, a request the free plan (if any) does not cover is 401 MISSING_API_KEY. Errors: {code, message, error, request_id, details?}. A chart of what the API returns: [/explorer](/explorer).';
 
 /** The demo key is enabled when the documented value authenticates as a key flagged `demo`. */
 function demoKeyEnabled(keys: KeyStore): boolean {
@@ -82,9 +82,10 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions): 
         securitySchemes: {
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>, the same key as X-API-Key (which wins when both are sent)' },
         },
       },
-      security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
+      security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }, { bearerAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? json.title ?? `def-${i}`) },
     transformObject: (input) => ('openapiObject' in input ? enrichOpenapi(input.openapiObject as Json) : input.swaggerObject),
@@ -257,6 +258,11 @@ function enrichOpenapi(doc: Json): Json {
         const json = code < 400 ? (OWN_EXAMPLES[path] ?? exampleFor(content['application/json']?.schema, components)) : undefined;
         for (const [mediaType, media] of Object.entries(content) as [string, Json][]) {
           if (media.example !== undefined || media.examples !== undefined) continue;
+          const named = code >= 400 && mediaType === 'application/json' ? errorExamples(path, code) : undefined;
+          if (named !== undefined) {
+            media.examples = named;
+            continue;
+          }
           const example = code >= 400 ? errorExample(path, code)
             : mediaType === 'application/json' ? json
               : mediaType === 'text/csv' ? csvExample(path, json) : undefined;

@@ -5,6 +5,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerOptions, type ServerResp
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type Reason } from '../errors.ts';
+import { attemptsOf } from '../upstream/attempts.ts';
 import { noteErrorReason, requestId } from './logging.ts';
 
 const PARAM_REASON: Record<string, Reason> = {
@@ -221,7 +222,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
   // The reason goes on the request's one access line (`error`); a refusal gets no line of its own.
   noteErrorReason(request, error.reason);
   if (status >= 500 && error.reason !== 'SHUTTING_DOWN') {
-    if (error.retryable && status !== 500) request.log.warn({ err: error, reason: error.reason }, 'upstream failure');
+    // A vendor failing is logged where it fails, one line per adapter and failure class per
+    // interval (upstream/failure-log.ts): no line, and no stack trace, per request that it fails.
+    if (attemptsOf(error) !== undefined) { /* logged by the failure log */ }
+    else if (error.retryable && status !== 500) request.log.warn({ reason: error.reason, details: error.details }, 'upstream failure');
     else request.log.error({ err: error, reason: error.reason }, 'request failed');
   }
   let retryAfterMs: number | undefined;

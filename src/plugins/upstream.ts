@@ -1,6 +1,8 @@
 // Upstream: one resilience layer per adapter (deadline, breaker, concurrency, count), the router
 // over the configured chains, and the boot check of the routing against the adapters'
-// capabilities. Owns the vendors' HTTP layers' and adapters' shutdown.
+// capabilities, the boot warning for a vendor without the key it needs (credentials.ts), and the
+// deduplicated log of vendor failures (failure-log.ts). Owns the vendors' HTTP layers' and
+// adapters' shutdown.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Adapter } from '../../adapters/types.ts';
@@ -8,6 +10,8 @@ import type { Config } from '../../config/schema.ts';
 import { RoutingError } from '../errors.ts';
 import { upstreamSink } from '../metrics.ts';
 import type { UpstreamClient } from '../upstream/http.ts';
+import { missingKeyWarnings } from '../upstream/credentials.ts';
+import { FailureLog } from '../upstream/failure-log.ts';
 import { isSimAdapter, resilienceSettings } from '../upstream/registry.ts';
 import { createResilience, type Resilience } from '../upstream/resilience.ts';
 import { AdapterRouter } from '../upstream/router.ts';
@@ -41,6 +45,9 @@ export const upstreamPlugin = fp(async (app: FastifyInstance, options: UpstreamO
   const report = checkRouting(config.routing, adapters, simulated);
   if (report.errors.length > 0) throw new RoutingError(report.errors.join('\n'));
   for (const warning of report.warnings) app.log.warn(warning);
+  for (const warning of missingKeyWarnings(adapters.keys(), config.adapters)) app.log.warn({ check: 'credentials' }, warning);
+  // One line per adapter and failure class per minute, not a stack trace per failed request.
+  const failures = new FailureLog(app.log, now);
 
   const resilience = new Map<string, Resilience>();
   for (const id of adapters.keys()) {
@@ -56,7 +63,7 @@ export const upstreamPlugin = fp(async (app: FastifyInstance, options: UpstreamO
     app.metrics.trackCircuit(id, () => resilience.get(id)?.health().circuit ?? 'closed');
   }
   app.decorate('upstream', {
-    router: new AdapterRouter(adapters, config.routing, resilience),
+    router: new AdapterRouter(adapters, config.routing, resilience, { onFailure: (adapter, error) => failures.note(adapter, error) }),
     simulated,
     hasRealVendor: [...adapters.keys()].some((id) => !simulated.has(id)),
   });

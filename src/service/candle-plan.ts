@@ -20,8 +20,12 @@ const LOOKBACK_MS: Record<Period, number> = {
   '1d': 20 * 86_400_000, '1w': 30 * 86_400_000, '1M': 70 * 86_400_000, '1Q': 200 * 86_400_000, '1Y': 800 * 86_400_000,
 };
 
-/** Upper bound on base bars per request, so one request can never ask a vendor for unbounded history. */
-const MAX_BASE_BARS: Record<BasePeriod, number> = { '1m': 120_000, '1d': 60_000 };
+/**
+ * Upper bound on base bars per symbol and request, so one request can never ask a vendor for
+ * unbounded history. It shortens an answer whose count needs more (30m and 60m at large counts):
+ * the answer names it (X-Limited-By: base-bars) and pages on (X-Next-End-Time, Link).
+ */
+export const MAX_BASE_BARS: Record<BasePeriod, number> = { '1m': 120_000, '1d': 60_000 };
 
 export function isMinutePeriod(period: Period): boolean {
   return MINUTES[period] !== undefined;
@@ -36,18 +40,22 @@ export interface BaseFetch {
   start?: number;
   end?: number;
   count: number;
+  /** `count` is MAX_BASE_BARS, less than the window's count needs: the answer may come short. */
+  capped: boolean;
 }
 
 /** The base-period fetch that covers `count` output bars plus one more for prev_close. */
 export function baseFetchFor(period: Period, window: { start?: number; end?: number; count: number }): BaseFetch {
   const base = basePeriodOf(period);
   const per = BASE_PER_BAR[period];
-  const count = Math.min(MAX_BASE_BARS[base], (window.count + 2) * per);
+  const needed = (window.count + 2) * per;
+  const count = Math.min(MAX_BASE_BARS[base], needed);
   return {
     period: base,
     start: window.start === undefined ? undefined : window.start - LOOKBACK_MS[period],
     end: window.end,
     count,
+    capped: count < needed,
   };
 }
 

@@ -2,6 +2,7 @@
 // status value across adapters (src/data/loader.ts).
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.ts';
+import { attemptOf, chainFailure } from '../../src/upstream/attempts.ts';
 import type { DataEntry } from '../../src/data/loader.ts';
 import { CANDLES_CASE, CASES, harness, NEGATIVE_WINDOWS, QUOTE_WINDOWS, T0 } from './harness.ts';
 import { fakeAdapter, fakeQuote } from '../helpers/fake-adapter.ts';
@@ -76,7 +77,8 @@ describe('loader: partial failure', () => {
     expect(vendor.callsOf('getQuotes')).toEqual([[A, U1], [B, C], [U2]]);
     expect([...result.items.keys()]).toEqual([A]);
     expect(result.unknown).toEqual([U1, U2]);
-    expect([...result.failed]).toEqual([[B, down], [C, down]]);
+    const answered = chainFailure([attemptOf('vendor', down)], down);
+    expect([...result.failed]).toEqual([[B, answered], [C, answered]]);
     const keys = (s: string) => h.loader.cacheKey(spec, ref(s));
     expect(h.map?.sets.map((s) => s.key)).toEqual([keys(A), keys(U1), keys(U2)]);
     expect(h.map?.sets[1].options).toEqual({ ...NEGATIVE_WINDOWS, size: spec.size(undefined) + 64, storedAt: T0 });
@@ -117,7 +119,7 @@ describe('loader: partial failure', () => {
     const spec = c.spec(h.resources);
     const result = await h.loader.load(spec, [A, B, U1].map(c.query));
     expect([...result.items.keys()]).toEqual([spec.key(c.query(A))]);
-    expect([...result.failed]).toEqual([[spec.key(c.query(B)), down]]);
+    expect([...result.failed]).toEqual([[spec.key(c.query(B)), chainFailure([attemptOf('vendor', down)], down)]]);
     expect(result.unknown).toEqual([spec.key(c.query(U1))]);
     expect(h.stored(h.loader.cacheKey(spec, c.query(B)))).toBeUndefined();
   });

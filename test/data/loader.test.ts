@@ -3,6 +3,7 @@
 // same tests for quotes (batched) and candles (one call per query).
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.ts';
+import { attemptOf, chainFailure } from '../../src/upstream/attempts.ts';
 import { CASES, harness, NEGATIVE_WINDOWS, T0, type TierKind } from './harness.ts';
 import { settle } from './fakes.ts';
 
@@ -119,9 +120,12 @@ describe.each(CASES)('loader: $name', (c) => {
       h.vendor.failing.set(A, down);
       const result = await h.loader.load(spec, [q]);
       expect(result.items.size).toBe(0);
-      expect([...result.failed]).toEqual([[id, down]]);
+      // The vendor's error, with the one adapter tried in details.attempts.
+      const answered = chainFailure([attemptOf('vendor', down)], down);
+      expect([...result.failed]).toEqual([[id, answered]]);
+      expect((result.failed.get(id) as AppError).details).toEqual({ adapter: 'vendor', attempts: [{ adapter: 'vendor', cause: 'timeout', message: 'vendor slow' }] });
       expect(result.unknown).toEqual([]);
-      await expect(h.loader.loadOne(spec, q)).rejects.toBe(down);
+      await expect(h.loader.loadOne(spec, q)).rejects.toEqual(answered);
     });
 
     it('single-flight: 5 concurrent loads of one key make 1 adapter call and get one value', async () => {

@@ -48,7 +48,7 @@ describe('sim fault injection', () => {
     const app = await simApp({ faults: { timeoutRate: 1, timeoutMs: 30_000 } });
     const body = expectUpstreamError(await get(app, '/v1/quotes?symbols=600519.SH'), 504, 'UPSTREAM_TIMEOUT');
     expect(body.message).toBe('sim did not answer within 200 ms');
-    expect(body.details).toEqual({ adapter: 'sim', resource: 'quotes' });
+    expect(body.details).toEqual({ adapter: 'sim', resource: 'quotes', attempts: [{ adapter: 'sim', cause: 'timeout', message: 'sim did not answer within 200 ms' }] });
   });
 
   it('latency past the deadline is 504 too; latency inside it is a normal 200', async () => {
@@ -113,7 +113,10 @@ describe('circuit breaker', () => {
 
     const open = await get(app, '/v1/quotes?symbols=600519.SH');
     const body = expectUpstreamError(open, 503, 'UPSTREAM_UNAVAILABLE');
-    expect(body.details).toEqual({ adapter: 'sim', circuit: 'open' });
+    expect(body.details).toEqual({
+      adapter: 'sim', circuit: 'open',
+      attempts: [{ adapter: 'sim', cause: 'circuit_open', message: 'The upstream data source is temporarily unavailable' }],
+    });
     expect(open.headers['retry-after']).toBe('30');
     expectUpstreamError(await get(app, '/v1/klines?symbol=600519.SH'), 503, 'UPSTREAM_UNAVAILABLE');
     expect(adapter.count()).toBe(3);

@@ -96,7 +96,7 @@ describe('quotes through an HTTP vendor (msw)', () => {
     const urls = vendorSequence(() => new HttpResponse('bad gateway', { status: 502 }));
     const app = await setup();
     const body = expectError(await get(app, '/v1/quotes?symbols=600519.SH'), 502, 'UPSTREAM_ERROR');
-    expect(body.details).toEqual({ adapter: 'stand-in', status: 502 });
+    expect(body.details).toEqual({ adapter: 'stand-in', status: 502, attempts: [{ adapter: 'stand-in', cause: 'http_status', status: 502, message: 'the vendor answered HTTP 502' }] });
     expect(body.message).not.toContain('bad gateway');
     expect(urls).toHaveLength(2);
   });
@@ -131,7 +131,7 @@ describe('quotes through an HTTP vendor (msw)', () => {
     });
     const app = await setup({ timeoutMs: 5_000 }, 150);
     const body = expectError(await get(app, '/v1/quotes?symbols=600519.SH'), 504, 'UPSTREAM_TIMEOUT');
-    expect(body.details).toEqual({ adapter: 'stand-in', resource: 'quotes' });
+    expect(body.details).toMatchObject({ adapter: 'stand-in', resource: 'quotes', attempts: [{ adapter: 'stand-in', cause: 'timeout' }] });
   });
 
   it.each([

@@ -70,6 +70,9 @@ function examples(): { where: string; schema: any; example: unknown }[] {
     for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
       for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
         if (media.example !== undefined) out.push({ where: `${method} ${path} ${status} ${type}`, schema: media.schema, example: media.example });
+        for (const [name, named] of Object.entries((media.examples ?? {}) as Record<string, any>)) {
+          out.push({ where: `${method} ${path} ${status} ${type} ${name}`, schema: media.schema, example: named.value });
+        }
       }
     }
   }
@@ -215,6 +218,8 @@ const inject = async (options: InjectOptions, key: string | undefined = DOC_KEYS
 const REFUSALS: Record<string, (path: string) => Promise<unknown>> = {
   INVALID_SYMBOL: () => inject({ url: '/v1/klines?symbol=600519' }),
   INVALID_API_KEY: (path) => inject({ url: path.startsWith('/v1/ws/') ? path : '/v1/quotes?symbols=600519.SH' }, 'not-a-key'),
+  // No key at all, and the keys file names no free plan.
+  MISSING_API_KEY: async (path) => (await app.inject({ url: path.startsWith('/v1/ws/') ? path : '/v1/quotes?symbols=600519.SH' })).json(),
   MARKET_NOT_PERMITTED: () => inject({ url: '/v1/quotes?symbols=00700.HK' }, DOC_KEYS.basic),
   NO_QUOTES_PERMISSION: (path) => inject({ url: path }, DOC_KEYS.free),
   SYMBOL_NOT_FOUND: () => inject({ url: '/v1/klines?symbol=999999.SH' }),
@@ -270,10 +275,13 @@ describe('every error example is a refusal the app sends', () => {
     const seen = new Map<string, { path: string; status: string; example: any }>();
     for (const { path, op } of operationsOf(doc)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
-        const example = response.content?.['application/json']?.example;
-        if (Number(status) < 400 || example === undefined) continue;
-        const key = `${status} ${JSON.stringify(example)}`;
-        if (!seen.has(key)) seen.set(key, { path, status, example });
+        const media = response.content?.['application/json'];
+        const all = [media?.example, ...Object.values((media?.examples ?? {}) as Record<string, any>).map((named) => named.value)];
+        for (const example of all) {
+          if (Number(status) < 400 || example === undefined) continue;
+          const key = `${status} ${JSON.stringify(example)}`;
+          if (!seen.has(key)) seen.set(key, { path, status, example });
+        }
       }
     }
     return [...seen.values()];
@@ -282,6 +290,19 @@ describe('every error example is a refusal the app sends', () => {
   it('covers every status the document refuses with', () => {
     const statuses = new Set(errorExamples().map((e) => e.status));
     expect([...statuses].sort()).toEqual(['400', '401', '403', '404', '413', '415', '426', '429', '431', '502', '503', '504']);
+  });
+
+  it('a 401 shows both a key that is not valid and no key at all', () => {
+    const media = doc.paths['/v1/quotes'].get.responses['401'].content['application/json'];
+    expect(Object.values(media.examples as Record<string, any>).map((named) => named.value.error)).toEqual(['INVALID_API_KEY', 'MISSING_API_KEY']);
+  });
+
+  it('a failure after vendors were tried shows every adapter with its cause (details.attempts)', () => {
+    for (const status of ['502', '503', '504']) {
+      const example = doc.paths['/v1/quotes'].get.responses[status].content['application/json'].example;
+      expect(example.details.attempts.length, status).toBeGreaterThan(0);
+      expect(example.details.attempts.at(-1).adapter, status).toBe(example.details.adapter);
+    }
   });
 
   it('each one, against a real refusal with the same status and reason', { timeout: 60_000 }, async () => {

@@ -93,6 +93,9 @@ describe('the document', () => {
     expect(doc.info.version).toBe('1.0.0');
     const schemes = Object.values(doc.components.securitySchemes) as { type: string; in: string; name: string }[];
     expect(schemes).toContainEqual({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    // The same key in Authorization: Bearer, one of the ways any operation may be called.
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect((doc as unknown as { security: unknown[] }).security).toContainEqual({ bearerAuth: [] });
   });
 
   it('is served without a key, as JSON', async () => {

@@ -112,11 +112,19 @@ describe('router: fallback', () => {
     expect(called).toEqual(['a']);
   });
 
-  it('every adapter failing: the last error answers', async () => {
+  it('every adapter failing: the last error answers, with every attempt in details.attempts', async () => {
     const { r } = router();
-    const last = new AppError('UPSTREAM_TIMEOUT', 'b slow');
-    const { result } = run(r, 'quotes', 'CN', undefined, { a: new AppError('UPSTREAM_ERROR', 'a down'), b: last });
-    await expect(result).rejects.toBe(last);
+    const last = new AppError('UPSTREAM_TIMEOUT', 'b slow', { details: { adapter: 'b' }, retryAfterSeconds: 3 });
+    const { result } = run(r, 'quotes', 'CN', undefined, { a: new AppError('UPSTREAM_ERROR', 'a down', { details: { adapter: 'a', status: 500 } }), b: last });
+    const error = await result.then(() => undefined, (e: unknown) => e) as AppError;
+    expect(error).toMatchObject({ reason: 'UPSTREAM_TIMEOUT', status: 504, message: 'b slow', retryAfterSeconds: 3 });
+    expect(error.details).toEqual({
+      adapter: 'b',
+      attempts: [
+        { adapter: 'a', cause: 'http_status', status: 500, message: 'the vendor answered HTTP 500' },
+        { adapter: 'b', cause: 'timeout', message: 'b slow' },
+      ],
+    });
   });
 
   it('only unexpected exceptions: UPSTREAM_ERROR with the cause', async () => {
