@@ -23,6 +23,7 @@ import { bearerKey, type AccessNeeds } from '../access/guard.ts';
 import type { KeyEntry, KeyStore } from '../access/keys.ts';
 import type { LimitDecision } from '../access/rate-limit.ts';
 import type { ByteCache } from '../cache/byte-cache.ts';
+import { marketOf } from '../markets/symbols.ts';
 import { acceptsGzip, etagMatches, gzips, type CachedResponse } from './response-cache.ts';
 import { MEDIA_TYPE, formatFromAccept, formatOfKey, formatParam, type Format } from './formats/negotiate.ts';
 
@@ -74,7 +75,7 @@ function permits(entry: KeyEntry, route: FastRoute): boolean {
   if (needs.explicitCount !== undefined && needs.explicitCount > plan.maxSymbols) return false;
   for (const feature of needs.features) if (!plan.features.has(feature)) return false;
   for (const region of needs.regions ?? []) if (!plan.markets.has(region)) return false;
-  for (const ref of needs.symbols ?? []) if (!plan.markets.has(ref.region)) return false;
+  for (const ref of needs.symbols ?? []) if (!plan.markets.has(marketOf(ref))) return false;
   return route.bars <= plan.maxBars;
 }
 
@@ -113,6 +114,7 @@ function fixedHeaders(entry: CachedResponse): Fixed {
   if (entry.headers.nextEndTime !== undefined) common.push('x-next-end-time', entry.headers.nextEndTime);
   if (entry.headers.link !== undefined) common.push('link', entry.headers.link);
   if (entry.headers.truncated !== undefined) common.push('x-truncated-symbols', entry.headers.truncated);
+  if (entry.headers.limitedBy !== undefined) common.push('x-limited-by', entry.headers.limitedBy);
   const gzipEtag = `${entry.etag.slice(0, -1)}-gz"`;
   const plain = [...common, 'etag', entry.etag, 'content-length', String(entry.body.length)];
   const gzip = entry.gzip === undefined ? undefined : [...common, 'etag', gzipEtag, 'content-encoding', 'gzip', 'content-length', String(entry.gzip.length)];

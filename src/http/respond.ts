@@ -4,7 +4,8 @@
 //
 // Table routes (spec.table) answer in the negotiated format (formats/negotiate.ts: `format` or
 // Accept) and vary on Accept; candle answers cut short say so (X-Next-End-Time and Link on the
-// single-symbol routes, X-Truncated-Symbols on the batch routes), in every format.
+// single-symbol routes, X-Truncated-Symbols on the batch routes), in every format, and name any
+// limit that made them shorter than `count` (X-Limited-By).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { cacheOutcome, type DataStatus } from '../data/status.ts';
 import { MEDIA_TYPE, negotiateFormat, type Format } from './formats/negotiate.ts';
@@ -24,6 +25,8 @@ export interface Produced {
   next?: { endTime: number; url: string };
   /** Symbols whose answer was cut by `count` (batch candle routes), request order. */
   truncated?: readonly string[];
+  /** The limits that made the answer shorter than `count` (X-Limited-By), e.g. `base-bars; limit=120000`. */
+  limits?: readonly string[];
   /** The next page's URL (Link rel="next") of a route paged by a cursor other than end_time (/v1/klines/market). */
   link?: string;
 }
@@ -59,6 +62,8 @@ export interface OutcomeHeaders {
   link?: string;
   /** X-Truncated-Symbols. */
   truncated?: string;
+  /** X-Limited-By: the limits that shortened the answer, comma-separated. */
+  limitedBy?: string;
   /** Single-symbol candle routes: X-Forming-Bar (`stale` or `absent`). */
   forming?: string;
   /** Batch candle routes: X-Forming-Bar-Stale and X-Forming-Bar-Absent (symbols, request order). */
@@ -83,6 +88,7 @@ export function outcomeHeaders(produced: Produced, table?: TableKind): OutcomeHe
     ...(produced.next === undefined ? {} : { nextEndTime: String(produced.next.endTime), link: `<${produced.next.url}>; rel="next"` }),
     ...(produced.link === undefined ? {} : { link: `<${produced.link}>; rel="next"` }),
     ...(produced.truncated !== undefined && produced.truncated.length > 0 ? { truncated: produced.truncated.join(',') } : {}),
+    ...(produced.limits !== undefined && produced.limits.length > 0 ? { limitedBy: produced.limits.join(', ') } : {}),
   };
 }
 
@@ -94,6 +100,7 @@ export function applyOutcomeHeaders(reply: FastifyReply, headers: OutcomeHeaders
   if (headers.nextEndTime !== undefined) reply.header('x-next-end-time', headers.nextEndTime);
   if (headers.link !== undefined) reply.header('link', headers.link);
   if (headers.truncated !== undefined) reply.header('x-truncated-symbols', headers.truncated);
+  if (headers.limitedBy !== undefined) reply.header('x-limited-by', headers.limitedBy);
   if (headers.forming !== undefined) reply.header('x-forming-bar', headers.forming);
   if (headers.formingStale !== undefined) reply.header('x-forming-bar-stale', headers.formingStale);
   if (headers.formingAbsent !== undefined) reply.header('x-forming-bar-absent', headers.formingAbsent);

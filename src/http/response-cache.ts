@@ -68,6 +68,7 @@ function toStored(entry: CachedResponse): StoredResponse {
   if (entry.headers.nextEndTime !== undefined) meta.next_end_time = entry.headers.nextEndTime;
   if (entry.headers.link !== undefined) meta.link = entry.headers.link;
   if (entry.headers.truncated !== undefined) meta.truncated = entry.headers.truncated;
+  if (entry.headers.limitedBy !== undefined) meta.limited_by = entry.headers.limitedBy;
   return { body: entry.body, ...(entry.gzip !== undefined ? { gzip: entry.gzip } : {}), etag: entry.etag, meta };
 }
 
@@ -85,6 +86,7 @@ function fromStored(stored: StoredResponse, storedAt: number, ttlMs: number): Ca
       ...(stored.meta.next_end_time === undefined ? {} : { nextEndTime: stored.meta.next_end_time }),
       ...(stored.meta.link === undefined ? {} : { link: stored.meta.link }),
       ...(stored.meta.truncated === undefined ? {} : { truncated: stored.meta.truncated }),
+      ...(stored.meta.limited_by === undefined ? {} : { limitedBy: stored.meta.limited_by }),
     },
     dataAgeMs: Number(stored.meta.data_age_ms ?? 0),
     storedAt,

@@ -1,12 +1,14 @@
 // GET /v1/klines and /v1/klines/batch: historical candles, columnar, any period and adjustment,
 // in JSON, CSV, Arrow or Parquet (http/formats). An answer cut by `count` says so: the next page's
-// cursor (X-Next-End-Time, Link) on /v1/klines, X-Truncated-Symbols on the batch.
+// cursor (X-Next-End-Time, Link) on /v1/klines, X-Truncated-Symbols on the batch; one cut short
+// by a limit rather than by count names it (X-Limited-By).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AdjustType, Candles, Period, SymbolRef } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import { KlinesBatchQuery, KlinesQuery, dataOf, refs } from '../schemas.ts';
 import type { BatchResult, CandleParams } from '../service/market-data.ts';
+import { MAX_BASE_BARS } from '../service/candle-plan.ts';
 import type { Produced } from '../http/respond.ts';
 import { NEXT_PAGE_HEADERS, TRUNCATED_HEADERS, tableResponse } from '../http/formats/openapi.ts';
 import { access, barsFor, oneSymbol, pageUrl, periodFeature, requireAccess, requireBarBudget, symbolList, timeRange, type RouteAccess } from './common.ts';
@@ -44,6 +46,14 @@ function klinesAccess(batch: boolean): RouteAccess {
   };
 }
 
+/** The header that names a limit shortening the answer (docs/contract.md#limits). */
+const LIMITED_BY_HEADER = {
+  'X-Limited-By': {
+    type: 'string',
+    description: `The limits that made this answer shorter than count, comma-separated, each \`<name>; limit=<n>\`: \`base-bars\`, at most ${MAX_BASE_BARS['1m']} one-minute bars (minute periods) or ${MAX_BASE_BARS['1d']} daily bars (1d and longer) are read per symbol and request. The rest of the range is on the next pages (X-Next-End-Time and Link; on the batch route, the symbols in X-Truncated-Symbols). Absent when count alone cut the answer, or nothing did.`,
+  },
+};
+
 function paramsKey(p: CandleParams): string {
   return `${p.period}|${p.count}|${p.start ?? ''}|${p.end ?? ''}|${p.adjust}`;
 }
@@ -57,7 +67,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
       description: 'The newest `count` bars inside [start_time, end_time] (inclusive), or up to now without a range. Minute periods (1m…60m) need klines_minute, daily and longer need klines_daily. When older bars exist inside the range (without start_time: anywhere in the history), X-Next-End-Time and Link give the next, older page: following them loses and repeats no bar.',
       tags: ['klines'],
       querystring: KlinesQuery,
-      response: { 200: tableResponse(dataOf(refs.Candles), 'candles', NEXT_PAGE_HEADERS), ...ERROR_RESPONSES },
+      response: { 200: tableResponse(dataOf(refs.Candles), 'candles', { ...NEXT_PAGE_HEADERS, ...LIMITED_BY_HEADER }), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const ref = oneSymbol(request.query.symbol);
@@ -73,7 +83,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
           symbol: ref.symbol, period: params.period, count: params.count, adjust: params.adjust, start_time: params.start, end_time: result.next,
         }, format),
       };
-      return { body: { data: result.candles }, status: result.status, next };
+      return { body: { data: result.candles }, status: result.status, next, limits: result.limits };
     });
   });
 
@@ -85,7 +95,7 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
       description: 'Unknown symbols are omitted from `data` and listed in X-Missing-Symbols; symbols whose upstream failed are omitted and listed in X-Failed-Symbols (such a response is never cached). When every symbol failed upstream the answer is 502/503/504. Symbols cut by `count` (older bars exist in the range) are listed in X-Truncated-Symbols.',
       tags: ['klines'],
       querystring: KlinesBatchQuery,
-      response: { 200: tableResponse(dataOf(Type.Record(Type.String(), refs.Candles)), 'candles-batch', TRUNCATED_HEADERS), ...ERROR_RESPONSES },
+      response: { 200: tableResponse(dataOf(Type.Record(Type.String(), refs.Candles)), 'candles-batch', { ...TRUNCATED_HEADERS, ...LIMITED_BY_HEADER }), ...ERROR_RESPONSES },
     },
   }, async (request, reply) => {
     const symbols = symbolList(request.query.symbols);
@@ -95,12 +105,14 @@ export default async function klinesRoutes(app: FastifyInstance, ctx: RouteConte
     const key = `klines-batch|${symbols.map((r) => r.symbol).join(',')}|${paramsKey(params)}`;
     return ctx.responder.respond(request, reply, { key, resource: 'candles', table: 'candles-batch' }, async () => {
       const cut = new Set<string>();
+      const limits = new Set<string>();
       const result = await ctx.service.perSymbol(symbols, async (ref) => {
         const one = await ctx.service.candles(ref, params, symbols.length);
         if (one?.next !== undefined) cut.add(ref.symbol);
+        for (const limit of one?.limits ?? []) limits.add(limit);
         return one;
       });
-      return batchBody(result, cut);
+      return { ...batchBody(result, cut), limits: [...limits] };
     });
   });
 }

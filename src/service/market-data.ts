@@ -52,6 +52,11 @@ export interface Sourced<T> {
    * `count`): the timestamp of the newest of them, i.e. the end_time of the next, older page.
    */
   next?: number;
+  /**
+   * The limits that made the answer shorter than `count` (X-Limited-By), each as
+   * `<name>; limit=<n>`: `base-bars` (MAX_BASE_BARS, candle-plan.ts).
+   */
+  limits?: string[];
 }
 
 /**
@@ -239,7 +244,10 @@ export class MarketDataService {
     // The store/adapter window was cut by count when it is full and starts inside the range.
     const rawBars = raw.value.timestamp;
     const cut = rawBars.length >= fetch.count && (params.start === undefined || rawBars[0] >= params.start);
-    return { ...paged(candles, params.count, cut), adapter: raw.status.adapters[0] ?? 'none', status };
+    const page = paged(candles, params.count, cut);
+    // Cut by the base-bar cap rather than by count: fewer bars than asked, and older ones exist.
+    const limited = fetch.capped && page.next !== undefined && page.candles.timestamp.length < params.count;
+    return { ...page, ...(limited ? { limits: [`base-bars; limit=${fetch.count}`] } : {}), adapter: raw.status.adapters[0] ?? 'none', status };
   }
 
   /** The latest session's bars (docs/contract.md#candle-time-semantics), aggregated to `period`, newest `count`. */
