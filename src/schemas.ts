@@ -166,7 +166,7 @@ export const FormatParam = Type.Optional(Type.Union(FORMATS.map((v) => Type.Lite
 // What `count` promises, and every limit that can make an answer shorter (docs/contract.md#limits).
 const CANDLE_COUNT = `Default 100; the newest \`count\` bars inside the range, 1 to 10000 (outside it: 400 INVALID_COUNT, never clamped). `
   + `Limits: at most ${MAX_BASE_BARS['1m'].toLocaleString('en-US')} one-minute bars (minute periods) or ${MAX_BASE_BARS['1d'].toLocaleString('en-US')} daily bars (1d and longer) are read per symbol and request (base-bars): `
-  + 'a count that needs more comes short, e.g. about 4,000 bars at 30m and 2,000 at 60m for count=10000, with X-Limited-By: base-bars; limit=120000 and the next page in X-Next-End-Time and Link '
+  + 'a count that needs more comes short, e.g. for count=10000 about 8,000 bars at 15m, 4,000 at 30m and 2,000 to 2,154 at 60m, with X-Limited-By: base-bars; limit=120000 and the next page in X-Next-End-Time and Link '
   + '(batch: X-Truncated-Symbols). The plan\'s max_bars (symbols × base bars) is never a shortening: past it the request is 400 REQUEST_TOO_LARGE. '
   + 'A vendor\'s own history ends where it ends (no next page): minute bars reach back five trading days at Eastmoney and 29 days at Yahoo, unless the history store holds more.';
 
