@@ -102,7 +102,8 @@ describe('sim daily model', () => {
   it('keeps every A-share bar within the day\'s limits and closes some days exactly at the limit', () => {
     let limitUp = 0;
     let limitDown = 0;
-    for (const inst of SIM_INSTRUMENTS.filter((i) => i.region === 'CN')) {
+    // Indices have no price limits (limitPrices is undefined for them).
+    for (const inst of SIM_INSTRUMENTS.filter((i) => i.region === 'CN' && i.type !== 'index')) {
       const h = history(inst);
       for (let i = 0; i < h.dates.length; i++) {
         const limits = limitPrices(inst, h.prevClose[i])!;

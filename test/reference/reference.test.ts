@@ -20,11 +20,11 @@ describe('GET /v1/exchanges', () => {
     expect(await get('/v1/exchanges')).toEqual({
       status: 200,
       body: { data: [
-        { exchange: 'SH', region: 'CN', count: 65 },
-        { exchange: 'SZ', region: 'CN', count: 41 },
-        { exchange: 'BJ', region: 'CN', count: 5 },
-        { exchange: 'HK', region: 'HK', count: 59 },
-        { exchange: 'US', region: 'US', count: 54 },
+        { exchange: 'SH', region: 'CN', count: 71 },
+        { exchange: 'SZ', region: 'CN', count: 43 },
+        { exchange: 'BJ', region: 'CN', count: 7 },
+        { exchange: 'HK', region: 'HK', count: 62 },
+        { exchange: 'US', region: 'US', count: 57 },
       ] },
     });
   });
@@ -47,8 +47,8 @@ describe('GET /v1/exchanges/{exchange}/instruments', () => {
     const { status, body } = await get('/v1/exchanges/BJ/instruments');
     expect(status).toBe(200);
     expect(body.exchange).toBe('BJ');
-    expect(body.count).toBe(5);
-    expect(body.data).toHaveLength(5);
+    expect(body.count).toBe(7);
+    expect(body.data).toHaveLength(7);
     const symbols = body.data.map((i: { symbol: string }) => i.symbol);
     expect(symbols.every((s: string) => s.endsWith('.BJ'))).toBe(true);
     const rest = await get(`/v1/instruments?symbols=${symbols.join(',')}`);
