@@ -10,6 +10,39 @@ export const keyStore = {
   clear: () => sessionStorage.removeItem(KEY_STORAGE),
 };
 
+/**
+ * Which ways in the server offers without typing (GET /explorer/access.json): the public demo key
+ * while the keys file flags it `demo`, and the free tier's plan for calls without a key.
+ */
+let access = { demo_key: null, free_tier: null };
+
+export async function loadAccess() {
+  try {
+    const response = await fetch('/explorer/access.json', { cache: 'no-store', credentials: 'omit' });
+    const body = response.ok ? await response.json() : {};
+    access = {
+      demo_key: typeof body.demo_key === 'string' && body.demo_key !== '' ? body.demo_key : null,
+      free_tier: body.free_tier && typeof body.free_tier === 'object' ? body.free_tier : null,
+    };
+  } catch {
+    access = { demo_key: null, free_tier: null };
+  }
+  return access;
+}
+
+export const serverAccess = () => access;
+
+/** The key the calls carry: the user's own, else the public demo key, else none ('' ). */
+export const currentKey = () => keyStore.get() || access.demo_key || '';
+
+/** 'own' (entered in this tab), 'demo' (the server's public demo key), 'free' (no key, free tier) or 'none'. */
+export function keySource() {
+  if (keyStore.get()) return 'own';
+  if (access.demo_key) return 'demo';
+  if (access.free_tier) return 'free';
+  return 'none';
+}
+
 export class ApiError extends Error {
   constructor(status, body, path) {
     super(body?.message ?? `HTTP ${status}`);
@@ -38,14 +71,17 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * the server's retry_after_ms (at most `maxRetries` times) and announced as a notice meanwhile.
  */
 export async function api(path, { body, maxRetries = 5 } = {}) {
-  const key = keyStore.get();
-  if (key === '') throw new ApiError(401, { error: 'MISSING_API_KEY', message: 'no API key entered' }, path);
+  const key = currentKey();
+  // No key and no free tier: nothing to ask. No key with the free tier: the call goes without one.
+  if (key === '' && access.free_tier === null) throw new ApiError(401, { error: 'MISSING_API_KEY', message: 'no API key entered' }, path);
+  const headers = key === '' ? {} : { 'X-API-Key': key };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
   for (let attempt = 0; ; attempt += 1) {
     let response;
     try {
       response = await fetch(path, {
         method: body === undefined ? 'GET' : 'POST',
-        headers: body === undefined ? { 'X-API-Key': key } : { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         cache: 'no-store',
         credentials: 'omit',
@@ -55,7 +91,7 @@ export async function api(path, { body, maxRetries = 5 } = {}) {
       throw new ApiError(0, { error: 'NETWORK', message: `cannot reach the service (${error.message})` }, path);
     }
     const payload = await response.json().catch(() => undefined);
-    emit('response', { path, status: response.status, reason: payload?.error ?? '', headers: response.headers });
+    emit('response', { path, status: response.status, reason: payload?.error ?? '', headers: response.headers, key });
     if (response.ok) return { data: payload?.data, headers: response.headers };
     if (response.status === 429 && attempt < maxRetries) {
       const seconds = Number(response.headers.get('retry-after') ?? '1');

@@ -1,7 +1,7 @@
 // The explorer page: key, symbol, period and adjust in; chart, quote, depth and intraday out.
 // `window.__explorer` mirrors exactly what was handed to the chart and panels (for tests and
 // debugging); it never holds the key.
-import { api, describeError, errorTag, keyStore, on } from './api.js';
+import { ApiError, api, currentKey, describeError, errorTag, keySource, keyStore, loadAccess, on, serverAccess } from './api.js';
 import { createIntradayChart, createPriceChart } from './chart.js';
 import { ZONES, chartTime, periodStartOf, regionOf } from './format.js';
 import { History, barsToCover, monthsBefore } from './history.js';
@@ -19,7 +19,7 @@ const OLDER_PAGE = 500;
 /** The most bars one chart holds (range buttons stop there and say so). */
 const MAX_BARS = 20_000;
 const MINUTE = new Set(['1m', '5m', '10m', '15m', '30m', '60m']);
-/** The symbol shown once a key is in, by the first market the plan has (CN without /v1/me). */
+/** The symbol shown on opening, by the first market the plan has (CN without /v1/me). */
 const DEFAULT_SYMBOLS = { CN: '600519.SH', HK: '00700.HK', US: 'AAPL.US' };
 const RANGE_MONTHS = { '1M': 1, '3M': 3, '1Y': 12, '5Y': 60, All: Infinity };
 
@@ -32,23 +32,70 @@ const hook = {
 window.__explorer = hook;
 
 const state = {
-  symbol: '', period: '1d', adjust: 'forward', generation: 0, live: undefined, exFactors: new Map(),
+  symbol: '', picked: false, period: '1d', adjust: 'forward', generation: 0, live: undefined, exFactors: new Map(),
   history: null, colourMode: loadColourMode(), range: null,
 };
-const price = createPriceChart($('price-chart'));
+const price = createPriceChart($('price-chart'), {
+  // XD labels stay below the legend, however many lines it wraps to.
+  reserveTop: () => ($('legend').hidden ? 0 : $('legend').offsetTop + $('legend').offsetHeight + 2),
+});
 const intraday = createIntradayChart($('intraday-chart'));
-const search = createSymbolSearch({ input: $('symbol'), datalist: $('symbol-list'), stateNode: $('search-state') });
+let searchInfo = '';
+const search = createSymbolSearch({
+  input: $('symbol'), datalist: $('symbol-list'), stateNode: $('search-state'),
+  report(text, error) {
+    if (error === undefined) searchInfo = text;
+    sayProblem('search-state', error === undefined ? '' : text, error);
+  },
+});
 /** Where things are drawn (CSS pixels inside #price-chart), for tests that point at a bar. */
 hook.probe = {
   xOf: (index) => price.xOf(index),
   yOf: (value) => price.yOf(value),
   visibleRange: () => price.visibleRange(),
+  xOfTime: (time) => price.xOfTime(time),
+  xdLabels: () => price.xdLabels(),
+  paneSize: () => price.paneSize(),
 };
 
-const setStatus = (text, error) => {
-  $('status').textContent = text;
-  $('status').title = error === undefined ? '' : errorTag(error);
-};
+// ---- problems: each cause said once, in the most prominent place that has it ---------------
+
+/** Where problems are said, most prominent first: a cause said in one is not repeated below it. */
+const PROBLEM_SLOTS = ['status', 'notice-markers', 'intraday-error', 'quote-error', 'depth-error', 'search-state'];
+const problems = new Map();
+
+/**
+ * What a failure is about, whichever call met it: a vendor or network outage, a rejected key or a
+ * plan's limit fails the chart, the markers, the intraday line, the quote, the depth and the names
+ * alike, and is one sentence on screen, not six.
+ */
+function causeOf(error, text) {
+  if (!(error instanceof ApiError)) return text;
+  if (error.status === 0) return 'network';
+  if (error.status >= 500) return 'vendor';
+  if (error.status === 401) return 'key';
+  if (error.status === 429) return 'rate';
+  if (error.status === 403) return `plan ${describeError(error)}`;
+  return text;
+}
+
+function sayProblem(slot, text, error) {
+  if (text === '') problems.delete(slot);
+  else problems.set(slot, { text, error, cause: causeOf(error, text) });
+  const said = new Set();
+  for (const name of PROBLEM_SLOTS) {
+    const problem = problems.get(name);
+    const shown = problem !== undefined && !said.has(problem.cause);
+    if (problem !== undefined) said.add(problem.cause);
+    const node = $(name);
+    if (name === 'search-state') node.textContent = shown ? problem.text : searchInfo;
+    else node.textContent = shown ? problem.text : '';
+    if (name === 'status') node.title = shown && problem.error !== undefined ? errorTag(problem.error) : '';
+  }
+  hook.problems = [...problems].map(([name, p]) => ({ slot: name, cause: p.cause }));
+}
+
+const setStatus = (text, error) => sayProblem('status', text, error);
 const notice = (id, text) => { $(id).textContent = text; };
 const zoneOf = (symbol) => ZONES[regionOf(symbol)];
 
@@ -70,7 +117,9 @@ function failedNotice() {
   return [...bySymbol].map(([symbol, what]) => `${symbol}: vendor unavailable for the ${[...new Set(what)].join(' and ')}, try again.`).join(' ');
 }
 
-on('response', ({ path, status, reason, headers }) => {
+on('response', ({ path, status, reason, headers, key }) => {
+  // An answer to a key no longer in use (one entered or forgotten meanwhile) says nothing of this one.
+  if (key !== currentKey()) return;
   const route = path.split('?')[0];
   const upstream = headers.get('x-upstream');
   if (upstream) {
@@ -110,10 +159,13 @@ const KEY_STATES = {
   checking: 'checking the key…',
   accepted: 'key accepted (kept in this tab only)',
   rejected: 'key rejected (401)',
+  demo: 'the public demo key (local use only): paste your own to use it instead',
+  free: 'no key: free tier',
 };
 
 function showKeyState(name) {
-  const next = keyStore.get() ? name : 'none';
+  const source = keySource();
+  const next = source === 'own' ? name : source === 'none' ? 'none' : source;
   // A rejected key stays rejected until another key is entered.
   if (hook.keyState === 'rejected' && next === 'accepted') return;
   hook.keyState = next;
@@ -121,22 +173,62 @@ function showKeyState(name) {
   node.textContent = KEY_STATES[next];
   node.classList.toggle('accepted', next === 'accepted');
   node.classList.toggle('rejected', next === 'rejected');
+  // A rejected key is fixed in the key box: on a phone it comes out from behind "More".
+  if (next === 'rejected') {
+    document.body.classList.add('controls-open');
+    $('controls-toggle').setAttribute('aria-expanded', 'true');
+  }
 }
 
-/** A key is in: what the plan allows, the symbol list, and a chart without typing anything. */
+/** What the plan in use allows (from /v1/me, or the free tier's plan); null when unknown. */
+function planFeatures() {
+  const features = me()?.features ?? (keySource() === 'free' ? serverAccess().free_tier?.features : undefined);
+  return Array.isArray(features) ? new Set(features) : null;
+}
+const planHas = (feature) => planFeatures()?.has(feature) ?? true;
+
+/** Minute periods a plan lacks are greyed out; one quiet line says what a key would add. */
+function showPlanLimits() {
+  for (const option of $('period').options) option.disabled = MINUTE.has(option.value) && !planHas('klines_minute');
+  const missing = [['quotes', 'quotes'], ['depth', 'depth'], ['intraday', 'the intraday line'], ['klines_minute', 'minute bars']]
+    .filter(([feature]) => !planHas(feature)).map(([, words]) => words);
+  const plan = me()?.plan ?? serverAccess().free_tier?.plan ?? '';
+  const who = keySource() === 'free' ? `No key: the free tier (plan ${plan})` : `Plan ${plan}`;
+  const needs = keySource() === 'free' ? 'need a key' : 'need another plan';
+  $('notice-plan').textContent = missing.length === 0 ? ''
+    : `${who} shows daily and longer bars and ex-dividend markers; ${missing.join(', ').replace(/, ([^,]*)$/, ' and $1')} ${needs}.`;
+}
+
+/** A way in: what the plan allows, the symbol list, and a chart without typing anything. */
 async function start() {
   void search.load();
   const answer = await loadMe();
+  if (answer === 'stale') return;
   if (answer === 'ok') showKeyState('accepted');
   // A rejected key is said beside the key box now, and at the top by the chart's own 401.
   if (answer === 'rejected') showKeyState('rejected');
-  if (state.symbol === '') {
-    const market = me()?.markets?.find((m) => DEFAULT_SYMBOLS[m] !== undefined) ?? 'CN';
+  showPlanLimits();
+  // Until the user picks a symbol, the default follows the plan of the key in use.
+  if (!state.picked) {
+    const market = me()?.markets?.find((m) => DEFAULT_SYMBOLS[m] !== undefined) ?? serverAccess().free_tier?.markets?.find((m) => DEFAULT_SYMBOLS[m] !== undefined) ?? 'CN';
     state.symbol = DEFAULT_SYMBOLS[market];
     $('symbol').value = state.symbol;
   }
+  if (MINUTE.has(state.period) && !planHas('klines_minute')) {
+    state.period = '1d';
+    $('period').value = '1d';
+  }
   await loadAll();
 }
+
+/** The key box shows the public demo key while it is the one in use (it is no secret). */
+function showKeyBox() {
+  const input = $('api-key');
+  const demo = keySource() === 'demo' ? serverAccess().demo_key : null;
+  input.type = demo === null ? 'password' : 'text';
+  input.value = demo ?? '';
+}
+$('api-key').addEventListener('input', () => { $('api-key').type = 'password'; });
 
 $('key-form').addEventListener('submit', (event) => {
   event.preventDefault();
@@ -144,20 +236,35 @@ $('key-form').addEventListener('submit', (event) => {
   $('api-key').value = '';
   if (key === '') return;
   keyStore.set(key);
+  keyChanged();
+  $('api-key').type = 'password';
   hook.keyState = '';
   showKeyState('checking');
   setStatus('');
   void start();
 });
 
+/** Another key: what the old one was answered (ex-dividend events, the chart on screen) is asked again. */
+function keyChanged() {
+  state.exFactors.clear();
+  hook.chart = null;
+}
+
 $('key-forget').addEventListener('click', () => {
   keyStore.clear();
+  keyChanged();
   state.live?.stop();
   forgetMe();
   hook.keyState = '';
+  showKeyBox();
   showKeyState('none');
   showLive('off');
-  setStatus('The key is forgotten. An API key is needed: enter one above.');
+  if (keySource() === 'none') {
+    setStatus('The key is forgotten. An API key is needed: enter one above.');
+    return;
+  }
+  // The server's own way in takes over: the demo key or the free tier.
+  void start();
 });
 
 // ---- picking -------------------------------------------------------------------------------
@@ -171,6 +278,7 @@ $('pick-form').addEventListener('submit', (event) => {
   }
   $('symbol').value = symbol;
   state.symbol = symbol;
+  state.picked = true;
   void loadAll();
 });
 
@@ -223,7 +331,7 @@ function showLive(name) {
 const WHOLE_FAILURES = new Set(['SYMBOL_NOT_FOUND', 'INVALID_SYMBOL', 'INVALID_API_KEY', 'MISSING_API_KEY']);
 
 async function loadAll() {
-  if (!keyStore.get()) {
+  if (keySource() === 'none') {
     setStatus('An API key is needed: enter your key above (it is kept in this tab only).');
     return;
   }
@@ -231,6 +339,7 @@ async function loadAll() {
   const generation = state.generation;
   state.live?.stop();
   setStatus('');
+  for (const slot of ['notice-markers', 'intraday-error', 'quote-error', 'depth-error']) sayProblem(slot, '');
   clearQuote('');
   clearDepth('');
   hook.quote = null;
@@ -241,7 +350,11 @@ async function loadAll() {
   if (generation !== state.generation) return;
   if (WHOLE_FAILURES.has(hook.chart?.error)) {
     // One plain sentence at the top is enough: no panel repeats it.
-    if ($('intraday-error').textContent === $('status').textContent) $('intraday-error').textContent = `No intraday line for ${state.symbol}.`;
+    if (hook.intraday?.error !== undefined) sayProblem('intraday-error', `No intraday line for ${state.symbol}.`);
+    showLive('off');
+    return;
+  }
+  if (!planHas('quotes') && !planHas('depth')) {
     showLive('off');
     return;
   }
@@ -254,11 +367,11 @@ async function exFactorsOf(symbol) {
     const { data } = await api(`/v1/klines/ex-factors?symbols=${encodeURIComponent(symbol)}`);
     const events = data?.[symbol] ?? [];
     state.exFactors.set(symbol, events);
-    notice('notice-markers', '');
+    sayProblem('notice-markers', '');
     return events;
   } catch (error) {
     if (WHOLE_FAILURES.has(error.reason)) return [];
-    notice('notice-markers', `Ex-dividend markers unavailable: ${describeError(error, { symbol })}`);
+    sayProblem('notice-markers', `Ex-dividend markers unavailable: ${describeError(error, { symbol })}`, error);
     return [];
   }
 }
@@ -379,17 +492,22 @@ for (const button of $('ranges').querySelectorAll('button')) {
 
 async function loadIntraday(generation) {
   const symbol = state.symbol;
+  if (!planHas('intraday')) {
+    intraday.clear();
+    hook.intraday = { symbol, count: 0, error: 'FEATURE_NOT_PERMITTED' };
+    return;
+  }
   try {
     const { data } = await api(`/v1/klines/intraday?symbol=${encodeURIComponent(symbol)}`);
     if (generation !== state.generation) return;
     const points = intraday.show(zoneOf(symbol), data);
     hook.intraday = { symbol, count: points.length, lastClose: data.close.at(-1) ?? null };
-    $('intraday-error').textContent = '';
+    sayProblem('intraday-error', '');
   } catch (error) {
     if (generation !== state.generation) return;
     intraday.clear();
     hook.intraday = { symbol, count: 0, error: error.reason ?? String(error) };
-    $('intraday-error').textContent = describeError(error, { symbol });
+    sayProblem('intraday-error', describeError(error, { symbol }), error);
   }
 }
 
@@ -423,6 +541,7 @@ function startLive(generation) {
       if (hook.quote !== null && hook.quote.timestamp !== quote.timestamp) hook.liveUpdates += 1;
       hook.quote = quote;
       renderQuote(quote);
+      sayProblem('quote-error', '');
       foldIntoChart(quote);
       intraday.update(zoneOf(symbol), quote.timestamp, quote.last_price);
     },
@@ -430,24 +549,44 @@ function startLive(generation) {
       if (generation !== state.generation) return;
       hook.depth = depth;
       renderDepth(depth, hook.quote?.symbol === symbol ? hook.quote.prev_close : undefined);
+      sayProblem('depth-error', '');
     },
     onError(kind, error) {
       if (generation !== state.generation) return;
-      const text = describeError(error, { symbol });
-      if (kind === 'quote') clearQuote(text);
-      else clearDepth(text);
+      if (kind === 'quote') clearQuote('');
+      else clearDepth('');
+      sayProblem(`${kind}-error`, describeError(error, { symbol }), error);
       hook[`${kind}Error`] = error.reason ?? String(error);
     },
   });
 }
 
-applyColours();
-showKeyState('none');
-void showMeta();
-if (keyStore.get()) {
-  showKeyState('checking');
-  void start();
-} else {
-  $('price-empty').textContent = 'No chart yet: enter a key above.';
-  setStatus('An API key is needed: enter your key above (it is kept in this tab only, and sent only in the X-API-Key header).');
+// ---- the phone layout: the chart first, the settings behind one button ---------------------
+
+$('controls-toggle').addEventListener('click', () => {
+  const open = !document.body.classList.contains('controls-open');
+  document.body.classList.toggle('controls-open', open);
+  $('controls-toggle').setAttribute('aria-expanded', String(open));
+});
+
+// ---- opening: a chart straight away when the server offers a way in ------------------------
+
+async function boot() {
+  applyColours();
+  void showMeta();
+  await loadAccess();
+  showKeyBox();
+  hook.access = keySource();
+  if (keySource() === 'none') {
+    showKeyState('none');
+    // Nothing works without a key: the settings (with the key box) stay open on a phone too.
+    document.body.classList.add('controls-open');
+    $('controls-toggle').setAttribute('aria-expanded', 'true');
+    $('price-empty').textContent = 'No chart yet: enter a key above.';
+    setStatus('An API key is needed: enter your key above (it is kept in this tab only, and sent only in the X-API-Key header).');
+    return;
+  }
+  showKeyState(keySource() === 'own' ? 'checking' : keySource());
+  await start();
 }
+void boot();

@@ -10,6 +10,27 @@ import { GREEN, RED } from './prefs.js';
 /** The page's own font stack (CJK fallbacks included) for the axes and markers too. */
 const fontFamily = () => getComputedStyle(document.documentElement).fontFamily;
 
+/** The chart's text size (lightweight-charts' layout.fontSize default): marker labels are drawn in it. */
+export const LABEL_FONT_PX = 12;
+/** Room kept between two XD labels, and between a label and what is drawn under it, CSS px. */
+const LABEL_GAP = 8;
+const LABEL_CLEARANCE = 2;
+
+let measurer;
+/** A label's drawn width, measured in the font the chart draws it with. */
+function labelWidth(text) {
+  measurer ??= document.createElement('canvas').getContext('2d');
+  measurer.font = `${LABEL_FONT_PX}px ${fontFamily()}`;
+  return measurer.measureText(text).width;
+}
+
+// lightweight-charts' marker geometry (series-markers: size(), shapeMargin()): an arrow above a bar
+// takes its margin and its height above the bar's high.
+const ceiledOdd = (x) => { const c = Math.ceil(x); return c % 2 === 0 ? c - 1 : c; };
+const ceiledEven = (x) => { const c = Math.ceil(x); return c % 2 === 0 ? c : c - 1; };
+const markerSize = (barSpacing, coeff) => ceiledOdd(Math.min(Math.max(barSpacing, 12), 30) * coeff);
+const arrowReach = (barSpacing) => Math.max(markerSize(barSpacing, 0.1), 3) + ceiledEven(markerSize(barSpacing, 1));
+
 const baseOptions = (height) => ({
   height,
   autoSize: true,
@@ -36,13 +57,15 @@ function barsOf(zone, data) {
   }));
 }
 
-export function createPriceChart(container) {
+/** `reserveTop()`: CSS px at the top of the chart that labels keep clear of (the legend drawn over it). */
+export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
   const chart = createChart(container, baseOptions(420));
   const candles = chart.addSeries(CandlestickSeries, {});
   // Room above the highest candle for the legend.
   candles.priceScale().applyOptions({ scaleMargins: { top: 0.14, bottom: 0.06 } });
   const volume = chart.addSeries(HistogramSeries, { priceFormat: { type: 'volume' }, priceLineVisible: false }, 1);
-  const markerPlugin = createSeriesMarkers(candles, []);
+  // Markers do not widen the price scale: label heights follow the scale, so the scale must not follow them.
+  const markerPlugin = createSeriesMarkers(candles, [], { autoScale: false });
   const panes = chart.panes();
   if (panes[1] !== undefined) panes[1].setHeight(110);
   let bars = [];
@@ -64,29 +87,67 @@ export function createPriceChart(container) {
     volume.setData(bars.map(volumeOf));
     placed = exDividendMarkers(bars, events);
     labelMarkers();
+    relabelSoon();
   }
 
   /**
-   * Every marker keeps its arrow; its text is drawn only where it does not run into the previous
-   * label (a quarterly chart of 25 years has a marker on nearly every bar). The legend names the
-   * events of any bar under the cursor.
+   * Every marker keeps its arrow; its label is drawn only where it has room. Labels are placed
+   * newest first: one that would run into a label already placed (a weekly chart over five years
+   * has a marker every few bars) or leave the chart is left out, and the legend names the events
+   * of any bar under the cursor. A label is a text-only marker set just above the highest candle
+   * or arrow under its whole width, so it never sits on a neighbour's candle or arrow either.
    */
   let labelled = '';
+  let labels = [];
   function labelMarkers() {
-    const shown = [];
-    const width = chart.timeScale().width();
-    let lastRight = 0;
-    for (const marker of placed) {
-      const x = chart.timeScale().timeToCoordinate(marker.time);
-      const half = (marker.text.length * 7.5) / 2;
-      const fits = x !== null && x - half >= lastRight + 14 && x + half <= width;
-      if (fits) lastRight = x + half;
-      shown.push(fits ? marker : { ...marker, text: '' });
+    const timeScale = chart.timeScale();
+    const width = timeScale.width();
+    const reach = arrowReach(timeScale.options().barSpacing);
+    const textOffset = LABEL_FONT_PX * 1.1; // lightweight-charts draws the text 0.6 em above its price, centred
+    const ceiling = Math.max(LABEL_FONT_PX / 2, reserveTop());
+    labels = [];
+    let leftmost = Infinity;
+    for (let k = placed.length - 1; k >= 0; k -= 1) {
+      const marker = placed[k];
+      const x = timeScale.timeToCoordinate(marker.time);
+      if (x === null) continue;
+      const half = labelWidth(marker.text) / 2;
+      const left = x - half;
+      const right = x + half;
+      if (left < 0 || right > width || right > leftmost - LABEL_GAP) continue;
+      // The highest thing drawn under the label: candle highs, and the arrows of marked bars.
+      const from = Math.max(0, Math.floor(timeScale.coordinateToLogical(left - LABEL_CLEARANCE) ?? 0));
+      const to = Math.min(bars.length - 1, Math.ceil(timeScale.coordinateToLogical(right + LABEL_CLEARANCE) ?? bars.length - 1));
+      let top = Infinity;
+      for (let i = from; i <= to; i += 1) {
+        const y = candles.priceToCoordinate(bars[i].high);
+        if (y !== null) top = Math.min(top, bars[i].xd === undefined ? y : y - reach);
+      }
+      // The label's baseline price: its box ends LABEL_CLEARANCE px above that; room for it below the legend.
+      const base = top - LABEL_CLEARANCE + LABEL_FONT_PX * 0.1;
+      if (!Number.isFinite(top) || base - textOffset < ceiling) continue;
+      const price = candles.coordinateToPrice(base);
+      if (price === null) continue;
+      leftmost = left;
+      labels.push({ time: marker.time, position: 'atPriceTop', price, shape: 'arrowDown', size: 0, color: marker.color, text: marker.text });
     }
-    const key = shown.map((m) => `${m.time}:${m.text}`).join('|');
+    const arrows = placed.map((m) => ({ ...m, text: '' }));
+    // Series markers go in time order; a label follows its bar's arrow.
+    const shown = [...arrows, ...labels].sort((a, b) => a.time - b.time || a.text.length - b.text.length);
+    const key = shown.map((m) => `${m.time}:${m.text}:${m.price?.toPrecision(6) ?? ''}`).join('|');
     if (key === labelled && shown.length > 0) return;
     labelled = key;
     markerPlugin.setMarkers(shown);
+  }
+  /** Labels are placed from the chart's coordinates: after it has drawn a change, not before. */
+  let relabelPending = false;
+  function relabelSoon() {
+    if (relabelPending || placed.length === 0) return;
+    relabelPending = true;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      relabelPending = false;
+      labelMarkers();
+    }));
   }
 
   const barAt = (time) => {
@@ -112,11 +173,9 @@ export function createPriceChart(container) {
   for (const type of ['pointerdown', 'wheel', 'touchstart', 'keydown']) {
     container.addEventListener(type, () => { userMoved = true; }, { passive: true });
   }
-  chart.timeScale().subscribeSizeChange(() => {
-    if (placed.length > 0) requestAnimationFrame(labelMarkers);
-  });
+  chart.timeScale().subscribeSizeChange(relabelSoon);
   chart.timeScale().subscribeVisibleLogicalRangeChange((range) => {
-    if (placed.length > 0) requestAnimationFrame(labelMarkers);
+    relabelSoon();
     if (range !== null && userMoved && bars.length > 0 && range.from < 10) leftEdgeListener();
   });
 
@@ -130,7 +189,7 @@ export function createPriceChart(container) {
       userMoved = false;
       paint();
       chart.timeScale().fitContent();
-      labelMarkers();
+      relabelSoon();
       legendListener(bars.at(-1) ?? null, false);
       return { bars, markers: placed };
     },
@@ -175,6 +234,14 @@ export function createPriceChart(container) {
       const range = chart.timeScale().getVisibleRange();
       return range === null ? null : { from: range.from, to: range.to };
     },
+    /** Where chart time `time` is drawn, in CSS pixels from the chart's left edge (or null). */
+    xOfTime(time) {
+      return chart.timeScale().timeToCoordinate(time);
+    },
+    /** The price pane's drawing area, CSS px: labels and candles live inside it. */
+    paneSize() {
+      return { width: chart.timeScale().width(), height: chart.panes()[0]?.getHeight() ?? null };
+    },
     /** Where the bar at `index` is drawn, in CSS pixels from the chart's left edge (or null). */
     xOf(index) {
       const bar = bars[index];
@@ -185,6 +252,8 @@ export function createPriceChart(container) {
       return candles.priceToCoordinate(value);
     },
     bars: () => bars,
+    /** The XD labels drawn now: the text-only markers handed to the chart (for tests). */
+    xdLabels: () => markerPlugin.markers().filter((m) => m.text !== '').map((m) => ({ time: m.time, price: m.price, text: m.text })),
     onLegend(listener) {
       legendListener = listener;
     },
@@ -200,6 +269,7 @@ export function createPriceChart(container) {
       volume.setData([]);
       markerPlugin.setMarkers([]);
       labelled = '';
+      labels = [];
       container.classList.add('blank');
       legendListener(null, false);
     },

@@ -6,7 +6,7 @@
 // `mdqs.key.<key>` (a request header), next to `mdqs.v1`, which the server selects. When the
 // stream cannot be used (refused, closed, an error message), the page polls instead: the key then
 // goes in X-API-Key like every other call, and the response cache makes a 2 s poll cheap.
-import { ApiError, api, keyStore } from './api.js';
+import { ApiError, api, currentKey } from './api.js';
 
 export const POLL_MS = 2000;
 /** Outside sessions quotes do not move; look now and then for the open. */
@@ -90,7 +90,7 @@ export function startLive(symbol, callbacks) {
     callbacks.onTransport?.('polling');
     poller = startPolling(symbol, callbacks);
   };
-  const key = keyStore.get();
+  const key = currentKey();
   // A key that is not a plain token cannot be a subprotocol name: poll. The stream is opened
   // only once the API has accepted the key for this symbol (one quote over REST), so a wrong key
   // or a plan without the market is said in words by the polling path, not by a failed socket.

@@ -1,6 +1,6 @@
 // What the key's plan allows, from GET /v1/me, in a line beside the key box. A service without
 // /v1/me (404) shows nothing; the remaining calls follow each response's X-RateLimit-Remaining.
-import { ApiError, api } from './api.js';
+import { ApiError, api, currentKey } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 let current = null;
@@ -41,15 +41,18 @@ function render() {
 
 /**
  * Ask /v1/me. Resolves with 'ok' (shown), 'absent' (no such route yet: nothing shown),
- * 'rejected' (401) or 'error'.
+ * 'rejected' (401), 'error', or 'stale' (another key came in meanwhile: its own call says).
  */
 export async function loadMe() {
+  const key = currentKey();
   try {
     const { data } = await api('/v1/me', { maxRetries: 1 });
+    if (key !== currentKey()) return 'stale';
     current = data && typeof data === 'object' ? data : null;
     render();
     return current === null ? 'error' : 'ok';
   } catch (error) {
+    if (key !== currentKey()) return 'stale';
     current = null;
     render();
     if (error instanceof ApiError && error.status === 404) return 'absent';

@@ -17,7 +17,11 @@ export function normaliseSymbol(text) {
   return `${code}.${exchange}`;
 }
 
-export function createSymbolSearch({ input, datalist, stateNode }) {
+/**
+ * `report(text, error)` receives what the search has to say: a line about the list (no error) or a
+ * failure (with its ApiError, so the page can say one cause once); without it the text goes to `stateNode`.
+ */
+export function createSymbolSearch({ input, datalist, stateNode, report }) {
   /** symbol → {symbol, pool, name?} in pool order. */
   const entries = new Map();
   let namesBlocked = '';
@@ -25,7 +29,7 @@ export function createSymbolSearch({ input, datalist, stateNode }) {
   /** Markets the key's plan lacks: their names are not asked for again. */
   const deniedMarkets = new Set();
 
-  const say = (text) => { stateNode.textContent = text; };
+  const say = report ?? ((text) => { stateNode.textContent = text; });
 
   function render(list) {
     const options = list.slice(0, 200).map((entry) => {
@@ -66,11 +70,11 @@ export function createSymbolSearch({ input, datalist, stateNode }) {
         const markets = error.body?.details?.missing_markets;
         if (error.status === 403 && Array.isArray(markets) && markets.length > 0 && !error.body.details.missing_features) {
           for (const market of markets) deniedMarkets.add(market);
-          say(`Names of ${[...deniedMarkets].join(', ')} symbols unavailable: ${describeError(error)}`);
+          say(`Names of ${[...deniedMarkets].join(', ')} symbols unavailable: ${describeError(error)}`, error);
           return lookupNames(wanted.slice(i));
         }
         namesBlocked = `Names unavailable: ${describeError(error)}`;
-        say(namesBlocked);
+        say(namesBlocked, error);
         return;
       }
     }
@@ -99,7 +103,7 @@ export function createSymbolSearch({ input, datalist, stateNode }) {
         render(matches(input.value));
         void lookupNames([...entries.keys()].slice(0, 10));
       } catch (error) {
-        say(`Symbol list unavailable: ${describeError(error)} You can still type a symbol such as 600519.SH.`);
+        say(`Symbol list unavailable: ${describeError(error)} You can still type a symbol such as 600519.SH.`, error);
       }
     },
     /** What the user typed as a symbol: a pool member, a known name, or anything shaped like a symbol. */

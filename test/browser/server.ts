@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import type { Config } from '../../config/schema.ts';
 import { buildTestApp, CN_MORNING } from '../helpers/app.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -36,9 +37,10 @@ export interface LiveServer {
   close(): Promise<void>;
 }
 
-export async function startLiveServer(keys: KeyStore = browserKeyStore()): Promise<LiveServer> {
+/** `configure` edits the config before the app is built (e.g. the sim's injected faults). */
+export async function startLiveServer(keys: KeyStore = browserKeyStore(), configure?: (config: Config) => void): Promise<LiveServer> {
   const clock = { now: CN_MORNING };
-  const { app } = await buildTestApp({ now: () => clock.now, keys });
+  const { app } = await buildTestApp({ now: () => clock.now, keys, ...(configure !== undefined ? { configure } : {}) });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

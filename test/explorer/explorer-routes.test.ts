@@ -3,7 +3,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXPLORER_CSP, EXPLORER_ROOT } from '../../src/routes/explorer.ts';
+import { fileURLToPath } from 'node:url';
+import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
+import { DEMO_KEY } from '../../src/http/docs.ts';
+import { EXPLORER_CSP, EXPLORER_ROOT, explorerAccess } from '../../src/routes/explorer.ts';
 import { buildTestApp } from '../helpers/app.ts';
 
 let app: FastifyInstance;
@@ -86,6 +89,50 @@ describe('GET /explorer', () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
     }
+  });
+});
+
+describe('GET /explorer/access.json', () => {
+  /** A keys file with `demo-key` as an ordinary key (not flagged demo) and the free tier. */
+  const unflagged = () => new KeyStore(parseKeysFile({
+    plans: { full: { markets: ['CN'], features: ['quotes', 'klines_daily'], rate_limit: { max: 10, window_ms: 60000 }, max_symbols: 5 } },
+    keys: [{ id: 'ops', plan: 'full', sha256: sha256Hex(DEMO_KEY) }],
+    anonymous: { plan: 'full' },
+  }));
+
+  it('names the demo key while the keys file flags it demo, without a key, uncached and outside the rate limit', async () => {
+    for (let i = 0; i < 80; i += 1) {
+      const res = await app.inject({ url: '/explorer/access.json', remoteAddress: '10.9.8.6' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-security-policy']).toBe(CSP);
+      expect(res.json()).toEqual({ demo_key: 'demo-key', free_tier: null });
+    }
+  });
+
+  it('with the shipped config/keys.yaml: the demo key and the free tier, its plan spelt out', () => {
+    expect(explorerAccess(KeyStore.fromFile(fileURLToPath(new URL('../../config/keys.yaml', import.meta.url))))).toEqual({
+      demo_key: 'demo-key',
+      free_tier: { plan: 'free', markets: ['CN', 'HK', 'US'], features: ['klines_daily', 'instruments', 'ex_factors', 'batch'] },
+    });
+  });
+
+  it('never names a key that is not flagged demo, even one whose value is the documented demo key', async () => {
+    const { app: other } = await buildTestApp({ keys: unflagged() });
+    try {
+      const res = await other.inject({ url: '/explorer/access.json' });
+      expect(res.json()).toEqual({ demo_key: null, free_tier: { plan: 'full', markets: ['CN'], features: ['quotes', 'klines_daily'] } });
+      expect(res.body).not.toContain(DEMO_KEY);
+    } finally {
+      await other.close();
+    }
+    // Neither a demo key nor a free tier: the page asks for a key.
+    const none = new KeyStore(parseKeysFile({
+      plans: { full: { markets: ['CN'], features: ['quotes'], rate_limit: { max: 10, window_ms: 60000 }, max_symbols: 5 } },
+      keys: [{ id: 'ops', plan: 'full', sha256: sha256Hex('a-real-key') }],
+    }));
+    expect(explorerAccess(none)).toEqual({ demo_key: null, free_tier: null });
   });
 });
 
