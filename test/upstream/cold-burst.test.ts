@@ -25,7 +25,7 @@ import { PG_URL } from '../store/harness.ts';
 const now = () => Date.now();
 const day = (iso: string) => Date.parse(`${iso}T00:00:00+08:00`);
 /**
- * 600 distinct cold series (600000.SH … 600599.SH), one past quarter each. The sim knows 111 CN
+ * 600 distinct cold series (600000.SH … 600599.SH), one past quarter each. The sim knows 121 CN
  * instruments: the vendor answers each symbol with the bars of one of them (contention between
  * windows of one series is test/store/fleet-fill.test.ts's subject, not this one's).
  */
