@@ -317,6 +317,7 @@ price.onLegend((bar, hovered) => {
 /** The live-updates line of the footer says what actually runs. */
 const LIVE_TEXT = {
   off: 'Live updates: off (no key, or no symbol on screen).',
+  plan: 'Live updates: off (the plan in use has no quotes or depth).',
   connecting: 'Live updates: connecting to the WebSocket stream (/v1/ws/stream)…',
   stream: 'Live updates: pushed over the WebSocket stream (/v1/ws/stream) as the market moves.',
   polling: 'Live updates: the WebSocket stream is unavailable, so the page asks /v1/quotes and /v1/depth every 2 s while the market is open.',
@@ -355,7 +356,7 @@ async function loadAll() {
     return;
   }
   if (!planHas('quotes') && !planHas('depth')) {
-    showLive('off');
+    showLive('plan');
     return;
   }
   startLive(generation);

@@ -176,6 +176,7 @@ describe('opening the explorer', () => {
         const paths = requests.map((r) => new URL(r.url()).pathname);
         for (const refused of ['/v1/quotes', '/v1/depth', '/v1/klines/intraday']) expect(paths, refused).not.toContain(refused);
         expect(await page.textContent('#status')).toBe('');
+        expect(await page.textContent('#live-state')).toBe('Live updates: off (the plan in use has no quotes or depth).');
         // The symbol list's line (behind "More" on a phone) is all there is besides the plan's line.
         expect(await problemsOnScreen(page)).toEqual(viewport === PHONE ? []
           : [{ id: 'search-state', text: expect.stringMatching(/^\d+ symbols in \d+ pools; type a code or a name$/) }]);
