@@ -92,7 +92,7 @@ describe('GET /v1/quotes by universes', () => {
 
   it('accepts the TickFlow alias CN_Equity_A as CN_Stock', async () => {
     const stock = await members('CN_Stock');
-    expect(stock.length).toBe(86);
+    expect(stock.length).toBe(87);
     const alias = await get('/v1/quotes?universes=CN_Equity_A');
     expect(alias.statusCode).toBe(200);
     expect(symbolsOf(alias.json())).toEqual(stock);
