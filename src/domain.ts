@@ -3,7 +3,11 @@
 // knows about HTTP or any vendor.
 
 export type Region = 'CN' | 'HK' | 'US';
-export type Exchange = 'SH' | 'SZ' | 'BJ' | 'HK' | 'US';
+/** China's futures exchanges by their symbol suffix: SHFE, DCE, ZCE (CZCE), CFFEX, INE, GFEX. */
+export type FuturesExchange = 'SHF' | 'DCE' | 'ZCE' | 'CFX' | 'INE' | 'GFE';
+export type Exchange = 'SH' | 'SZ' | 'BJ' | 'HK' | 'US' | FuturesExchange;
+/** What a plan grants: the three regions, and China futures (region CN) apart. */
+export type Market = Region | 'CN_FUTURES';
 
 export const PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m', '1d', '1w', '1M', '1Q', '1Y'] as const;
 export type Period = (typeof PERIODS)[number];
@@ -22,7 +26,7 @@ export type AdjustType = (typeof ADJUST_TYPES)[number];
 
 export type Session = 'pre_market' | 'regular' | 'lunch_break' | 'after_hours' | 'closed' | 'halted';
 export type InstrumentType = 'stock' | 'etf' | 'index' | 'bond' | 'fund' | 'futures' | 'options' | 'other';
-export type ExtType = 'cn_equity' | 'hk_equity' | 'us_equity';
+export type ExtType = 'cn_equity' | 'hk_equity' | 'us_equity' | 'cn_futures';
 
 /** Columnar candles; all arrays equal length, timestamps strictly ascending (epoch ms). */
 export interface Candles {
@@ -34,6 +38,10 @@ export interface Candles {
   volume: number[];
   amount: number[];
   prev_close?: number[];
+  /** Futures: contracts open at the bar's close. */
+  open_interest?: number[];
+  /** Futures: the day's settlement price (daily bars; minute bars of a settled day carry it too). */
+  settlement_price?: number[];
 }
 
 /**
@@ -65,6 +73,12 @@ export interface QuoteExt {
   change_amount: number;
   change_pct: number;
   turnover_rate: number | null;
+  /** Futures: contracts open now. */
+  open_interest?: number;
+  /** Futures: today's settlement price, null until the exchange settles the day. */
+  settlement_price?: number | null;
+  /** Futures: the previous trading day's settlement price (limits and change are from it). */
+  prev_settlement_price?: number;
 }
 
 export interface Quote {
@@ -101,6 +115,14 @@ export interface InstrumentExt {
   tick_size: number;
   total_shares: number | null;
   lot_size?: number;
+  /** Futures: contract multiplier (units of the underlying per contract). */
+  multiplier?: number;
+  /** Futures: last trading day, YYYY-MM-DD. */
+  last_trade_date?: string;
+  /** Futures: the product code (`au`, `SR`, `IF`). */
+  product?: string;
+  /** Futures: whether this contract is its product's main (most traded) contract now. */
+  main_contract?: boolean;
 }
 
 export interface Instrument {

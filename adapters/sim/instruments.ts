@@ -53,7 +53,7 @@ export interface SimInstrument {
  */
 type Row = readonly [string, string, string, number, number, number, number, number, DividendPolicy, number, string?];
 
-const REGION_OF: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US' };
+const REGION_OF: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US', SHF: 'CN', DCE: 'CN', ZCE: 'CN', CFX: 'CN', INE: 'CN', GFE: 'CN' };
 
 function build(rows: readonly Row[], exchange: Exchange, pool: PoolId, type: InstrumentType): SimInstrument[] {
   return rows.map(([code, name, listingDate, totalShares, floatShares, lotSize, price, volatility, dividend, dividendYield, flags = '']) => {

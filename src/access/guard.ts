@@ -1,7 +1,8 @@
 // Authentication (key from header or query) and authorisation (plan markets × features and the
 // per-request symbol cap). Runs before any cache lookup.
 import type { FastifyRequest } from 'fastify';
-import type { Region, SymbolRef } from '../domain.ts';
+import type { Market, SymbolRef } from '../domain.ts';
+import { marketOf } from '../markets/symbols.ts';
 import { AppError, featureReason } from '../errors.ts';
 import type { Feature, KeyEntry, KeyStore } from './keys.ts';
 
@@ -59,8 +60,8 @@ export interface AccessNeeds {
   features: Feature[];
   /** Symbols the request touches (explicit or pool members); their regions must be granted. */
   symbols?: readonly SymbolRef[];
-  /** Regions touched without symbols (e.g. a pool). */
-  regions?: readonly Region[];
+  /** Markets touched without symbols (e.g. a pool, or CN_FUTURES for a futures exchange). */
+  regions?: readonly Market[];
   /** Explicitly listed symbols, counted against the plan's cap. */
   explicitCount?: number;
 }
@@ -74,12 +75,13 @@ export function authorize(entry: KeyEntry, needs: AccessNeeds): void {
     });
   }
   const missingFeatures = needs.features.filter((f) => !plan.features.has(f));
-  const missingMarkets = new Set<Region>();
+  const missingMarkets = new Set<Market>();
   const deniedSymbols: string[] = [];
   for (const region of needs.regions ?? []) if (!plan.markets.has(region)) missingMarkets.add(region);
   for (const ref of needs.symbols ?? []) {
-    if (!plan.markets.has(ref.region)) {
-      missingMarkets.add(ref.region);
+    const market = marketOf(ref);
+    if (!plan.markets.has(market)) {
+      missingMarkets.add(market);
       if (deniedSymbols.length < 50) deniedSymbols.push(ref.symbol);
     }
   }

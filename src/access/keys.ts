@@ -6,7 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { ConfigError, readYamlWithSources, schemaProblems, sourceOf, type Sources } from '../../config/load.ts';
-import type { Region } from '../domain.ts';
+import type { Market } from '../domain.ts';
 
 // The plan features, one list with the resource names (the descriptors are checked against it).
 export { FEATURES, type Feature } from '../resources.ts';
@@ -19,7 +19,7 @@ export const PLAN_DEFAULTS = { maxSubscriptions: 200, maxConnections: 10, maxBar
 const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
 
 const PlanSchema = Type.Object({
-  markets: Type.Array(Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US')]), { maxItems: 3 }),
+  markets: Type.Array(Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US'), Type.Literal('CN_FUTURES')]), { maxItems: 4 }),
   features: Type.Array(Type.Union(FEATURES.map((f) => Type.Literal(f)))),
   rate_limit: Type.Object({
     max: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
@@ -55,7 +55,7 @@ export type KeysFile = Static<typeof KeysFileSchema>;
 
 export interface Plan {
   name: string;
-  markets: ReadonlySet<Region>;
+  markets: ReadonlySet<Market>;
   features: ReadonlySet<Feature>;
   rateLimit: { max: number; windowMs: number };
   maxSymbols: number;

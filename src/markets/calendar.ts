@@ -16,6 +16,7 @@
 // yet extended for a new year degrades to weekdays instead of stopping the service.
 
 import type { Region, Session } from '../domain.ts';
+import { FUTURES, futuresProduct, type FuturesCalendarKey, type FuturesProduct } from './futures.ts';
 import { CLOSURE_ROWS, HOLIDAY_COVERAGE, MARKET_CALENDARS, SESSION_REGIMES, SHORT_DAY_ROWS, type ShortDay } from './holidays.ts';
 
 /** Each market's IANA time zone, from its calendar file. */
@@ -24,6 +25,23 @@ export const TIME_ZONES: Record<Region, string> = {
   HK: MARKET_CALENDARS.HK.timezone,
   US: MARKET_CALENDARS.US.timezone,
 };
+
+/**
+ * What a calendar is kept for: a region's exchanges (CN, HK, US), or China futures: one product's
+ * sessions (`CN_FUTURES:au`) or every product's together (`CN_FUTURES`). Futures trade on CN's
+ * days, in its zone; a night session belongs to the next trading day, so a futures instant's
+ * trading day is not its local date (sessionDay).
+ */
+export type CalendarKey = Region | FuturesCalendarKey;
+
+/** The region whose time zone a calendar keeps. */
+function zoneOf(key: CalendarKey): Region {
+  return key.length === 2 ? (key as Region) : 'CN';
+}
+
+function isFutures(key: CalendarKey): key is FuturesCalendarKey {
+  return key.length > 2;
+}
 
 /** A regular session as epoch ms, [start, end). */
 export interface SessionWindow {
@@ -236,26 +254,28 @@ function wallToUtc(region: Region, day: number, minutes: number): number {
   return actual === guess ? at : wall - actual;
 }
 
-function localDay(region: Region, ms: number): number {
+function localDay(key: CalendarKey, ms: number): number {
+  const region = zoneOf(key);
   return Math.floor((ms + offsetAt(region, ms)) / DAY_MS);
 }
 
-export function localDate(region: Region, ms: number): string {
+export function localDate(region: CalendarKey, ms: number): string {
   return formatDay(localDay(region, ms));
 }
 
-export function localParts(region: Region, ms: number): { date: string; minutes: number; weekday: number } {
+export function localParts(key: CalendarKey, ms: number): { date: string; minutes: number; weekday: number } {
+  const region = zoneOf(key);
   const local = ms + offsetAt(region, ms);
   const day = Math.floor(local / DAY_MS);
   return { date: formatDay(day), minutes: Math.floor((local - day * DAY_MS) / MINUTE_MS), weekday: weekdayOf(day) };
 }
 
-export function localMidnight(region: Region, date: string): number {
-  return wallToUtc(region, parseDay(date), 0);
+export function localMidnight(region: CalendarKey, date: string): number {
+  return wallToUtc(zoneOf(region), parseDay(date), 0);
 }
 
-export function localTimeMs(region: Region, date: string, hhmm: string): number {
-  return wallToUtc(region, parseDay(date), parseHhmm(hhmm));
+export function localTimeMs(region: CalendarKey, date: string, hhmm: string): number {
+  return wallToUtc(zoneOf(region), parseDay(date), parseHhmm(hhmm));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,11 +331,29 @@ function buildIndex(region: Region): MarketIndex {
   return { first, last, days: all.slice(0, n), closures, short, regimes };
 }
 
-const index: Record<Region, MarketIndex> = { CN: buildIndex('CN'), HK: buildIndex('HK'), US: buildIndex('US') };
+const regionIndex: Record<Region, MarketIndex> = { CN: buildIndex('CN'), HK: buildIndex('HK'), US: buildIndex('US') };
+const futuresIndex = new Map<CalendarKey, MarketIndex>();
+
+/** CN's days from the futures coverage (or the product's first day) on; unknown keys are refused. */
+function buildFuturesIndex(key: FuturesCalendarKey): MarketIndex {
+  const product = key === 'CN_FUTURES' ? undefined : futuresProduct(key.slice('CN_FUTURES:'.length));
+  if (key !== 'CN_FUTURES' && product === undefined) invalid('calendar', key);
+  const cn = regionIndex.CN;
+  const first = parseDay(product?.since ?? FUTURES.first);
+  const from = upperBound(cn.days, first - 1);
+  return { ...cn, first, days: cn.days.subarray(from), short: new Map(), regimes: cn.regimes };
+}
+
+function ixOf(key: CalendarKey): MarketIndex {
+  if (!isFutures(key)) return regionIndex[key];
+  let ix = futuresIndex.get(key);
+  if (ix === undefined) futuresIndex.set(key, ix = buildFuturesIndex(key));
+  return ix;
+}
 
 /** Whether `day` has regular sessions: table days inside coverage, none before it, weekdays after it (provisional). */
-function trading(region: Region, day: number): boolean {
-  const ix = index[region];
+function trading(region: CalendarKey, day: number): boolean {
+  const ix = ixOf(region);
   if (day < ix.first) return false;
   if (isWeekend(day)) return false;
   return day > ix.last || !ix.closures.has(day);
@@ -333,8 +371,8 @@ function upperBound(days: Int32Array, day: number): number {
   return lo;
 }
 
-function nextDay(region: Region, day: number): number {
-  const ix = index[region];
+function nextDay(region: CalendarKey, day: number): number {
+  const ix = ixOf(region);
   const i = upperBound(ix.days, day);
   if (i < ix.days.length) return ix.days[i];
   let d = Math.max(day, ix.last) + 1;
@@ -343,8 +381,8 @@ function nextDay(region: Region, day: number): number {
 }
 
 /** The previous trading day; before coverage, where none is known, the previous calendar day. */
-function prevDay(region: Region, day: number): number {
-  const ix = index[region];
+function prevDay(region: CalendarKey, day: number): number {
+  const ix = ixOf(region);
   let d = day - 1;
   for (; d > ix.last; d--) if (!isWeekend(d)) return d;
   const i = upperBound(ix.days, d);
@@ -354,29 +392,30 @@ function prevDay(region: Region, day: number): number {
 export type DayStatus = 'trading' | 'closed' | 'unknown';
 
 /** What the tables say of `date`: 'unknown' outside the market's coverage (never a guessed session). */
-export function dayStatus(region: Region, date: string): DayStatus {
+export function dayStatus(region: CalendarKey, date: string): DayStatus {
   const day = parseDay(date);
-  const ix = index[region];
+  const ix = ixOf(region);
   if (day < ix.first || day > ix.last) return 'unknown';
   return trading(region, day) ? 'trading' : 'closed';
 }
 
 /** First and last date (inclusive, exchange-local) the market's tables cover. */
-export function calendarCoverage(region: Region): { first: string; last: string } {
-  return HOLIDAY_COVERAGE[region];
+export function calendarCoverage(region: CalendarKey): { first: string; last: string } {
+  if (!isFutures(region)) return HOLIDAY_COVERAGE[region];
+  return { first: formatDay(ixOf(region).first), last: HOLIDAY_COVERAGE.CN.last };
 }
 
-export function isTradingDay(region: Region, date: string): boolean {
+export function isTradingDay(region: CalendarKey, date: string): boolean {
   return trading(region, parseDay(date));
 }
 
 /** Why the exchange was closed on a weekday inside coverage (holiday or unscheduled closure). */
-export function holidayName(region: Region, date: string): string | undefined {
-  return index[region].closures.get(parseDay(date));
+export function holidayName(region: CalendarKey, date: string): string | undefined {
+  return ixOf(region).closures.get(parseDay(date));
 }
 
-function shortDayOf(region: Region, day: number, date: string): ShortDay | undefined {
-  const s = index[region].short.get(day);
+function shortDayOf(region: CalendarKey, day: number, date: string): ShortDay | undefined {
+  const s = ixOf(region).short.get(day);
   if (s === undefined) return undefined;
   const out: ShortDay = { date, name: s.name };
   if (!Number.isNaN(s.open)) out.open = formatMinutes(s.open);
@@ -391,25 +430,25 @@ function formatMinutes(minutes: number): string {
 }
 
 /** The shortened-day entry for `date` (late open and/or early close), if any. */
-export function shortDay(region: Region, date: string): ShortDay | undefined {
+export function shortDay(region: CalendarKey, date: string): ShortDay | undefined {
   return shortDayOf(region, parseDay(date), date);
 }
 
 /** The shortened-day entry for `date` when it closes early (HK half day, NYSE 13:00 close), if any. */
-export function earlyClose(region: Region, date: string): ShortDay | undefined {
+export function earlyClose(region: CalendarKey, date: string): ShortDay | undefined {
   const s = shortDay(region, date);
   return s?.close === undefined ? undefined : s;
 }
 
-export function nextTradingDay(region: Region, date: string): string {
+export function nextTradingDay(region: CalendarKey, date: string): string {
   return formatDay(nextDay(region, parseDay(date)));
 }
 
-export function prevTradingDay(region: Region, date: string): string {
+export function prevTradingDay(region: CalendarKey, date: string): string {
   return formatDay(prevDay(region, parseDay(date)));
 }
 
-export function tradingDaysBetween(region: Region, from: string, to: string): string[] {
+export function tradingDaysBetween(region: CalendarKey, from: string, to: string): string[] {
   const last = parseDay(to);
   const out: string[] = [];
   for (let d = parseDay(from); d <= last; d++) if (trading(region, d)) out.push(formatDay(d));
@@ -428,18 +467,93 @@ interface DayPlan {
 }
 
 const EMPTY: SessionWindow[] = Object.freeze([]) as unknown as SessionWindow[];
-const plans = perRegion(() => memo<number, DayPlan | null>());
+const regionPlans = perRegion(() => memo<number, DayPlan | null>());
+const futuresPlans = new Map<CalendarKey, Map<number, DayPlan | null>>();
 
-function regimeOf(region: Region, day: number): RegimeIndex {
-  const regimes = index[region].regimes;
+function plansOf(key: CalendarKey): Map<number, DayPlan | null> {
+  if (!isFutures(key)) return regionPlans[key];
+  let cache = futuresPlans.get(key);
+  if (cache === undefined) futuresPlans.set(key, cache = memo<number, DayPlan | null>());
+  return cache;
+}
+
+/**
+ * Whether trading day `day` opens with the night session of the evening before: only when that
+ * evening is the previous trading day's with nothing but a weekend between (a Friday night belongs
+ * to Monday; there is none on the eve of a weekday closure, so none opens the day after one).
+ */
+function hasNightSession(key: CalendarKey, day: number): boolean {
+  const previous = prevDay(key, day);
+  if (previous < ixOf(key).first) return false;
+  for (let d = previous + 1; d < day; d++) if (!isWeekend(d)) return false;
+  return true;
+}
+
+/** A night session's window: from the night open on `eve` to its close that evening or after midnight. */
+function nightWindow(product: FuturesProduct, eve: number): SessionWindow {
+  const open = parseHhmm(FUTURES.nightOpen);
+  const close = parseHhmm(product.nightClose as string);
+  return { start: wallToUtc('CN', eve, open), end: wallToUtc('CN', close > open ? eve : eve + 1, close) };
+}
+
+/** One product's sessions of trading day `day` (its night first), or every product's merged. */
+function buildFuturesPlan(key: FuturesCalendarKey, day: number): DayPlan | null {
+  if (!trading(key, day)) return null;
+  const products = key === 'CN_FUTURES' ? [...FUTURES.products.values()] : [futuresProduct(key.slice('CN_FUTURES:'.length)) as FuturesProduct];
+  const night = hasNightSession(key, day);
+  const eve = prevDay(key, day);
+  const windows: SessionWindow[] = [];
+  for (const product of products) {
+    if (key === 'CN_FUTURES' && formatDay(day) < product.since) continue;
+    if (night && product.nightClose !== null) windows.push(nightWindow(product, eve));
+    for (const [open, close] of product.day) windows.push({ start: wallToUtc('CN', day, parseHhmm(open)), end: wallToUtc('CN', day, parseHhmm(close)) });
+  }
+  windows.sort((a, b) => a.start - b.start);
+  const merged: SessionWindow[] = [];
+  for (const w of windows) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && w.start <= last.end) merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, w.end) };
+    else merged.push(w);
+  }
+  const sessions = merged.map((w) => Object.freeze(w));
+  return {
+    sessions: Object.freeze(sessions) as SessionWindow[],
+    preOpen: sessions[0].start - FUTURES.preOpenMinutes * MINUTE_MS,
+    afterEnd: sessions[sessions.length - 1].end,
+  };
+}
+
+// A futures night ends by 03:00 and opens from 20:55: an instant from 18:00 on belongs to the next
+// trading day's sessions, one before 03:00 to those of the trading day after the previous date.
+const NIGHT_FROM_MINUTES = 18 * 60;
+const NIGHT_UNTIL_MINUTES = 3 * 60;
+
+/** The trading day whose sessions (or the gaps around them) `ms` falls in: the local date, except futures evenings and nights. */
+function sessionDay(key: CalendarKey, ms: number): number {
+  const day = localDay(key, ms);
+  if (!isFutures(key)) return day;
+  const minutes = Math.floor((ms + offsetAt('CN', ms) - day * DAY_MS) / MINUTE_MS);
+  if (minutes >= NIGHT_FROM_MINUTES) return nextDay(key, day);
+  if (minutes < NIGHT_UNTIL_MINUTES) return nextDay(key, day - 1);
+  return day;
+}
+
+/** The futures trading day an instant's bars, volume and settlement belong to (a night's are the next trading day's). */
+export function tradingDayOf(key: CalendarKey, ms: number): string {
+  return formatDay(sessionDay(key, ms));
+}
+
+function regimeOf(region: CalendarKey, day: number): RegimeIndex {
+  const regimes = ixOf(region).regimes;
   for (let i = regimes.length - 1; i > 0; i--) if (day >= regimes[i].from) return regimes[i];
   return regimes[0];
 }
 
-function buildPlan(region: Region, day: number): DayPlan | null {
+function buildPlan(region: CalendarKey, day: number): DayPlan | null {
+  if (isFutures(region)) return buildFuturesPlan(region, day);
   if (!trading(region, day)) return null;
   const regime = regimeOf(region, day);
-  const short = index[region].short.get(day);
+  const short = ixOf(region).short.get(day);
   const open = short === undefined || Number.isNaN(short.open) ? -Infinity : short.open;
   const close = short === undefined || Number.isNaN(short.close) ? Infinity : short.close;
   const sessions: SessionWindow[] = [];
@@ -457,14 +571,14 @@ function buildPlan(region: Region, day: number): DayPlan | null {
   };
 }
 
-function planFor(region: Region, day: number): DayPlan | null {
-  const cache = plans[region];
+function planFor(region: CalendarKey, day: number): DayPlan | null {
+  const cache = plansOf(region);
   const hit = cache.get(day);
   return hit !== undefined ? hit : remember(cache, day, buildPlan(region, day), ENTRY_BYTES.plan);
 }
 
 /** Regular sessions of `date` (shortened on half days); [] when closed. Shared and frozen: do not mutate. */
-export function sessions(region: Region, date: string): SessionWindow[] {
+export function sessions(region: CalendarKey, date: string): SessionWindow[] {
   return planFor(region, parseDay(date))?.sessions ?? EMPTY;
 }
 
@@ -476,32 +590,42 @@ export function warmCalendar(ms: number): void {
   for (const region of REGIONS) sessionState(region, ms);
 }
 
-export function sessionState(region: Region, ms: number): Session {
-  const plan = planFor(region, localDay(region, ms));
+export function sessionState(region: CalendarKey, ms: number): Session {
+  const plan = planFor(region, sessionDay(region, ms));
   if (plan === null || plan.sessions.length === 0 || ms < plan.preOpen) return 'closed';
   const windows = plan.sessions;
   if (ms < windows[0].start) return 'pre_market';
+  let previousEnd = windows[0].start;
   for (const w of windows) {
+    // Between a futures night and the day session the market is closed until the day's call auction.
+    if (ms < w.start && w.start - previousEnd > NIGHT_UNTIL_MINUTES * MINUTE_MS) {
+      return ms < w.start - FUTURES.preOpenMinutes * MINUTE_MS ? 'closed' : 'pre_market';
+    }
+    previousEnd = w.end;
     if (ms < w.start) return 'lunch_break';
     if (ms < w.end) return 'regular';
   }
   return ms < plan.afterEnd ? 'after_hours' : 'closed';
 }
 
-export function isMarketOpen(region: Region, ms: number): boolean {
-  const plan = planFor(region, localDay(region, ms));
+export function isMarketOpen(region: CalendarKey, ms: number): boolean {
+  const plan = planFor(region, sessionDay(region, ms));
   if (plan === null) return false;
   for (const w of plan.sessions) if (ms >= w.start && ms < w.end) return true;
   return false;
 }
 
-export function latestTradingDay(region: Region, ms: number): string {
+export function latestTradingDay(region: CalendarKey, ms: number): string {
+  // A futures evening before its night session still counts as the day that just closed.
+  if (isFutures(region)) return latestStartedSessionDay(region, ms);
   const day = localDay(region, ms);
   return formatDay(trading(region, day) ? day : prevDay(region, day));
 }
 
-export function latestStartedSessionDay(region: Region, ms: number): string {
-  const day = localDay(region, ms);
+export function latestStartedSessionDay(region: CalendarKey, ms: number): string {
+  let day = sessionDay(region, ms);
+  // A futures weekend or holiday may already be in the next trading day's night session.
+  if (isFutures(region) && !trading(region, day)) day = nextDay(region, day);
   const plan = planFor(region, day);
   const started = plan !== null && plan.sessions.length > 0 && ms >= plan.sessions[0].start;
   return formatDay(started ? day : prevDay(region, day));
@@ -516,7 +640,7 @@ function checkPeriod(periodMinutes: number): number {
 }
 
 /** How many labels minuteBarLabels(region, date, periodMinutes) returns, without building them. */
-export function minuteBarLabelCount(region: Region, date: string, periodMinutes: number): number {
+export function minuteBarLabelCount(region: CalendarKey, date: string, periodMinutes: number): number {
   return labelCountOf(planFor(region, parseDay(date))?.sessions ?? EMPTY, checkPeriod(periodMinutes));
 }
 
@@ -532,7 +656,7 @@ function labelCountOf(windows: readonly SessionWindow[], span: number): number {
  * owns it). Not memoised: it is arithmetic over the day's memoised sessions, cheaper to redo than
  * to keep (a frozen array of 390 labels held 9 KB of boxed numbers; issue 15 item 4).
  */
-export function minuteBarLabels(region: Region, date: string, periodMinutes: number): number[] {
+export function minuteBarLabels(region: CalendarKey, date: string, periodMinutes: number): number[] {
   const span = checkPeriod(periodMinutes);
   const windows = planFor(region, parseDay(date))?.sessions ?? EMPTY;
   const labels = new Array<number>(labelCountOf(windows, span));
@@ -549,9 +673,9 @@ export function minuteBarLabels(region: Region, date: string, periodMinutes: num
  * (the opening auction folds into it), later bars (label − period, label]; the last bar ends at
  * the session end. Undefined outside regular sessions (lunch, after the close, closed days).
  */
-export function minuteBarLabelFor(region: Region, ms: number, periodMinutes: number): number | undefined {
+export function minuteBarLabelFor(region: CalendarKey, ms: number, periodMinutes: number): number | undefined {
   const span = checkPeriod(periodMinutes);
-  const plan = planFor(region, localDay(region, ms));
+  const plan = planFor(region, sessionDay(region, ms));
   if (plan === null) return undefined;
   for (const w of plan.sessions) {
     if (ms < w.start) return undefined;

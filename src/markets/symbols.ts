@@ -1,8 +1,14 @@
 // Symbol parsing and normalisation (docs/contract.md#symbols-regions-pools) and comma-list parsing.
-import type { Exchange, Region, SymbolRef } from '../domain.ts';
+import type { Exchange, Market, Region, SymbolRef } from '../domain.ts';
+import type { CalendarKey } from './calendar.ts';
+import { futuresCalendarKey, futuresProduct, isFuturesExchange, parseContract } from './futures.ts';
 import { HK_INDEX_CODES } from './indices.ts';
 
-const REGION_OF: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US' };
+const REGION_OF: Record<Exchange, Region> = {
+  SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US',
+  // China futures (docs/futures.md): contracts like au2604.SHF, SR605.ZCE, IF2512.CFX.
+  SHF: 'CN', DCE: 'CN', ZCE: 'CN', CFX: 'CN', INE: 'CN', GFE: 'CN',
+};
 
 // Code shapes per exchange: CN six digits; HK one to five digits (padded to five) or one of the HK
 // index codes in letters (HSI, HSCEI, HSTECH; case-insensitive); US tickers with letters, digits
@@ -33,10 +39,27 @@ export function parseSymbol(input: string): SymbolRef | undefined {
   } else if (exchange === 'US') {
     code = code.toUpperCase();
     if (code.length > 12 || !US_CODE.test(code)) return undefined;
+  } else if (isFuturesExchange(exchange)) {
+    // A contract of a product in the futures table, in its exchange's case and year digits.
+    const contract = parseContract(code, exchange);
+    if (contract === undefined) return undefined;
+    code = contract.code;
   } else if (!CN_CODE.test(code)) {
     return undefined;
   }
   return { symbol: `${code}.${exchange}`, code, exchange, region: REGION_OF[exchange] };
+}
+
+/** The plan market a symbol needs: its region, or CN_FUTURES for a futures contract. */
+export function marketOf(ref: SymbolRef): Market {
+  return isFuturesExchange(ref.exchange) ? 'CN_FUTURES' : ref.region;
+}
+
+/** The calendar of a symbol's sessions: its region's, or its futures product's (night sessions included). */
+export function calendarKeyOf(ref: SymbolRef): CalendarKey {
+  if (!isFuturesExchange(ref.exchange)) return ref.region;
+  const product = futuresProduct(/^[A-Za-z]+/.exec(ref.code)?.[0] ?? '');
+  return product === undefined ? ref.region : futuresCalendarKey(product);
 }
 
 /**

@@ -2,23 +2,27 @@
 // ms), shortened days and the weekday closures between, from the shipped tables (the same ones that
 // drive sessions, bar labels, aggregation and the sim). Days outside the tables' coverage are listed
 // in `unknown` and nowhere else: no session is ever guessed for them. Reference data: any valid key.
+// CN_FUTURES: CN's trading days with one product's sessions (`product=au`), or every product's hours
+// together; a night session is listed under the trading day it belongs to (the next one).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Region } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import {
-  addDays, calendarCoverage, dayStatus, holidayName, localDate, localParts, sessions, shortDay, TIME_ZONES,
+  addDays, calendarCoverage, dayStatus, holidayName, localDate, localParts, sessions, shortDay, TIME_ZONES, type CalendarKey,
 } from '../markets/calendar.ts';
+import { FUTURES, futuresCalendarKey, futuresProduct } from '../markets/futures.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
 const MAX_DAYS = 731;
 const DEFAULT_DAYS = 30;
-const Market = Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US')]);
+const Market = Type.Union([Type.Literal('CN'), Type.Literal('HK'), Type.Literal('US'), Type.Literal('CN_FUTURES')]);
+type CalendarMarket = Region | 'CN_FUTURES';
 const DateParam = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, exchange-local' });
 
 /** Exchange-local wall time HH:MM of an instant. */
-function localHhmm(region: Region, ms: number): string {
+function localHhmm(region: CalendarKey, ms: number): string {
   const minutes = localParts(region, ms).minutes;
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 }
@@ -28,6 +32,7 @@ const SessionSchema = Type.Object({
   close: Type.String({ description: 'Local HH:MM' }),
   open_time: Type.Integer({ description: 'Epoch ms' }),
   close_time: Type.Integer({ description: 'Epoch ms' }),
+  night: Type.Optional(Type.Boolean({ description: 'CN_FUTURES: a night session, held on the evening of the previous trading day (open_time says which)' })),
 });
 
 const TradingDay = Type.Object({
@@ -41,6 +46,7 @@ const TradingDay = Type.Object({
 
 const CalendarBody = Type.Object({
   market: Market,
+  product: Type.Optional(Type.String({ description: 'CN_FUTURES: the product whose sessions are listed' })),
   timezone: Type.String(),
   start: Type.String({ format: 'date' }),
   end: Type.String({ format: 'date' }),
@@ -68,18 +74,40 @@ function dayNumber(date: string): number {
   return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / 86_400_000;
 }
 
+/** The calendar a request names: a region's, or CN_FUTURES' (one product's, or every product's together). */
+function calendarOf(market: CalendarMarket, product: string | undefined): CalendarKey {
+  if (market !== 'CN_FUTURES') {
+    if (product !== undefined) throw new AppError('INVALID_PARAMETER', 'product applies to market=CN_FUTURES only', { details: { parameter: 'product' } });
+    return market;
+  }
+  if (product === undefined) return 'CN_FUTURES';
+  const spec = futuresProduct(product);
+  if (spec === undefined) {
+    throw new AppError('INVALID_PARAMETER', `unknown futures product '${product.slice(0, 8)}'; known: ${[...FUTURES.products.values()].map((p) => p.product).join(', ')}`, {
+      details: { parameter: 'product' },
+    });
+  }
+  return futuresCalendarKey(spec);
+}
+
 export default async function calendarRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
-  app.get<{ Querystring: { market: Region; start?: string; end?: string } }>('/v1/calendar', {
+  app.get<{ Querystring: { market: CalendarMarket; product?: string; start?: string; end?: string } }>('/v1/calendar', {
     schema: {
       operationId: 'getCalendar',
       summary: 'Trading days with their sessions',
-      description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times (historical hours where they changed), shortened days and the weekday closures. From the shipped tables, which cover CN from 1990-12-19, HK and US from 1986 through each market's latest published year; every date outside that coverage is listed in \`unknown\` and never given a session.`,
+      description: `Trading days of one market between start and end (inclusive; default: today and the next ${DEFAULT_DAYS} days; at most ${MAX_DAYS} days), with local session times (historical hours where they changed), shortened days and the weekday closures. From the shipped tables, which cover CN from 1990-12-19, HK and US from 1986 through each market's latest published year; every date outside that coverage is listed in \`unknown\` and never given a session. \`market=CN_FUTURES\` (from 2020-07-20, on CN's trading days) lists a product's sessions with \`product=\` (or every product's hours together), each night session (\`night: true\`, held on the previous trading day's evening) under the trading day it belongs to: a Friday night under Monday, none on the eve of a holiday.`,
       tags: ['reference'],
-      querystring: Type.Object({ market: Market, start: Type.Optional(DateParam), end: Type.Optional(DateParam) }),
+      querystring: Type.Object({
+        market: Market,
+        product: Type.Optional(Type.String({ maxLength: 8, description: 'CN_FUTURES only: a product code (`au`, `i`, `SR`, `IF`); without it every product\'s hours together' })),
+        start: Type.Optional(DateParam),
+        end: Type.Optional(DateParam),
+      }),
       response: { 200: CalendarBody, ...ERROR_RESPONSES },
     },
   }, async (request) => {
-    const { market } = request.query;
+    const { market: requested } = request.query;
+    const market = calendarOf(requested, request.query.product);
     const start = request.query.start === undefined ? localDate(market, ctx.now()) : checkedDate('start', request.query.start);
     const end = request.query.end === undefined ? addDays(start, DEFAULT_DAYS) : checkedDate('end', request.query.end);
     const span = dayNumber(end) - dayNumber(start);
@@ -107,9 +135,16 @@ export default async function calendarRoutes(app: FastifyInstance, ctx: RouteCon
         close: localHhmm(market, windows[windows.length - 1].end),
         half_day: short?.close !== undefined,
         ...(short === undefined ? {} : { note: short.name }),
-        sessions: windows.map((w) => ({ open: localHhmm(market, w.start), close: localHhmm(market, w.end), open_time: w.start, close_time: w.end })),
+        sessions: windows.map((w) => ({
+          open: localHhmm(market, w.start), close: localHhmm(market, w.end), open_time: w.start, close_time: w.end,
+          ...(requested === 'CN_FUTURES' ? { night: localDate(market, w.start) !== date } : {}),
+        })),
       });
     }
-    return { market, timezone: TIME_ZONES[market], start, end, coverage: calendarCoverage(market), data, holidays, unknown };
+    const product = requested === 'CN_FUTURES' && request.query.product !== undefined ? futuresProduct(request.query.product)?.product : undefined;
+    return {
+      market: requested, ...(product === undefined ? {} : { product }), timezone: requested === 'CN_FUTURES' ? FUTURES.timezone : TIME_ZONES[requested],
+      start, end, coverage: calendarCoverage(market), data, holidays, unknown,
+    };
   });
 }

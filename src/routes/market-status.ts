@@ -1,18 +1,21 @@
 // GET /v1/market-status: per market, the session state now, and the next regular session open
-// and close (epoch ms and local ISO time), from the same calendar as everything else.
+// and close (epoch ms and local ISO time), from the same calendar as everything else. CN_FUTURES
+// is every futures product's hours together (night sessions included), or one product's (`product=`).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Region } from '../domain.ts';
-import { addDays, isMarketOpen, localDate, localParts, sessions, sessionState, TIME_ZONES } from '../markets/calendar.ts';
+import type { Market, Region } from '../domain.ts';
+import { AppError } from '../errors.ts';
+import { addDays, isMarketOpen, localDate, localParts, sessions, sessionState, TIME_ZONES, type CalendarKey } from '../markets/calendar.ts';
+import { FUTURES, futuresCalendarKey, futuresProduct } from '../markets/futures.ts';
 import type { RouteContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
-const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
+const MARKETS: readonly Market[] = ['CN', 'HK', 'US', 'CN_FUTURES'];
 // Longest closure in the tables (CN Spring Festival / National Day) is 9 days; a month is ample.
 const SEARCH_DAYS = 31;
 
 /** ISO 8601 exchange-local time with its UTC offset, e.g. 2025-03-10T09:30:00-04:00. */
-function localIso(region: Region, ms: number): string {
+function localIso(region: CalendarKey, ms: number): string {
   const { date, minutes } = localParts(region, ms);
   const wall = Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) + minutes * 60_000;
   const offset = Math.round((wall - Math.floor(ms / 60_000) * 60_000) / 60_000);
@@ -25,7 +28,8 @@ function localIso(region: Region, ms: number): string {
 }
 
 export interface MarketStatus {
-  market: Region;
+  market: Market;
+  product?: string;
   timezone: string;
   session: string;
   is_open: boolean;
@@ -37,7 +41,7 @@ export interface MarketStatus {
 }
 
 /** Next regular-session start after `now`, and the end of the session now or next. */
-function marketStatus(region: Region, now: number): MarketStatus {
+function marketStatus(market: Market, region: CalendarKey, now: number): MarketStatus {
   let nextOpen: number | undefined;
   let nextClose: number | undefined;
   const today = localDate(region, now);
@@ -53,8 +57,9 @@ function marketStatus(region: Region, now: number): MarketStatus {
   const open = nextOpen ?? Number.NaN;
   const close = nextClose ?? Number.NaN;
   return {
-    market: region,
-    timezone: TIME_ZONES[region],
+    market,
+    ...(region.startsWith('CN_FUTURES:') ? { product: futuresProduct(region.slice('CN_FUTURES:'.length))?.product } : {}),
+    timezone: market === 'CN_FUTURES' ? FUTURES.timezone : TIME_ZONES[market as Region],
     session: sessionState(region, now),
     is_open: isMarketOpen(region, now),
     local_time: localIso(region, now),
@@ -67,6 +72,7 @@ function marketStatus(region: Region, now: number): MarketStatus {
 
 const Status = Type.Object({
   market: Type.String(),
+  product: Type.Optional(Type.String({ description: 'CN_FUTURES with `product=`: the product' })),
   timezone: Type.String(),
   session: Type.String({ description: 'pre_market, regular, lunch_break, after_hours or closed' }),
   is_open: Type.Boolean({ description: 'In a regular session now' }),
@@ -78,18 +84,31 @@ const Status = Type.Object({
 });
 
 export default async function marketStatusRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
-  app.get<{ Querystring: { market?: Region } }>('/v1/market-status', {
+  app.get<{ Querystring: { market?: Market; product?: string } }>('/v1/market-status', {
     schema: {
       operationId: 'getMarketStatus',
       summary: 'Market clock: session now, next open and close',
-      description: 'Per market (CN, HK, US; `market` picks one), from the shipped holiday tables.',
+      description: 'Per market (CN, HK, US, CN_FUTURES; `market` picks one), from the shipped holiday tables. CN_FUTURES is open when any futures product trades (night sessions included); `product=` (with `market=CN_FUTURES`) gives one product\'s clock.',
       tags: ['reference'],
-      querystring: Type.Object({ market: Type.Optional(Type.Union(REGIONS.map((r) => Type.Literal(r)))) }),
+      querystring: Type.Object({
+        market: Type.Optional(Type.Union(MARKETS.map((r) => Type.Literal(r)))),
+        product: Type.Optional(Type.String({ maxLength: 8, description: 'With market=CN_FUTURES: a product code (`au`, `i`, `SR`, `IF`)' })),
+      }),
       response: { 200: Type.Object({ data: Type.Array(Status) }), ...ERROR_RESPONSES },
     },
   }, async (request) => {
     const now = ctx.now();
-    const markets = request.query.market === undefined ? REGIONS : [request.query.market];
-    return { data: markets.map((region) => marketStatus(region, now)) };
+    const { market, product } = request.query;
+    if (product !== undefined) {
+      const spec = market === 'CN_FUTURES' ? futuresProduct(product) : undefined;
+      if (spec === undefined) {
+        throw new AppError('INVALID_PARAMETER', market === 'CN_FUTURES' ? `unknown futures product '${product.slice(0, 8)}'` : 'product applies to market=CN_FUTURES only', {
+          details: { parameter: 'product' },
+        });
+      }
+      return { data: [marketStatus('CN_FUTURES', futuresCalendarKey(spec), now)] };
+    }
+    const markets = market === undefined ? MARKETS : [market];
+    return { data: markets.map((m) => marketStatus(m, m, now)) };
   });
 }

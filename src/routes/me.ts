@@ -7,19 +7,19 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { FEATURES } from '../access/keys.ts';
-import type { Region } from '../domain.ts';
+import type { Market } from '../domain.ts';
 import { AppError } from '../errors.ts';
 import { keyOf } from './common.ts';
 import type { AppContext } from './context.ts';
 import { ERROR_RESPONSES } from './errors-doc.ts';
 
-const MARKETS: readonly Region[] = ['CN', 'HK', 'US'];
+const MARKETS: readonly Market[] = ['CN', 'HK', 'US', 'CN_FUTURES'];
 
 const Me = Type.Object({
   key_id: Type.Union([Type.String(), Type.Null()], { description: "The key's id from the keys file (as in logs); null for the free tier (no key)" }),
   anonymous: Type.Boolean({ description: 'true: no key was presented and the free tier answered; its limit counts per client address' }),
   plan: Type.String({ description: 'Plan name' }),
-  markets: Type.Array(Type.String(), { description: 'Markets the plan grants (CN, HK, US)' }),
+  markets: Type.Array(Type.String(), { description: 'Markets the plan grants (CN, HK, US, CN_FUTURES)' }),
   features: Type.Array(Type.String(), { description: `Features the plan grants (of ${FEATURES.join(', ')})` }),
   max_symbols: Type.Integer({ description: 'Symbols one request may list' }),
   max_bars: Type.Integer({ description: 'Base bars (bars × symbols) one candle request may need' }),

@@ -7,6 +7,7 @@
 // newest subscriptions go (an error frame again).
 import type { KeyEntry } from '../access/keys.ts';
 import { AppError, featureReason } from '../errors.ts';
+import { marketOf } from '../markets/symbols.ts';
 import { isAnonymous, type StreamCaps } from './caps.ts';
 import { maxConnections, maxSubscriptions } from './limits.ts';
 import type { Client } from './outbox.ts';
@@ -97,11 +98,11 @@ function permits(host: KeyChangeHost, client: Client): boolean {
       continue;
     }
     const denied = subs.filter((symbol) => {
-      const region = host.subscriptions.get(channel, symbol)?.ref.region;
-      return region !== undefined && !plan.markets.has(region);
+      const ref = host.subscriptions.get(channel, symbol)?.ref;
+      return ref !== undefined && !plan.markets.has(marketOf(ref));
     });
     if (denied.length === 0) continue;
-    const markets = [...new Set(denied.map((symbol) => host.subscriptions.get(channel, symbol)!.ref.region))];
+    const markets = [...new Set(denied.map((symbol) => marketOf(host.subscriptions.get(channel, symbol)!.ref)))];
     dropWithError(host, client, channel, denied, new AppError('MARKET_NOT_PERMITTED', `your plan no longer includes market ${markets.join(', ')}: unsubscribed ${listed(denied)}`, {
       details: { plan: plan.name, missing_markets: markets, channel, symbols: denied.slice(0, 100) },
     }));

@@ -21,7 +21,7 @@ export function testKeyStore(): KeyStore {
   return new KeyStore(parseKeysFile({
     plans: {
       demo: {
-        markets: ['CN', 'HK', 'US'],
+        markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
         features: [...FEATURES],
         rate_limit: { max: 100000, window_ms: 60000 },
         max_symbols: 100,

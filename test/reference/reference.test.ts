@@ -165,6 +165,12 @@ describe('GET /v1/market-status', () => {
         next_open: Date.UTC(2025, 9, 1, 13, 30), next_open_local: '2025-10-01T09:30:00-04:00',
         next_close: Date.UTC(2025, 9, 1, 20, 0), next_close_local: '2025-10-01T16:00:00-04:00',
       },
+      {
+        // Every futures product together: no night session on the 2025-09-30 eve, so 09:00 on the 9th.
+        market: 'CN_FUTURES', timezone: 'Asia/Shanghai', session: 'closed', is_open: false, local_time: '2025-10-01T12:00:00+08:00',
+        next_open: Date.UTC(2025, 9, 9, 1, 0), next_open_local: '2025-10-09T09:00:00+08:00',
+        next_close: Date.UTC(2025, 9, 9, 3, 30), next_close_local: '2025-10-09T11:30:00+08:00',
+      },
     ]);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { POOL_IDS, type Exchange, type Region } from '../../src/domain.ts';
 import { SIM_INSTRUMENTS, SIM_POOLS, findSimInstrument, simPoolMembers } from '../../adapters/sim/instruments.ts';
 
-const REGION: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US' };
+const REGION: Record<Exchange, Region> = { SH: 'CN', SZ: 'CN', BJ: 'CN', HK: 'HK', US: 'US', SHF: 'CN', DCE: 'CN', ZCE: 'CN', CFX: 'CN', INE: 'CN', GFE: 'CN' };
 
 /** The exchange an A-share or ETF code belongs to, by its prefix rules (independent of the data). */
 function cnExchangeOf(code: string, type: string): Exchange | undefined {
