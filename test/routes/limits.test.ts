@@ -56,6 +56,27 @@ describe.each([['in session', CN_MORNING], ['on a weekend', SUNDAY]])('X-Limited
   });
 });
 
+describe('X-Limited-By over a real socket', () => {
+  it('the cache-hit fast path replays it', async () => {
+    const { app } = await buildTestApp();
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/klines?symbol=AAPL.US&period=60m&count=10000`;
+      const served = () => app.fastPathServed?.() ?? 0;
+      const first = await fetch(url, { headers: { 'x-api-key': KEYS.demo } });
+      await first.arrayBuffer();
+      expect(first.headers.get('x-limited-by')).toBe('base-bars; limit=120000');
+      const before = served();
+      const hit = await fetch(url, { headers: { 'x-api-key': KEYS.demo } });
+      await hit.arrayBuffer();
+      expect(served()).toBe(before + 1);
+      expect(hit.headers.get('x-limited-by')).toBe('base-bars; limit=120000');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('the documented limits', () => {
   it('count names the base-bar cap, max_bars and vendor history in OpenAPI; X-Limited-By is a documented header', async () => {
     const { app } = await buildTestApp();
