@@ -190,13 +190,16 @@ const planHas = (feature) => planFeatures()?.has(feature) ?? true;
 /** Minute periods a plan lacks are greyed out; one quiet line says what a key would add. */
 function showPlanLimits() {
   for (const option of $('period').options) option.disabled = MINUTE.has(option.value) && !planHas('klines_minute');
-  const missing = [['quotes', 'quotes'], ['depth', 'depth'], ['intraday', 'the intraday line'], ['klines_minute', 'minute bars']]
-    .filter(([feature]) => !planHas(feature)).map(([, words]) => words);
+  const words = (list) => list.join(', ').replace(/, ([^,]*)$/, ' and $1');
+  const panels = [['klines_daily', 'daily and longer bars'], ['ex_factors', 'ex-dividend markers'], ['quotes', 'quotes'], ['depth', 'depth'],
+    ['intraday', 'the intraday line'], ['klines_minute', 'minute bars']];
+  const has = panels.filter(([feature]) => planHas(feature)).map(([, text]) => text);
+  const missing = panels.filter(([feature]) => !planHas(feature)).map(([, text]) => text);
   const plan = me()?.plan ?? serverAccess().free_tier?.plan ?? '';
   const who = keySource() === 'free' ? `No key: the free tier (plan ${plan})` : `Plan ${plan}`;
   const needs = keySource() === 'free' ? 'need a key' : 'need another plan';
   $('notice-plan').textContent = missing.length === 0 ? ''
-    : `${who} shows daily and longer bars and ex-dividend markers; ${missing.join(', ').replace(/, ([^,]*)$/, ' and $1')} ${needs}.`;
+    : `${who} includes ${has.length > 0 ? words(has) : 'none of the charts'}; ${words(missing)} ${needs}.`;
 }
 
 /** A way in: what the plan allows, the symbol list, and a chart without typing anything. */
@@ -364,6 +367,8 @@ async function loadAll() {
 
 async function exFactorsOf(symbol) {
   if (state.exFactors.has(symbol)) return state.exFactors.get(symbol);
+  // A plan without ex-factors draws no markers; the plan's line says so.
+  if (!planHas('ex_factors')) return [];
   try {
     const { data } = await api(`/v1/klines/ex-factors?symbols=${encodeURIComponent(symbol)}`);
     const events = data?.[symbol] ?? [];

@@ -164,7 +164,7 @@ describe('opening the explorer', () => {
         expect(await page.inputValue('#api-key')).toBe('');
         await page.waitForFunction(() => document.getElementById('notice-plan').textContent !== '', undefined, WAIT);
         expect(await page.textContent('#notice-plan')).toBe(
-          'No key: the free tier (plan free) shows daily and longer bars and ex-dividend markers; quotes, depth, the intraday line and minute bars need a key.');
+          'No key: the free tier (plan free) includes daily and longer bars and ex-dividend markers; quotes, depth, the intraday line and minute bars need a key.');
         expect(await page.textContent('#key-state')).toBe('no key: free tier');
         expect(await page.textContent('#key-plan')).toMatch(/^No key: anonymous plan free · CN, HK, US markets/);
         expect(await page.isDisabled('#period option[value="5m"]')).toBe(true);
