@@ -30,6 +30,11 @@ export interface AdapterCapabilities {
   rawPrices: boolean;
   /** Whether quotes carry `amount` (false: the adapter reports 0 and says so here). */
   amount: boolean;
+  /**
+   * How many trading days back the vendor serves a base period (absent: its whole history). The
+   * recorder catches up no further: older days would come back empty, not as history.
+   */
+  historyDays?: Partial<Record<BasePeriod, number>>;
 }
 
 /** Raw (unadjusted) candles for one symbol and base period. */

@@ -31,6 +31,7 @@ import { historyPlugin } from './plugins/history.ts';
 import { lifecyclePlugin } from './plugins/lifecycle.ts';
 import { marketDataPlugin } from './plugins/market-data.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
+import { recorderPlugin } from './plugins/recorder.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { sharedRedisPlugin } from './plugins/shared-redis.ts';
 import { upstreamPlugin } from './plugins/upstream.ts';
@@ -72,7 +73,7 @@ export interface AppOptions {
 
 /** The response headers a browser client may read (every one the API sets for its clients). */
 export const CORS_EXPOSED_HEADERS = [
-  'X-Next-End-Time', 'Link', 'X-Missing-Symbols', 'X-Failed-Symbols', 'X-Truncated-Symbols', 'X-Cache',
+  'X-Next-End-Time', 'Link', 'X-Missing-Symbols', 'X-Failed-Symbols', 'X-Truncated-Symbols', 'X-Limited-By', 'X-Cache',
   'X-Cache-Tier', 'X-Upstream', 'X-Simulated', 'X-Forming-Bar', 'X-Forming-Bar-Stale', 'X-Forming-Bar-Absent',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Age',
 ];
@@ -139,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sharedRedisPlugin, { redis, config, cache, now });
   await app.register(cachesPlugin, { config, now, cache, responder: options.responder, dataTiers: options.dataTiers });
   await app.register(historyPlugin, { config, now, history: options.history });
+  await app.register(recorderPlugin, { config, now });
   await app.register(marketDataPlugin, { config, now });
   // Before access: a preflight carries no key and is answered here; every answer gets the headers.
   const origins = config.server.cors?.origins ?? [];

@@ -60,6 +60,8 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
     maxBatch,
     rawPrices: true,
     amount: true,
+    // Its 1m K-lines reach back about five trading days (docs/vendors.md).
+    historyDays: { '1m': 5 },
   };
 }
 

@@ -43,6 +43,8 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
     maxBatch,
     rawPrices: true,
     amount: false,
+    // Its 1m chart reaches back 30 calendar days: about 20 trading days (docs/vendors.md).
+    historyDays: { '1m': 20 },
   };
 }
 

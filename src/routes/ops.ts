@@ -52,6 +52,22 @@ const Meta = Type.Object({
     markets: Type.Array(Type.String({ description: 'CN, HK, US' })),
   })),
   server_time: Type.Integer({ description: "The server's clock, epoch ms" }),
+  recording: Type.Optional(Type.Array(Type.Object({
+    job: Type.String({ description: 'The job id (history.record.jobs)' }),
+    market: Type.String({ description: 'CN, HK or US' }),
+    day: Type.String({ format: 'date', description: 'The trading day of the last run' }),
+    state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+    periods: Type.Array(Type.String()),
+    members: Type.Integer(),
+    done: Type.Integer({ description: 'Members recorded in every period (or already stored)' }),
+    bars: Type.Record(Type.String(), Type.Integer(), { description: 'Closed bars recorded per base period' }),
+    requests: Type.Integer({ description: 'Vendor requests for candles the run made' }),
+    failures: Type.Record(Type.String(), Type.Integer(), { description: 'Member-periods not recorded, by reason; tried again later' }),
+    unknown: Type.Integer({ description: 'Members the vendor does not know (delisted): not retried' }),
+    beyond_window: Type.Record(Type.String(), Type.Integer(), { description: 'Members per period older than the vendor serves' }),
+    started_at: Type.Integer({ description: 'Epoch ms' }),
+    finished_at: Type.Optional(Type.Integer({ description: 'Epoch ms' })),
+  }), { description: 'The last run of each recorder job per market (history.record), from the store: the same on every instance' })),
 });
 
 /** The vendor's outbound budget (issue 27): fleet-wide or this process's share, and what it did. */
@@ -183,6 +199,7 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
         routing,
         adapters,
         server_time: ctx.now(),
+        ...(app.recorder === undefined ? {} : { recording: await app.recorder.lastRuns().catch(() => []) }),
       },
     };
   });

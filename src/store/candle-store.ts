@@ -94,12 +94,17 @@ class UnknownSymbol {}
 /** A closed range is missing and this pass may not fetch it: the fleet's series lock is needed. */
 class NeedLock {}
 
+/** No provisional bars: a final fill's coverage needs no re-fetch. */
+const FINAL: RevisionPolicy = { bars: { '1m': 0, '1d': 0 } };
+
 /** How one pass over a series runs (see candles()). */
 interface ServeMode {
   /** Serve only what needs no vendor call of a closed range; throw NeedLock at the first one. */
   gapFree?: boolean;
   /** The first vendor call's deadline starts here (the fill waited for a lock first). */
   since?: number;
+  /** What is fetched is final (the recorder, after a close plus its settling delay): no provisional re-fetch. */
+  final?: boolean;
 }
 
 /** What health() reports: `since` is when the failure began (epoch ms). */
@@ -341,7 +346,7 @@ export class CandleStore {
    * call, whose deadline then starts when the wait ended. The forming bar is asked for after the
    * locks are released.
    */
-  async *pass(adapterId: string, query: CandleQuery, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL): StorePass {
+  async *pass(adapterId: string, query: CandleQuery, maxBarsPerCall = DEFAULT_MAX_BARS_PER_CALL, final = false): StorePass {
     if (this.#o.now() < this.#downUntil) return yield* this.#direct(query);
     const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
     const series = `${adapterId}|${key.symbol}|${key.period}`;
@@ -354,7 +359,7 @@ export class CandleStore {
         const gate = this.#o.seriesLock;
         // Waited behind another pass of this process: the vendor deadline starts now.
         const since = performance.now() - arrived >= 1 ? this.#o.now() : undefined;
-        if (gate === undefined) part = yield* this.#serve(key, query, max, { since });
+        if (gate === undefined) part = yield* this.#serve(key, query, max, { since, final });
         else {
           const gapFree = () => this.#gapFree(key, query, max, since);
           const first = await gapFree();
@@ -365,7 +370,7 @@ export class CandleStore {
             if (!held.held) part = held.value;
             else {
               try {
-                part = yield* this.#serve(key, query, max, { since: this.#o.now() });
+                part = yield* this.#serve(key, query, max, { since: this.#o.now(), final });
               } finally {
                 held.release();
               }
@@ -586,7 +591,7 @@ export class CandleStore {
       // but neither written nor recorded as covered, so the store never claims a bar it lacks.
       const kept = unkept.keep(inside, cover);
       if (kept !== undefined) {
-        const covers = coverageFor(region, period, kept.cover, now, this.#o.revision, expired);
+        const covers = coverageFor(region, period, kept.cover, now, mode.final === true ? FINAL : this.#o.revision, expired);
         await this.#db(() => backend.fill({ key, bars: kept.bars, covers }), true);
       }
       filled.push(inside);

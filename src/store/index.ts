@@ -35,6 +35,7 @@ import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
 import { CandleStore, PROBE_EVERY_MS, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
 import type { LedgerKind, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
 import type { Segment } from './coverage.ts';
+import type { StoredWindow } from './backend.ts';
 import type { ReadinessCheck } from '../health.ts';
 
 export type { HistoryStats, PeriodStats, DropFilter, LedgerKind, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
@@ -46,7 +47,7 @@ export interface HistoryStore {
   /** A window the store holds whole, with no vendor call; undefined when the vendor is needed (candle-store.ts). */
   stored(adapterId: string, query: CandleQuery): Promise<Candles | undefined>;
   /** A sans-I/O pass over one series: yields vendor requests, returns the window (candle-store.ts). */
-  pass(adapterId: string, query: CandleQuery, opts?: { maxBarsPerCall?: number }): StorePass;
+  pass(adapterId: string, query: CandleQuery, opts?: { maxBarsPerCall?: number; final?: boolean }): StorePass;
   /** The stored closed bars of `query` when the vendor chain failed, if the store covers them (candle-store.ts). */
   salvage(adapterId: string, query: CandleQuery): Promise<Candles | undefined>;
   /** Stored reference documents (ex-factors, instruments) of an adapter, by symbol. */
@@ -72,6 +73,8 @@ export interface HistoryStore {
   markRecorded(keys: readonly SeriesKey[]): Promise<void>;
   /** The stored series matching `filter` (export). */
   storedSeries?(filter: SeriesFilter): Promise<SeriesKey[]>;
+  /** What is stored, as it is: many series' windows in one read (backend.ts windowsOf; the whole-market day). */
+  storedWindows?(adapter: string, period: BasePeriod, symbols: readonly string[], lo: number, hi: number): Promise<Map<string, StoredWindow>>;
   drop(filter: { adapter?: string; symbol?: string; period?: BasePeriod; from?: number; to?: number }): Promise<number>;
   health(): StoreHealth;
   /** health() after probing the store (at most once a second; a shared store also in the background): readiness. */
@@ -205,7 +208,7 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
   let closed = false;
   return {
     stored: (adapterId, query) => tier.stored(adapterId, query),
-    pass: (adapterId, query, opts) => tier.pass(adapterId, query, opts?.maxBarsPerCall),
+    pass: (adapterId, query, opts) => tier.pass(adapterId, query, opts?.maxBarsPerCall, opts?.final),
     salvage: (adapterId, query) => tier.salvage(adapterId, query),
     reference: (kind, adapterId, symbols) => tier.reference(kind, adapterId, symbols),
     keepReference: (kind, adapterId, entries) => tier.keepReference(kind, adapterId, entries),
@@ -223,6 +226,7 @@ export async function openHistoryStore(options: HistoryStoreOptions): Promise<Hi
       for (const k of fresh) recorded.add(recordedName(k));
     },
     storedSeries: async (filter) => backend.listSeries?.(filter) ?? [],
+    storedWindows: backend.windowsOf === undefined ? undefined : (adapter, period, symbols, lo, hi) => backend.windowsOf!(adapter, period, symbols, lo, hi),
     drop: (filter) => tier.drop(filter),
     health: () => tier.health(),
     probe: () => tier.probe(),

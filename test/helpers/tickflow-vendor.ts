@@ -2,9 +2,13 @@
 // format, `{data: {timestamp, open, …}}`) and ex-factors for the symbols the sim knows, at the
 // clock it is given (in session it sends the forming bar, as the vendor does). Every request is
 // recorded; `down` makes it answer `downStatus` (503 by default) with TickFlow's error body.
+// Options: `minuteWindowDays` (its 1m K-lines reach back only that many trading days, like
+// Eastmoney's five) and `delayMs` (each answer takes that long).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
+import type { Region } from '../../src/domain.ts';
+import { latestTradingDay, localMidnight, prevTradingDay } from '../../src/markets/calendar.ts';
 
 export interface FakeVendor {
   server: Server;
@@ -15,7 +19,19 @@ export interface FakeVendor {
   close(): Promise<void>;
 }
 
-export async function startTickflowVendor(now: () => number): Promise<FakeVendor> {
+export interface FakeVendorOptions {
+  minuteWindowDays?: number;
+  delayMs?: number;
+}
+
+/** The oldest label of the vendor's 1m window at `now`: local midnight of the window's first trading day. */
+export function minuteWindowStart(region: Region, now: number, days: number): number {
+  let day = latestTradingDay(region, now);
+  for (let i = 1; i < days; i++) day = prevTradingDay(region, day);
+  return localMidnight(region, day);
+}
+
+export async function startTickflowVendor(now: () => number, options: FakeVendorOptions = {}): Promise<FakeVendor> {
   const sim = createSimAdapter({}, { now });
   const vendor: FakeVendor = {
     server: undefined as unknown as Server, base: '', requests: [], down: false, downStatus: 503,
@@ -29,16 +45,20 @@ export async function startTickflowVendor(now: () => number): Promise<FakeVendor
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      if (options.delayMs !== undefined) await new Promise((r) => setTimeout(r, options.delayMs));
       if (vendor.down) return send(vendor.downStatus, { code: 'SERVICE_UNAVAILABLE', message: 'maintenance' });
       const notFound = () => send(404, { code: 'SYMBOL_NOT_FOUND', message: 'symbol not found' });
       if (url.pathname === '/v1/klines') {
         const symbol = url.searchParams.get('symbol') ?? '';
         const region = symbol.endsWith('.HK') ? 'HK' : symbol.endsWith('.US') ? 'US' : 'CN';
         const num = (k: string) => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
+        const period = url.searchParams.get('period') as '1d' | '1m';
+        const windowStart = period === '1m' && options.minuteWindowDays !== undefined ? minuteWindowStart(region, now(), options.minuteWindowDays) : undefined;
+        const start = num('start_time');
         const candles = await sim.getCandles({
           symbol: { symbol, region, code: symbol.split('.')[0], exchange: symbol.split('.').at(-1) as never } as never,
-          period: url.searchParams.get('period') as '1d',
-          start: num('start_time'), end: num('end_time'), count: num('count') ?? 100,
+          period,
+          start: windowStart === undefined ? start : Math.max(start ?? windowStart, windowStart), end: num('end_time'), count: num('count') ?? 100,
         });
         if (candles === undefined) return notFound();
         const { timestamp, open, high, low, close, volume, amount } = candles;
