@@ -22,7 +22,7 @@ import { resolvePoolId } from './markets/pools.ts';
 
 type Env = Record<string, string | undefined>;
 
-const POOLS_AND_ALIASES = 'CN_Stock|CN_ETF|HK_Stock|US_Stock (or CN_Equity_A|HK_Equity|US_Equity)';
+const POOLS_AND_ALIASES = 'CN_Stock|CN_ETF|HK_Stock|US_Stock|CN_Index|HK_Index|US_Index (or CN_Equity_A|HK_Equity|US_Equity)';
 
 /** The history store's commands and what each takes (src/store/cli.ts runs them). */
 const HISTORY: Record<string, ArgSpec & { usage: string }> = {

@@ -31,7 +31,7 @@ function parsePools(raw: string | string[]): PoolId[] {
     else if (!pools.includes(pool)) pools.push(pool);
   }
   if (unknown.length > 0) {
-    throw new AppError('INVALID_UNIVERSE', `unknown pool ids: ${unknown.slice(0, 10).join(', ')}; known: CN_Stock, CN_ETF, HK_Stock, US_Stock (aliases CN_Equity_A, HK_Equity, US_Equity)`, {
+    throw new AppError('INVALID_UNIVERSE', `unknown pool ids: ${unknown.slice(0, 10).join(', ')}; known: CN_Stock, CN_ETF, HK_Stock, US_Stock, CN_Index, HK_Index, US_Index (aliases CN_Equity_A, HK_Equity, US_Equity)`, {
       details: { universes: unknown.slice(0, 100) },
     });
   }
