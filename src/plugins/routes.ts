@@ -45,7 +45,9 @@ export const routesPlugin = fp(async (app: FastifyInstance, options: { config: C
     scope.addHook('preValidation', strictQuery);
     for (const route of ROUTES) await scope.register(route, ctx);
     // The store's views (coverage, the whole-market day) also read the store and the candle routing.
-    const storeCtx = { ...ctx, history: app.history, candleChain: (region: Region) => app.upstream.router.configuredChain('candles', region) };
+    const storeCtx = {
+      ...ctx, history: app.history, simulated: app.upstream.simulated, candleChain: (region: Region) => app.upstream.router.configuredChain('candles', region),
+    };
     await scope.register(coverageRoutes, storeCtx);
     await scope.register(marketDayRoutes, storeCtx);
   });

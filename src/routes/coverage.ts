@@ -19,6 +19,8 @@ export interface StoreRouteContext extends AppContext {
   history: History;
   /** Adapter ids serving candles for `region`, in routing order. */
   candleChain: (region: Region) => readonly string[];
+  /** Adapter ids whose data is simulated. */
+  simulated: ReadonlySet<string>;
 }
 
 const DateParam = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, exchange-local, inclusive' });

@@ -8,7 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pLimit from 'p-limit';
 import { Type } from 'typebox';
 import type { AdjustType, BasePeriod, Candles, Region, SymbolRef } from '../domain.ts';
-import { AppError } from '../errors.ts';
+import { emptyStatus, mergeStatus } from '../data/status.ts';
+import { AppError, isAppError } from '../errors.ts';
+import { firstStoredAdapter, storedDay } from '../service/market-day.ts';
 import type { Produced } from '../http/respond.ts';
 import { tableResponse } from '../http/formats/openapi.ts';
 import { addDays, holidayName, isTradingDay, localMidnight, minuteBarLabelCount } from '../markets/calendar.ts';
@@ -157,11 +159,28 @@ export default async function marketDayRoutes(app: FastifyInstance, ctx: StoreRo
       // half of each adapter's concurrent calls to other requests (a whole universe at once would
       // queue past the deadline).
       const limit = pLimit(Math.max(1, Math.floor(ctx.config.upstream.concurrency / 2)));
-      const result = await ctx.service.perSymbol(page, (ref) => limit(() => {
-        const window = dayWindow(ref.region, date);
-        return ctx.service.candles(ref, { period, adjust, count: barsPerSymbol(ref.region, period, date), ...window }, page.length);
-      }));
-      const produced: Produced = { ...columnsOf(page, result.items, new Set(result.failed)), failed: result.failed, status: result.status };
+      const count = (ref: SymbolRef) => barsPerSymbol(ref.region, period, date);
+      // What the store covers whole is read in one statement; the rest goes symbol by symbol.
+      const stored = ctx.history.store === undefined
+        ? { items: new Map<string, Candles>(), rest: page, status: emptyStatus() }
+        : await storedDay({
+          store: ctx.history.store, service: ctx.service, now: ctx.now, freshMs: ctx.config.cache.ttl.closedBarsMs, simulated: ctx.simulated,
+          adapterFor: (region) => firstStoredAdapter(ctx.candleChain(region), ctx.history.offFor, ctx.simulated),
+        }, page, period, date, adjust, count);
+      let result = { items: new Map<string, Candles>(), failed: [] as string[], status: emptyStatus() };
+      if (stored.rest.length > 0) {
+        try {
+          result = await ctx.service.perSymbol(stored.rest, (ref) => limit(() => ctx.service.candles(ref, { period, adjust, count: count(ref), ...dayWindow(ref.region, date) }, page.length)));
+        } catch (error) {
+          // Every symbol left for the vendor failed: with stored ones answered, that is a partial answer.
+          if (stored.items.size === 0 || !isAppError(error) || error.status < 500) throw error;
+          result.failed = stored.rest.map((r) => r.symbol);
+          result.status.miss = true;
+        }
+      }
+      for (const [symbol, candles] of stored.items) result.items.set(symbol, candles);
+      const status = mergeStatus(stored.status, result.status);
+      const produced: Produced = { ...columnsOf(page, result.items, new Set(result.failed)), failed: result.failed, status };
       if (to < refs.length) {
         produced.link = pageUrl('/v1/klines/market', { universe: query.universe, symbols: by === 'symbols' ? listKey.slice(2) : undefined, period, date, adjust, cursor: to }, format);
       }

@@ -92,6 +92,12 @@ export interface Backend {
   coverage(key: SeriesKey): Promise<Segment[]>;
   /** The stored series (adapter, symbol, period) matching `filter`, ordered by symbol, period, adapter (coverage and export). */
   listSeries?(filter: SeriesFilter): Promise<SeriesKey[]>;
+  /**
+   * The whole-market read (GET /v1/klines/market): for `adapter`'s series of `period` among
+   * `symbols`, each series' coverage overlapping [lo, hi] and its blocks holding labels in [lo, hi],
+   * as stored (not yet verified), in one statement. Symbols without a series are absent.
+   */
+  windowsOf?(adapter: string, period: BasePeriod, symbols: readonly string[], lo: number, hi: number): Promise<Map<string, StoredWindow>>;
   /** Bars with labels in [lo, hi], ascending; only the newest `newest` when given. */
   read(key: SeriesKey, lo: number, hi: number, newest?: number): Promise<Candles>;
   countBars(key: SeriesKey, lo: number, hi: number): Promise<number>;

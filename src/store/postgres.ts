@@ -9,6 +9,7 @@ import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
+import type { StoredWindow } from './backend.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type HistoryStats, type ReferenceRow, type SeriesCount, type SeriesKey, type PruneScope,
 } from './backend.ts';
@@ -199,6 +200,29 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
     async coverage(key) {
       const id = await findId(pool, key);
       return id === undefined ? [] : coverageOf(pool, id);
+    },
+
+    async windowsOf(adapter, period, symbols, lo, hi) {
+      const r = await pool.query({
+        text: `SELECT s.symbol, 0 AS kind, c.lo AS a, c.hi AS b, c.recheck_at AS c, NULL::bytea AS data FROM ${s}.series s JOIN ${s}.coverage c ON c.series = s.id
+            WHERE s.adapter = $1 AND s.period = $2 AND s.symbol = ANY($3::text[]) AND c.hi >= $4 AND c.lo <= $5
+          UNION ALL SELECT s.symbol, 1, b.block, NULL, NULL, b.data FROM ${s}.series s JOIN ${s}.blocks b ON b.series = s.id
+            WHERE s.adapter = $1 AND s.period = $2 AND s.symbol = ANY($3::text[]) AND b.block BETWEEN $6 AND $7
+          ORDER BY 1, 2, 3`,
+        values: [adapter, period, [...symbols], lo, hi, blockOf(period, lo), blockOf(period, hi)],
+        rowMode: 'array',
+      });
+      const out = new Map<string, StoredWindow>();
+      for (const row of r.rows as [string, number, string | number, string | number | null, string | number | null, Buffer | null][]) {
+        let w = out.get(row[0]);
+        if (w === undefined) {
+          w = { coverage: [], blocks: [] };
+          out.set(row[0], w);
+        }
+        if (row[1] === 0) w.coverage.push({ lo: Number(row[2]), hi: Number(row[3]), recheckAt: row[4] === null ? null : Number(row[4]) });
+        else w.blocks.push({ block: Number(row[2]), data: row[5] as Buffer });
+      }
+      return out;
     },
 
     async listSeries(filter) {

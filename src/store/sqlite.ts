@@ -10,6 +10,7 @@ import type { BasePeriod, Candles } from '../domain.ts';
 import { sliceCandles } from '../candles/window.ts';
 import { assemble, blockOf, blockRuns, countIn, cutBlock, decodeBlock, decodeTimestamps, encodeBlock, mergeBlock, type BlockBars } from './blocks.ts';
 import { cut, overlayAll, type Segment } from './coverage.ts';
+import type { StoredWindow } from './backend.ts';
 import {
   emptyStats, logConversion, tallySeries, type Backend, type MigrationLog, type DropFilter, type FillHook, type FillInput, type HistoryStats, type ReferenceRow, type SeriesKey, type PruneScope,
 } from './backend.ts';
@@ -253,6 +254,27 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
     async coverage(key) {
       const id = seriesId(key, false);
       return id === undefined ? [] : coverageOf(id);
+    },
+
+    async windowsOf(adapter, period, symbols, lo, hi) {
+      const statement = st(`SELECT s.symbol, 0, c.lo, c.hi, c.recheck_at, NULL FROM series s JOIN coverage c ON c.series = s.id
+          WHERE s.adapter = ?1 AND s.period = ?2 AND s.symbol IN (SELECT value FROM json_each(?3)) AND c.hi >= ?4 AND c.lo <= ?5
+        UNION ALL SELECT s.symbol, 1, b.block, NULL, NULL, b.data FROM series s JOIN blocks b ON b.series = s.id
+          WHERE s.adapter = ?1 AND s.period = ?2 AND s.symbol IN (SELECT value FROM json_each(?3)) AND b.block BETWEEN ?6 AND ?7
+        ORDER BY 1, 2, 3`);
+      statement.setReturnArrays(true);
+      const rows = statement.all(adapter, period, JSON.stringify(symbols), lo, hi, blockOf(period, lo), blockOf(period, hi)) as unknown as [string, number, number, number | null, number | null, Uint8Array | null][];
+      const out = new Map<string, StoredWindow>();
+      for (const values of rows) {
+        let w = out.get(values[0]);
+        if (w === undefined) {
+          w = { coverage: [], blocks: [] };
+          out.set(values[0], w);
+        }
+        if (values[1] === 0) w.coverage.push({ lo: values[2], hi: values[3] as number, recheckAt: values[4] });
+        else w.blocks.push({ block: values[2], data: values[5] as Uint8Array });
+      }
+      return out;
     },
 
     async listSeries(filter) {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { simPoolMembers } from '../../adapters/sim/instruments.ts';
 import { FEATURES, KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
@@ -200,6 +200,19 @@ describe('GET /v1/klines/market', () => {
     expect(vendor.calls.getCandles).toBe(0);
     const raw = rowsOf((await get(`/v1/klines/market?symbols=${symbols}&date=${DATE}&adjust=none`)).json().data);
     expect(rowsOf(res.json().data)).toEqual(raw);
+    // The whole universe, adjusted (ex-factors from the store too): the same table the per-symbol
+    // windows made on the first instance, read in one statement.
+    const oneRead = vi.spyOn(store, 'storedWindows');
+    const perSymbol = vi.spyOn(store, 'stored');
+    const all = await fresh.inject({ url: `/v1/klines/market?symbols=${members.join(',')}&date=${DATE}`, headers: { 'x-api-key': KEY.full } });
+    expect(all.statusCode).toBe(200);
+    expect(oneRead).toHaveBeenCalledTimes(1);
+    expect(perSymbol).not.toHaveBeenCalled();
+    oneRead.mockRestore();
+    perSymbol.mockRestore();
+    expect(all.headers['x-cache-tier']).toBe('store');
+    expect(rowsOf(all.json().data)).toEqual(rows);
+    expect(vendor.calls.getCandles + vendor.calls.getExFactors).toBe(0);
     await fresh.close();
   });
 });
