@@ -34,8 +34,8 @@ describe('000001.SH (上证指数) and 000001.SZ (平安银行) are never confus
     expect(quotes[1].last_price).toBeLessThan(100);
   });
 
-  it('klines, daily and minute', async () => {
-    for (const period of ['1d', '1m']) {
+  it('klines of every period, daily and minute', async () => {
+    for (const period of ['1d', '1w', '1M', '1Q', '1Y', '1m', '5m', '10m', '15m', '30m', '60m']) {
       const sh = await data<Candles>(`/v1/klines?symbol=000001.SH&period=${period}&count=5`);
       const sz = await data<Candles>(`/v1/klines?symbol=000001.SZ&period=${period}&count=5`);
       expect(sh.close.length).toBe(5);
