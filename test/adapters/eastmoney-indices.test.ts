@@ -13,6 +13,7 @@ const HISTORY = 'https://push2his.index.test';
 let ulist: string | undefined;
 let ulistAsked: string[] = [];
 let stockAsked: string[] = [];
+let trendsAsked: string[] = [];
 let klineAsked: string[] = [];
 let stock: Record<string, string> = {};
 let klines: Record<string, string> = {};
@@ -27,6 +28,10 @@ vendorServer([
     stockAsked.push(secid);
     return HttpResponse.json(fixture('eastmoney', stock[secid] ?? 'stock-empty'));
   }),
+  http.get(`${QUOTE}/api/qt/stock/trends2/get`, ({ request }) => {
+    trendsAsked.push(new URL(request.url).searchParams.get('secid') ?? '');
+    return HttpResponse.json(fixture('eastmoney', 'stock-empty'));
+  }),
   http.get(`${HISTORY}/api/qt/stock/kline/get`, ({ request }) => {
     const secid = new URL(request.url).searchParams.get('secid') ?? '';
     klineAsked.push(secid);
@@ -36,6 +41,7 @@ vendorServer([
   ulist = undefined;
   ulistAsked = [];
   stockAsked = [];
+  trendsAsked = [];
   klineAsked = [];
   stock = {};
   klines = {};
@@ -76,6 +82,12 @@ describe('eastmoney: HK and US indices', () => {
     await adapter().getCandles({ symbol: ref('DJI.US'), period: '1d', count: 5 });
     await adapter().getCandles({ symbol: ref('HSTECH.HK'), period: '1d', count: 5 });
     expect(klineAsked).toEqual(['100.DJIA', '124.HSTECH']);
+  });
+
+  it('intraday of an index asks trends2 with the index secid', async () => {
+    await adapter().getIntraday!(ref('HSI.HK'));
+    await adapter().getIntraday!(ref('000001.SH'));
+    expect(trendsAsked).toEqual(['100.HSI', '1.000001']);
   });
 });
 
