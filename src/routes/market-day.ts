@@ -13,7 +13,7 @@ import { AppError, isAppError } from '../errors.ts';
 import { firstStoredAdapter, storedDay } from '../service/market-day.ts';
 import type { Produced } from '../http/respond.ts';
 import { tableResponse } from '../http/formats/openapi.ts';
-import { addDays, holidayName, isTradingDay, localMidnight, minuteBarLabelCount } from '../markets/calendar.ts';
+import { addDays, holidayName, isTradingDay, localDate, localMidnight, minuteBarLabelCount } from '../markets/calendar.ts';
 import { POOL_REGION, resolvePoolId } from '../markets/pools.ts';
 import { parseSymbol } from '../markets/symbols.ts';
 import { Adjust, FormatParam, dataOf } from '../schemas.ts';
@@ -101,7 +101,7 @@ export default async function marketDayRoutes(app: FastifyInstance, ctx: StoreRo
     schema: {
       operationId: 'getKlinesMarket',
       summary: 'One day of a whole universe (or a list of symbols)',
-      description: 'One columnar table with a symbol column: each symbol\'s bar (1d) or minute bars (1m) of `date`, adjusted as on /v1/klines (default forward). Served from the candle store; what it lacks is fetched like any window. Symbols with no bar that day (unknown, suspended, not yet listed) are named in X-Missing-Symbols, those whose upstream failed in X-Failed-Symbols. Needs klines_daily (1d) or klines_minute (1m), and pools for a universe. Bounded by the plan\'s max_bars (symbols × bars a session holds), not by max_symbols: a larger answer pages by symbol, with the next page in the Link header. A date that is a trading day in none of the symbols\' markets is 400 INVALID_PARAMETER naming the holiday.',
+      description: 'One columnar table with a symbol column: each symbol\'s bar (1d) or minute bars (1m) of `date`, adjusted as on /v1/klines (default forward). Served from the candle store; what it lacks is fetched like any window. Symbols with no bar that day (unknown, suspended, not yet listed) are named in X-Missing-Symbols, those whose upstream failed in X-Failed-Symbols. Needs klines_daily (1d) or klines_minute (1m), and pools for a universe. Bounded by the plan\'s max_bars (symbols × bars a session holds), not by max_symbols: a larger answer pages by symbol, with the next page in the Link header. A date that is a trading day in none of the symbols\' markets (naming the holiday), or that has not begun in any of them, is 400 INVALID_PARAMETER.',
       tags: ['klines'],
       querystring: MarketDayQuery,
       response: { 200: tableResponse(dataOf(MarketDayColumns), 'market-day', LINK_HEADER), ...ERROR_RESPONSES },
@@ -129,6 +129,9 @@ export default async function marketDayRoutes(app: FastifyInstance, ctx: StoreRo
       listKey = `u|${id}`;
     }
     const regions = [...new Set(refs.map((r) => r.region))];
+    if (regions.length > 0 && regions.every((region) => date > localDate(region, ctx.now()))) {
+      throw new AppError('INVALID_PARAMETER', `${date} has not begun in any of the symbols' markets`, { details: { parameter: 'date', date } });
+    }
     if (regions.length > 0 && !regions.some((region) => isTradingDay(region, date))) {
       const reasons = regions.map((region) => `${region}: ${holidayName(region, date) ?? 'closed'}`).join('; ');
       throw new AppError('INVALID_PARAMETER', `${date} is not a trading day (${reasons})`, { details: { parameter: 'date', date } });

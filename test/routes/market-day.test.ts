@@ -176,6 +176,10 @@ describe('GET /v1/klines/market', () => {
     expect(holiday.status).toBe(400);
     expect(holiday.json().error).toBe('INVALID_PARAMETER');
     expect(holiday.json().message).toMatch(/National Day/);
+    // Monday 2026-10-19 has not begun on Friday after the close.
+    const future = await get('/v1/klines/market?universe=CN_Stock&date=2026-10-19');
+    expect(future.status).toBe(400);
+    expect(future.json().message).toMatch(/has not begun/);
     for (const url of [`/v1/klines/market?date=${DATE}`, `/v1/klines/market?universe=CN_Stock&symbols=600519.SH&date=${DATE}`, '/v1/klines/market?universe=CN_Stock&date=2026-1-5', `/v1/klines/market?universe=CN_Stock&date=${DATE}&cursor=9999`]) {
       const res = await get(url);
       expect(res.status, url).toBe(400);
