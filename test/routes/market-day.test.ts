@@ -88,7 +88,8 @@ describe('GET /v1/klines/market', () => {
   const members = simPoolMembers('CN_Stock').map((i) => i.symbol);
   let rows: Row[];
 
-  it('answers every member\'s bar of the day, each equal to its own /v1/klines window', async () => {
+  // The first answer fetches every member's day from the sim (seconds on a busy machine).
+  it('answers every member\'s bar of the day, each equal to its own /v1/klines window', { timeout: 120_000 }, async () => {
     expect(members.length).toBeGreaterThan(10);
     const res = await get(`/v1/klines/market?universe=CN_Equity_A&date=${DATE}`);
     expect(res.status).toBe(200);
