@@ -148,6 +148,8 @@ export function describeError(error, { symbol } = {}) {
     const plan = details.plan ? `Your plan (${details.plan})` : 'Your plan';
     return parts.length > 0 ? `${plan} does not include ${parts.join(' or ')}.` : `${plan} does not allow this: ${body.message}.`;
   }
+  // Depth of an index (docs/instruments.md): it has no order book.
+  if (reason === 'SYMBOL_NOT_FOUND' && details.type === 'index') return about('an index has no order book');
   if (reason === 'SYMBOL_NOT_FOUND' || reason === 'INVALID_SYMBOL') {
     const named = symbol ?? details.symbol ?? details.symbols?.[0];
     const text = `${named ? `${named}: ` : ''}unknown symbol`;

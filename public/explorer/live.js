@@ -15,7 +15,8 @@ const MOVING = new Set(['pre_market', 'regular', 'after_hours']);
 
 /**
  * Poll one symbol until stopped. `onQuote(quote)`, `onDepth(depth)`; `onError(kind, error)` per
- * failure. A 401/403 stops that kind (asking again cannot succeed); anything else is retried.
+ * failure. A 401/403 stops that kind (asking again cannot succeed), and so does the depth of an
+ * index (404 with details.type index: it has no order book); anything else is retried.
  */
 export function startPolling(symbol, { onQuote, onDepth, onError }) {
   let stopped = false;
@@ -44,7 +45,7 @@ export function startPolling(symbol, { onQuote, onDepth, onError }) {
 
   function fail(kind, error) {
     if (stopped) return;
-    if (error.status === 401 || error.status === 403) active[kind] = false;
+    if (error.status === 401 || error.status === 403 || (kind === 'depth' && error.body?.details?.type === 'index')) active[kind] = false;
     onError(kind, error);
   }
 
@@ -137,6 +138,9 @@ export function startLive(symbol, callbacks) {
         } else if (message.op === 'depth') {
           const depth = (message.data ?? []).find((d) => d.symbol === symbol);
           if (depth !== undefined) callbacks.onDepth(depth);
+        } else if (message.op === 'error' && message.error === 'SYMBOL_NOT_FOUND' && message.details?.channel === 'depth') {
+          // An index has no order book: the depth subscription is refused, its quotes stream on.
+          callbacks.onError('depth', new ApiError(404, { error: message.error, message: message.message, details: { ...message.details, type: 'index' } }, '/v1/ws/stream'));
         } else if (message.op === 'error') {
           // e.g. the plan lacks depth or the market: polling shows that error in words.
           fallBack();
