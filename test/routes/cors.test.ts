@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../config/load.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
-const EXPOSED = ['X-Next-End-Time', 'Link', 'X-Missing-Symbols', 'X-Failed-Symbols', 'X-Truncated-Symbols', 'X-Cache',
+const EXPOSED = ['X-Next-End-Time', 'Link', 'X-Missing-Symbols', 'X-Failed-Symbols', 'X-Truncated-Symbols', 'X-Limited-By', 'X-Cache',
   'X-Cache-Tier', 'X-Upstream', 'X-Simulated', 'X-Forming-Bar', 'X-Forming-Bar-Stale', 'X-Forming-Bar-Absent',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Age'];
 
