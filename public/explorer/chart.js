@@ -221,6 +221,8 @@ export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
       bars[bars.length - 1] = next;
       candles.update({ time: next.time, open: next.open, high: next.high, low: next.low, close: next.close });
       volume.update(volumeOf(next));
+      // A new high can move the price scale: labels follow it.
+      relabelSoon();
     },
     /** Show [from, to] (chart-time seconds); `to` defaults to the newest bar. */
     setRange(from, to = bars.at(-1)?.time) {

@@ -267,6 +267,34 @@ describe('opening the explorer', () => {
     }, CASE_MS);
   }
 
+  it('with the vendors down out of session and across midnight (Asia/Shanghai): still one sentence, and a retry after midnight too', async () => {
+    const clock = servers.down!.clock;
+    const before = clock.now;
+    // 23:59:30 in Shanghai: CN closed, the next day 30 s away.
+    clock.now = Date.UTC(2025, 5, 18, 15, 59, 30);
+    try {
+      await withPage('down', DESKTOP, async ({ page }) => {
+        await page.waitForFunction(() => window.__explorer.chart?.error !== undefined, undefined, WAIT);
+        await page.waitForFunction(() => ['status', 'intraday-error', 'quote-error'].every((s) => window.__explorer.problems.some((p) => p.slot === s)), undefined, WAIT);
+        const once = async () => {
+          const shown = (await problemsOnScreen(page)).filter((p) => /unavailable|try again|fail|error/i.test(p.text));
+          expect(shown).toEqual([{ id: 'status', text: '600519.SH: vendor unavailable, try again' }]);
+          expect((await page.innerText('body')).split('try again').length - 1).toBe(1);
+        };
+        await once();
+        // Past midnight: a new trading day; "Show" again meets the same outage, said once again.
+        clock.now += 60_000;
+        const loads = (await hookOf(page) as unknown as { loads: number }).loads;
+        await page.click('#symbol-go');
+        await page.waitForFunction((n) => (window.__explorer as unknown as { loads: number }).loads > n && window.__explorer.chart?.error !== undefined, loads, WAIT);
+        await page.waitForFunction(() => window.__explorer.problems.some((p) => p.slot === 'intraday-error'), undefined, WAIT);
+        await once();
+      });
+    } finally {
+      clock.now = before;
+    }
+  }, CASE_MS);
+
   it('with neither: asks for a key (the key box open on a phone too), asks the API nothing, and charts once a key is in', async () => {
     await withPage('locked', PHONE, async ({ page, requests }) => {
       const access = await (await fetch(`${servers.locked!.base}/explorer/access.json`)).json();
