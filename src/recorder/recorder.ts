@@ -336,11 +336,20 @@ export class Recorder {
 
   /**
    * One vendor call in the background lane: first waits while the vendor's budget is below the
-   * users' reserve; a refusal for budget or queue (UPSTREAM_UNAVAILABLE) is waited out and tried again.
+   * users' reserve; a refusal of the vendor's budget (spent, or paused by its 429) is waited out and tried again.
    */
   async #call<T>(adapter: Adapter, resource: Parameters<AdapterRouter['call']>[1], fn: Parameters<AdapterRouter['call']>[2]): Promise<T> {
     const d = this.#d;
-    const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
+    const signal = this.#stop.signal;
+    const sleep = d.sleep ?? ((ms: number) => new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    }));
     for (let waits = 0; ; waits++) {
       if (this.#stop.signal.aborted) throw new Error('aborted');
       const budget = d.budgetOf?.(adapter);
@@ -351,7 +360,8 @@ export class Recorder {
       try {
         return await d.router.call(adapter, resource, fn as (ctx: object) => Promise<T>, undefined, 'background');
       } catch (error) {
-        if (isAppError(error) && error.reason === 'UPSTREAM_UNAVAILABLE' && waits < MAX_BUDGET_WAITS) {
+        // The vendor's budget is spent or paused (its 429): waited out. An open circuit is a failure, tried again later.
+        if (isAppError(error) && (error.details as { budget?: string } | undefined)?.budget !== undefined && waits < MAX_BUDGET_WAITS) {
           await sleep(Math.min(30_000, (error.retryAfterSeconds ?? 1) * 1000));
           continue;
         }

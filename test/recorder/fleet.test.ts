@@ -1,0 +1,140 @@
+// A fleet records into its shared PostgreSQL store with one runner: two real server processes on
+// one store, with Redis (the runner holds a Redis lease) and without it (a PostgreSQL advisory
+// lock), at a CN evening (MDQS_CLOCK_START) with a TickFlow-format vendor on a local server.
+// Exactly one instance records; it is SIGKILLed mid-run and the other finishes the job; every
+// member-day and period was asked of the vendor once, but for the requests in flight at the kill
+// (at most the recorder's concurrency, 2 here: the killed runner never stored their answers).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simSymbols } from '../helpers/cache-app.ts';
+import { startTickflowVendor, type FakeVendor } from '../helpers/tickflow-vendor.ts';
+import { startServer, type ServerProcess } from '../e2e/server-process.ts';
+import { describeRedis, REDIS_URL } from '../redis/support.ts';
+
+const CLOCK_START = '2026-11-25T18:00:00+08:00';
+const began = Date.now();
+const now = () => Date.parse(CLOCK_START) + (Date.now() - began);
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** Trading days recorded: 11-23, 11-24 and 11-25 (catchUpDays 3). */
+const DAYS = 3;
+const MEMBERS = simSymbols('CN').filter((s) => !/^(000001\.SH|000300\.SH|000905\.SH|000852\.SH|000016\.SH|000688\.SH|399\d{3}\.SZ|899\d{3}\.BJ)$/.test(s)).slice(0, 40);
+
+const dir = mkdtempSync(join(tmpdir(), 'mdqs-recorder-fleet-'));
+let vendor: FakeVendor;
+const running: ServerProcess[] = [];
+const schemas: string[] = [];
+
+beforeAll(async () => {
+  vendor = await startTickflowVendor(now, { delayMs: 15 });
+});
+afterAll(async () => {
+  for (const server of running) await server.stop();
+  await vendor?.close();
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.end();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function configFile(schema: string): string {
+  const path = join(dir, `${schema}.yaml`);
+  writeFileSync(path, `routing:
+  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
+adapters:
+  tickflow:
+    baseUrl: ${vendor.base}
+    apiKey: vendor-secret
+    http:
+      retry: { maxRetries: 0 }
+history:
+  backend: postgres
+  postgresSchema: ${schema}
+  record:
+    delayMinutes: 20
+    catchUpDays: ${DAYS}
+    concurrency: 2
+    jobs:
+      - id: fleet
+        symbols: [${MEMBERS.join(', ')}]
+        periods: [1d, 1m]
+        exFactors: false
+        instruments: false
+        membership: false
+`);
+  return path;
+}
+
+async function doneDays(schema: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    const r = await client.query(`SELECT day, data FROM ${schema}.ledger WHERE kind = 'run' ORDER BY day`);
+    return (r.rows as { day: string; data: string }[]).filter((row) => JSON.parse(row.data).state === 'done').map((row) => row.day);
+  } catch {
+    return [];
+  } finally {
+    await client.end();
+  }
+}
+
+const recording = (line: { msg?: string }) => line.msg === 'recorder: recording a day';
+
+async function fleetRun(withRedis: boolean): Promise<void> {
+  const schema = `rec_${withRedis ? 'redis' : 'pg'}_${randomBytes(4).toString('hex')}`;
+  schemas.push(schema);
+  const env = {
+    CONFIG_FILE: configFile(schema), DATABASE_URL, MDQS_CLOCK_START: CLOCK_START, LOG_LEVEL: 'info',
+    ...(withRedis ? { REDIS_URL } : {}),
+  };
+  const from = vendor.requests.length;
+  const [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  running.push(a, b);
+  // Exactly one of them records.
+  const first = await Promise.race([a, b].map((s) => s.waitFor(recording, 'recording a day').then(() => s)));
+  const standby = first === a ? b : a;
+  const total = MEMBERS.length * DAYS * 2;
+  // Kill the runner mid-run.
+  for (let i = 0; i < 400 && vendor.requests.length - from < total * 0.4; i++) await new Promise((r) => setTimeout(r, 50));
+  expect(standby.logs.some(recording)).toBe(false);
+  first.proc.kill('SIGKILL');
+  const killedAt = Date.now();
+  await first.exited;
+  const askedBeforeKill = vendor.requests.length - from;
+  expect(askedBeforeKill).toBeLessThan(total);
+  // The other takes over within the lease (Redis: 6 s; the advisory lock goes with the connection) and finishes.
+  await standby.waitFor(recording, 'standby recording');
+  const takeoverMs = Date.now() - killedAt;
+  expect(takeoverMs).toBeLessThan(withRedis ? 9000 : 5000);
+  for (let i = 0; i < 600 && (await doneDays(schema)).length < DAYS; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await doneDays(schema)).toEqual(['2026-11-23', '2026-11-24', '2026-11-25']);
+  // Vendor requests ÷ member-days per period: one each, but for the requests in flight at the kill.
+  const asked = vendor.requests.slice(from).filter((u) => u.pathname === '/v1/klines');
+  let repeated = 0;
+  for (const period of ['1d', '1m']) {
+    const mine = asked.filter((u) => u.searchParams.get('period') === period);
+    const distinct = new Set(mine.map((u) => `${u.searchParams.get('symbol')}|${u.searchParams.get('start_time')}`));
+    expect(distinct.size).toBe(MEMBERS.length * DAYS);
+    repeated += mine.length - distinct.size;
+    const memberDays = MEMBERS.length * DAYS;
+    console.log(`FIGURE recorder fleet (${withRedis ? 'Redis lease' : 'advisory lock'}), ${period}: ${mine.length} vendor requests / ${memberDays} member-days = ${(mine.length / memberDays).toFixed(3)} (${mine.length - distinct.size} repeated after the kill); takeover ${takeoverMs} ms`);
+  }
+  expect(repeated).toBeLessThanOrEqual(2);
+  await standby.stop();
+}
+
+describeRedis('a fleet on one PostgreSQL store and Redis records with one runner', () => {
+  it('one runner by lease; SIGKILLed mid-run, the other finishes; one request per member-day', async () => {
+    await fleetRun(true);
+  }, 90_000);
+});
+
+describe('a fleet on one PostgreSQL store without Redis records with one runner', () => {
+  it('without Redis: one runner by advisory lock; SIGKILLed mid-run, the other finishes; one request per member-day', async () => {
+    await fleetRun(false);
+  }, 90_000);
+});
