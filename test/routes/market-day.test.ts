@@ -95,6 +95,11 @@ describe('GET /v1/klines/market', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('link')).toBeNull();
     rows = rowsOf(res.json().data);
+    // The same request again is a response-cache hit with the same headers.
+    const again = await get(`/v1/klines/market?universe=CN_Equity_A&date=${DATE}`);
+    expect(again.headers.get('x-cache')).toBe('HIT');
+    expect(again.headers.get('x-missing-symbols')).toBe(res.headers.get('x-missing-symbols'));
+    expect(again.body.equals(res.body)).toBe(true);
     const answered = rows.map((r) => r.symbol);
     const missing = (res.headers.get('x-missing-symbols') ?? '').split(',').filter((s) => s !== '');
     expect([...answered, ...missing].sort()).toEqual([...members].sort());
