@@ -148,6 +148,9 @@ export interface PoolSummary {
 
 export interface PoolDetail extends PoolSummary {
   symbols: string[];
+  /** Answered from the recorder's snapshots (?as_of): the recorded day used, and the first recorded one. */
+  as_of?: string;
+  recorded_from?: string;
 }
 
 /** A symbol parsed and normalised, e.g. `700.hk` → { symbol: '00700.HK', code: '00700', exchange: 'HK', region: 'HK' }. */

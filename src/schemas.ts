@@ -48,6 +48,8 @@ export const Candles = Type.Object({
   volume: Type.Array(Int, { description: 'Shares' }),
   amount: Type.Array(Num, { description: 'Trading currency' }),
   prev_close: Type.Array(Num, { description: "The previous bar's close in the same adjustment" }),
+  open_interest: Type.Optional(Type.Array(Int, { description: 'Futures: contracts open at the end of the bar' })),
+  settlement_price: Type.Optional(Type.Array(Num, { description: "Futures: the trading day's settlement price (the provisional one, the running volume-weighted average, until the day closes)" })),
 }, { $id: 'Candles', title: 'Candles' });
 
 export const Quote = Type.Object({
@@ -63,12 +65,15 @@ export const Quote = Type.Object({
   timestamp: Int,
   session: Type.Optional(lit(['pre_market', 'regular', 'lunch_break', 'after_hours', 'closed', 'halted'])),
   ext: Type.Object({
-    type: lit(['cn_equity', 'hk_equity', 'us_equity']),
+    type: lit(['cn_equity', 'hk_equity', 'us_equity', 'cn_futures']),
     name: Type.String(),
     amplitude: Num,
     change_amount: Num,
     change_pct: Num,
     turnover_rate: Type.Union([Num, Type.Null()]),
+    open_interest: Type.Optional(Int),
+    settlement_price: Type.Optional(Type.Union([Num, Type.Null()], { description: "Futures: today's settlement price; null until the day's close" })),
+    prev_settlement_price: Type.Optional(Type.Number({ description: "Futures: the previous trading day's settlement price (change and limits are from it)" })),
   }),
 }, { $id: 'Quote', title: 'Quote' });
 
@@ -85,13 +90,13 @@ export const Depth = Type.Object({
 const NullableNum = Type.Union([Num, Type.Null()]);
 export const Instrument = Type.Object({
   code: Type.String(),
-  exchange: lit(['SH', 'SZ', 'BJ', 'HK', 'US']),
+  exchange: lit(['SH', 'SZ', 'BJ', 'HK', 'US', 'SHF', 'DCE', 'ZCE', 'CFX', 'INE', 'GFE']),
   name: Type.String(),
   region: Region,
   symbol: Type.String(),
   type: lit(['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other']),
   ext: Type.Object({
-    type: lit(['cn_equity', 'hk_equity', 'us_equity']),
+    type: lit(['cn_equity', 'hk_equity', 'us_equity', 'cn_futures']),
     float_shares: NullableNum,
     limit_down: NullableNum,
     limit_up: NullableNum,
@@ -99,6 +104,10 @@ export const Instrument = Type.Object({
     tick_size: Num,
     total_shares: NullableNum,
     lot_size: Type.Optional(Int),
+    multiplier: Type.Optional(Type.Number({ description: 'Futures: units of the underlying per contract' })),
+    last_trade_date: Type.Optional(Type.String({ format: 'date', description: 'Futures: last trading day' })),
+    product: Type.Optional(Type.String({ description: 'Futures: product code (au, i, SR, IF)' })),
+    main_contract: Type.Optional(Type.Boolean({ description: "Futures: this contract is its product's main contract now" })),
   }),
 }, { $id: 'Instrument', title: 'Instrument' });
 
@@ -129,6 +138,8 @@ export const PoolDetail = Type.Object({
   category: Type.String(),
   symbol_count: Int,
   symbols: Type.Array(Type.String()),
+  as_of: Type.Optional(Type.String({ format: 'date', description: 'With ?as_of: the members as recorded on the newest recorded day at or before it (history.record jobs with membership)' })),
+  recorded_from: Type.Optional(Type.String({ format: 'date', description: 'With ?as_of: the first day whose membership is recorded' })),
 }, { $id: 'UniverseDetail', title: 'UniverseDetail' });
 
 export const SHARED_SCHEMAS = [ErrorBody, Candles, Quote, Depth, Instrument, ExFactor, PoolSummary, PoolDetail];
@@ -229,5 +240,9 @@ export const QuotesBody = Type.Object({
   universes: Type.Optional(StringList),
 });
 export const InstrumentsBody = Type.Object({ symbols: StringList });
-export const UniversesBatchBody = Type.Object({ ids: StringList });
+const AsOf = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD: the members as recorded that day (the recorder\'s membership snapshots); 404 before recording began',
+});
+export const UniversesBatchBody = Type.Object({ ids: StringList, as_of: Type.Optional(AsOf) });
 export const UniverseParams = Type.Object({ id: Type.String() });
+export const UniverseQuery = Type.Object({ as_of: Type.Optional(AsOf) });

@@ -250,7 +250,13 @@ export class Recorder {
       try {
         const detail = await d.router.call(adapter, 'pools', (ctx) => adapter.listPool!(pool, ctx), undefined, 'background');
         if (detail === undefined) continue;
-        if (keep) await d.store.ledgerPut('members', [{ name: pool, day, updatedAt: d.now(), data: JSON.stringify({ adapter: adapter.id, symbols: detail.symbols }) }]);
+        if (keep) {
+          // A snapshot on each day the membership changed (as_of reads the newest at or before a date).
+          const [before] = await d.store.ledgerGet('members', { name: pool, to: day, last: true });
+          const symbols = [...detail.symbols].sort();
+          const same = before !== undefined && sameList((JSON.parse(before.data) as { symbols: string[] }).symbols, symbols);
+          if (!same) await d.store.ledgerPut('members', [{ name: pool, day, updatedAt: d.now(), data: JSON.stringify({ adapter: adapter.id, symbols }) }]);
+        }
         return detail.symbols;
       } catch (error) {
         d.log.warn({ pool, adapter: adapter.id, err: errorText(error) }, 'recorder: listing a universe failed');
@@ -277,7 +283,11 @@ export class Recorder {
     | { kind: 'failed'; reason: string; requests: number }
   > {
     const d = this.#d;
-    const query: CandleQuery = { symbol: ref, period, start: localMidnight(ref.region, day), end: localMidnight(ref.region, addDays(day, 1)) - 1 };
+    // From the day after the previous trading day: the weekend or holiday before `day` holds no
+    // bar, and covering it keeps consecutive recorded days one covered run (a window across them,
+    // or a first bar's prev_close, then needs no vendor).
+    const from = addDays(prevTradingDay(ref.region, day), 1);
+    const query: CandleQuery = { symbol: ref, period, start: localMidnight(ref.region, from), end: localMidnight(ref.region, addDays(day, 1)) - 1 };
     let requests = 0;
     let reason = 'unserved';
     let beyond = false;
@@ -397,6 +407,12 @@ function oldestServed(region: Region, now: number, window: number): string {
   let day = latestTradingDay(region, now);
   for (let i = 1; i < window; i++) day = prevTradingDay(region, day);
   return day;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const sorted = [...a].sort();
+  return sorted.every((s, i) => s === b[i]);
 }
 
 function closedCount(bars: Candles): number {

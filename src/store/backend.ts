@@ -80,6 +80,19 @@ export interface LedgerRow {
   data: string;
 }
 
+/**
+ * Ledger rows of one name (or every name starting with `prefix`), days within [from, to] when
+ * given; `last`: only the newest such day per name; `first`: only the oldest.
+ */
+export interface LedgerQuery {
+  name?: string;
+  prefix?: string;
+  from?: string;
+  to?: string;
+  last?: boolean;
+  first?: boolean;
+}
+
 /** Which series a retention pass removes from: the ad-hoc fills' or the recorded ones (ledger 'series'). */
 export type PruneScope = 'adhoc' | 'recorded';
 
@@ -116,11 +129,8 @@ export interface Backend {
   referencePut(kind: ReferenceKind, adapter: string, rows: readonly ReferenceRow[]): Promise<void>;
   /** Upserts ledger rows of `kind` (each replaces the row of its name and day). */
   ledgerPut(kind: LedgerKind, rows: readonly LedgerRow[]): Promise<void>;
-  /**
-   * Ledger rows of `kind`, ascending by name then day: of one name (or every name starting with
-   * `prefix`), days within [from, to] when given; `last`: only the newest day at or before `to` per name.
-   */
-  ledgerGet(kind: LedgerKind, query: { name?: string; prefix?: string; from?: string; to?: string; last?: boolean }): Promise<LedgerRow[]>;
+  /** Ledger rows of `kind` matching `query` (LedgerQuery), ascending by name then day. */
+  ledgerGet(kind: LedgerKind, query: LedgerQuery): Promise<LedgerRow[]>;
   /** Deletes bars and uncovers their ranges; returns the number of bars deleted. */
   drop(filter: DropFilter): Promise<number>;
   /** Retention: bars (and coverage) of `period` labelled before `before`. */

@@ -33,7 +33,7 @@ import { createHistoryMetrics } from './metrics.ts';
 import { openSqliteBackend } from './sqlite.ts';
 import { createSeriesLockMetrics, type SeriesLock } from './series-lock.ts';
 import { CandleStore, PROBE_EVERY_MS, type FetchRange, type StorePass, type StoreHealth } from './candle-store.ts';
-import type { LedgerKind, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
+import type { LedgerKind, LedgerQuery, LedgerRow, ReferenceKind, SeriesFilter, SeriesKey } from './backend.ts';
 import type { Segment } from './coverage.ts';
 import type { StoredWindow } from './backend.ts';
 import type { ReadinessCheck } from '../health.ts';
@@ -68,7 +68,7 @@ export interface HistoryStore {
   storedBars?(key: SeriesKey, lo: number, hi: number): Promise<Candles>;
   /** The recorder's records (schema.ts `ledger`). */
   ledgerPut(kind: LedgerKind, rows: readonly LedgerRow[]): Promise<void>;
-  ledgerGet(kind: LedgerKind, query: { name?: string; prefix?: string; from?: string; to?: string; last?: boolean }): Promise<LedgerRow[]>;
+  ledgerGet(kind: LedgerKind, query: LedgerQuery): Promise<LedgerRow[]>;
   /** Marks series as recorded: kept by the recorder's retention from now on (every instance within a retention interval). */
   markRecorded(keys: readonly SeriesKey[]): Promise<void>;
   /** The stored series matching `filter` (export). */

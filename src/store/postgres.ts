@@ -356,7 +356,9 @@ export async function openPostgresBackend(databaseUrl: string, schema = 'mdqs_hi
       if (q.from !== undefined) { args.push(q.from); where.push(`day >= $${args.length}`); }
       if (q.to !== undefined) { args.push(q.to); where.push(`day <= $${args.length}`); }
       const base = `SELECT name, day, updated_at, data FROM ${s}.ledger WHERE ${where.join(' AND ')}`;
-      const sql = q.last === true ? `SELECT DISTINCT ON (name) name, day, updated_at, data FROM (${base}) l ORDER BY name, day DESC` : `${base} ORDER BY name, day`;
+      const sql = q.last === true || q.first === true
+        ? `SELECT DISTINCT ON (name) name, day, updated_at, data FROM (${base}) l ORDER BY name, day ${q.last === true ? 'DESC' : 'ASC'}`
+        : `${base} ORDER BY name, day`;
       const r = await pool.query(sql, args);
       return (r.rows as { name: string; day: string; updated_at: number; data: string }[]).map((row) => ({ name: row.name, day: row.day, updatedAt: Number(row.updated_at), data: row.data }));
     },
