@@ -69,7 +69,7 @@ const GET_PARAMS: Record<string, Record<string, boolean>> = {
   '/v1/depth': { symbol: true },
   '/v1/depth/batch': { symbols: true },
   '/v1/universes': {},
-  '/v1/universes/{id}': { id: true },
+  '/v1/universes/{id}': { id: true, as_of: false },
   // Issue 25: the five financial statements.
   '/v1/financials/income': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
   '/v1/financials/balance-sheet': { symbols: true, start_date: false, end_date: false, latest: false, as_of: false, format: false },
@@ -80,7 +80,7 @@ const GET_PARAMS: Record<string, Record<string, boolean>> = {
 const POST_BODIES: Record<string, Record<string, boolean>> = {
   '/v1/quotes': { symbols: false, universes: false },
   '/v1/instruments': { symbols: true },
-  '/v1/universes/batch': { ids: true },
+  '/v1/universes/batch': { ids: true, as_of: false },
 };
 
 describe('the document', () => {
