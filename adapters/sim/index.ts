@@ -20,6 +20,8 @@ import { syntheticSymbols } from './synthetic.ts';
 import { actionParts } from './actions.ts';
 import { createSimFinancials } from './financials.ts';
 import { localDate } from '../../src/markets/calendar.ts';
+import { isFuturesExchange } from '../../src/markets/futures.ts';
+import { futuresDailyCandles, futuresInstrument, futuresIntraday, futuresMinuteCandles, futuresQuote, simContract, simFuturesSymbols } from './futures.ts';
 
 import type { SimOptions } from './options.ts';
 
@@ -67,11 +69,23 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
     if (wait !== undefined) await wait;
   };
 
+  /** A futures contract the sim lists at `now` (futures live in ./futures.ts, apart from the equity model). */
+  const contractOf = (ref: SymbolRef, now: number) => simContract(ref, localDate('CN', now));
+
   /** Runs `build` for each known symbol at one instant; unknown symbols stay absent. */
-  const bySymbol = <T>(symbols: SymbolRef[], build: (inst: SimInstrument, now: number) => T | undefined): BySymbol<T> => {
+  const bySymbol = <T>(
+    symbols: SymbolRef[], build: (inst: SimInstrument, now: number) => T | undefined,
+    futures?: (contract: NonNullable<ReturnType<typeof simContract>>, now: number) => T | undefined,
+  ): BySymbol<T> => {
     const now = deps.now();
     const out: BySymbol<T> = new Map();
     for (const ref of symbols) {
+      if (isFuturesExchange(ref.exchange)) {
+        const contract = futures === undefined ? undefined : contractOf(ref, now);
+        const value = contract === undefined ? undefined : futures!(contract, now);
+        if (value !== undefined) out.set(ref.symbol, value);
+        continue;
+      }
       const inst = market.instrument(ref.symbol);
       if (inst === undefined || out.has(inst.symbol)) continue;
       const value = build(inst, now);
@@ -119,7 +133,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
       const quotes = bySymbol(symbols, (inst, now) => {
         const day = market.sessionDay(inst, now);
         return day === undefined ? undefined : buildQuote(inst, day, now);
-      });
+      }, futuresQuote);
       return checkQuotes(corruptQuotes([...quotes.values()], injector.corruption()), check('quotes'));
     },
 
@@ -142,6 +156,13 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
 
     async getCandles(query: CandleQuery, ctx): Promise<Candles | undefined> {
       await gate(ctx);
+      if (isFuturesExchange(query.symbol.exchange)) {
+        const now = deps.now();
+        const contract = contractOf(query.symbol, now);
+        if (contract === undefined) return undefined;
+        const window = { start: query.start, end: query.end, count: query.count };
+        return checked(query.period === '1m' ? futuresMinuteCandles(contract, window, now) : futuresDailyCandles(contract, window, now), 'candles', query.symbol.symbol);
+      }
       const inst = market.instrument(query.symbol.symbol);
       if (inst === undefined) return undefined;
       const now = deps.now();
@@ -154,6 +175,11 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
 
     async getIntraday(symbol, ctx): Promise<Candles | undefined> {
       await gate(ctx);
+      if (isFuturesExchange(symbol.exchange)) {
+        const now = deps.now();
+        const contract = contractOf(symbol, now);
+        return contract === undefined ? undefined : checked(futuresIntraday(contract, now), 'intraday', symbol.symbol);
+      }
       const inst = market.instrument(symbol.symbol);
       if (inst === undefined) return undefined;
       const now = deps.now();
@@ -176,7 +202,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
         const spoiled = first ? corruptExFactors(out, kind) : out;
         first = false;
         return spoiled;
-      });
+      }, () => []);
       return checkBatch(lists, (symbol, events) => {
         const rows = check('exFactors', symbol);
         const out = checkExFactorList(events, rows);
@@ -194,7 +220,7 @@ export function createSimAdapter(options: SimOptions, deps: AdapterDeps): Servin
         const spoiled = first ? corruptInstrument(i, kind) : i;
         first = false;
         return spoiled;
-      });
+      }, futuresInstrument);
       return checkBatch(found, (symbol, i) => {
         const problem = instrumentProblem(i);
         if (problem === undefined) return i;

@@ -18,11 +18,11 @@
 // The original key order is kept (it is the order JSON.stringify writes).
 import type { Candles } from '../domain.ts';
 
-const CANDLE_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'] as const;
+const CANDLE_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close', 'open_interest', 'settlement_price'] as const;
 type Column = (typeof CANDLE_COLUMNS)[number];
 const CODE = new Map<string, number>(CANDLE_COLUMNS.map((name, i) => [name, i]));
 /** Integer form is tried for these; prices and amounts are always float64. */
-const INTEGER_COLUMNS = new Set<string>(['timestamp', 'volume']);
+const INTEGER_COLUMNS = new Set<string>(['timestamp', 'volume', 'open_interest']);
 const UNITS = [60_000, 1_000, 1] as const;
 const REQUIRED = 7;
 const F64 = 0;

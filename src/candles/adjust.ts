@@ -258,6 +258,9 @@ export function adjustCandles(
     volume: raw.volume,
     amount: raw.amount,
   };
+  // Futures columns ride along unchanged: a futures contract has no ex-rights events.
+  if (raw.open_interest !== undefined) out.open_interest = raw.open_interest;
+  if (raw.settlement_price !== undefined) out.settlement_price = raw.settlement_price;
   if (raw.prev_close !== undefined) {
     const prev = new Array<number>(n);
     if (n > 0) {
@@ -294,6 +297,9 @@ function adjustAffine(
     volume: raw.volume,
     amount: raw.amount,
   };
+  // Futures columns ride along unchanged: a futures contract has no ex-rights events.
+  if (raw.open_interest !== undefined) out.open_interest = raw.open_interest;
+  if (raw.settlement_price !== undefined) out.settlement_price = raw.settlement_price;
   if (raw.prev_close !== undefined) {
     const prev = new Array<number>(n);
     if (n > 0) {

@@ -4,6 +4,7 @@
 // aggregated raw bar with one factor is wrong when an event falls inside the period.
 
 import type { Candles } from '../domain.ts';
+import { FUTURES_COLUMNS } from './window.ts';
 
 /**
  * How an output bar is stamped: 'key' uses the group key itself (minute periods, whose key is the
@@ -39,6 +40,9 @@ export function aggregateBy(candles: Candles, keyOf: (ts: number) => number, sta
     volume: new Array<number>(groups),
     amount: new Array<number>(groups),
   };
+  // Open interest and settlement are states at a bar's close: a group has its last bar's.
+  const extras = FUTURES_COLUMNS.filter((name) => candles[name] !== undefined);
+  for (const name of extras) out[name] = new Array<number>(groups);
   let g = -1;
   for (let k = 0; k < n; k++) {
     if (k === 0 || keys[k] !== keys[k - 1]) {
@@ -57,6 +61,7 @@ export function aggregateBy(candles: Candles, keyOf: (ts: number) => number, sta
     }
     out.close[g] = candles.close[k];
     out.timestamp[g] = stamp === 'key' ? keys[k] : ts[k];
+    for (const name of extras) (out[name] as number[])[g] = (candles[name] as number[])[k];
   }
   if (g >= 0) out.amount[g] = roundAmount(out.amount[g]);
   return out;

@@ -7,6 +7,18 @@
 
 import type { Candles } from '../domain.ts';
 
+/**
+ * Futures columns (open interest, settlement price): kept through slicing and joining like
+ * prev_close (a join keeps one only when every part has it); aggregation takes a group's last.
+ */
+export const FUTURES_COLUMNS = ['open_interest', 'settlement_price'] as const;
+type FuturesColumn = (typeof FUTURES_COLUMNS)[number];
+
+/** The futures columns every one of `parts` has. */
+function sharedFuturesColumns(parts: readonly Candles[]): FuturesColumn[] {
+  return FUTURES_COLUMNS.filter((name) => parts.every((p) => p[name] !== undefined));
+}
+
 export function candleLength(c: Candles): number {
   return c.timestamp.length;
 }
@@ -78,6 +90,7 @@ export function sliceCandles(c: Candles, from: number, to: number): Candles {
     amount: c.amount.slice(lo, hi),
   };
   if (c.prev_close !== undefined) out.prev_close = c.prev_close.slice(lo, hi);
+  for (const name of FUTURES_COLUMNS) if (c[name] !== undefined) out[name] = (c[name] as number[]).slice(lo, hi);
   return out;
 }
 
@@ -120,11 +133,14 @@ export function concatCandles(a: Candles, b: Candles): Candles {
   const both = a.prev_close !== undefined && b.prev_close !== undefined;
   const out = sizedCandles(n, both);
   const prev = out.prev_close;
+  const extras = sharedFuturesColumns([a, b]);
+  for (const name of extras) out[name] = new Array<number>(n);
   for (let k = 0; k < n; k++) {
     const src = k < keepA ? a : b;
     const i = k < keepA ? k : k - keepA;
     copyBar(out, k, src, i);
     if (prev !== undefined) prev[k] = (src.prev_close as number[])[i];
+    for (const name of extras) (out[name] as number[])[k] = (src[name] as number[])[i];
   }
   return out;
 }
@@ -148,6 +164,8 @@ export function joinCandles(parts: readonly Candles[], opts: WindowOptions = {})
   let skip = opts.count === undefined ? 0 : Math.max(0, n - Math.max(0, Math.floor(opts.count)));
   const out = sizedCandles(n - skip, both);
   const prev = out.prev_close;
+  const extras = sharedFuturesColumns(parts);
+  for (const name of extras) out[name] = new Array<number>(n - skip);
   let k = 0;
   for (const { p, from, to } of runs) {
     const drop = Math.min(skip, to - from);
@@ -155,6 +173,7 @@ export function joinCandles(parts: readonly Candles[], opts: WindowOptions = {})
     for (let i = from + drop; i < to; i++, k++) {
       copyBar(out, k, p, i);
       if (prev !== undefined) prev[k] = (p.prev_close as number[])[i];
+      for (const name of extras) (out[name] as number[])[k] = (p[name] as number[])[i];
     }
   }
   return out;

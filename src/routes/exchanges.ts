@@ -1,11 +1,17 @@
 // GET /v1/exchanges and GET /v1/exchanges/{exchange}/instruments (TickFlow's shapes,
 // docs/vendors.md#tickflow-responses). Members come from the adapters' pool lists (the same loader
 // and caches as /v1/universes), details from the instruments loader; both need `instruments`.
+// The futures exchanges (SHF, DCE, ZCE, CFX, INE, GFE; market CN_FUTURES) list the contracts their
+// products' rules have live today (src/markets/futures-contracts.ts) that the adapters know, each
+// product's main contract marked by `ext.main_contract`.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Exchange, InstrumentType, PoolId, Region, SymbolRef } from '../domain.ts';
+import type { Exchange, InstrumentType, Market, PoolId, Region, SymbolRef } from '../domain.ts';
 import { emptyStatus, mergeStatus, type DataStatus } from '../data/status.ts';
 import { AppError } from '../errors.ts';
+import { localDate } from '../markets/calendar.ts';
+import { FUTURES, FUTURES_EXCHANGES } from '../markets/futures.ts';
+import { liveContracts } from '../markets/futures-contracts.ts';
 import { parseSymbol } from '../markets/symbols.ts';
 import { refs } from '../schemas.ts';
 import { access, keyOf, requireAccess } from './common.ts';
@@ -18,12 +24,31 @@ const EXCHANGES: readonly { exchange: Exchange; region: Region; pools: readonly 
   { exchange: 'BJ', region: 'CN', pools: ['CN_Stock', 'CN_Index'] },
   { exchange: 'HK', region: 'HK', pools: ['HK_Stock', 'HK_Index'] },
   { exchange: 'US', region: 'US', pools: ['US_Stock', 'US_Index'] },
+  ...FUTURES_EXCHANGES.map((exchange) => ({ exchange, region: 'CN' as const, pools: [] as PoolId[] })),
 ];
+
+/** The plan market an exchange's instruments need. */
+function marketOfExchange(exchange: Exchange, region: Region): Market {
+  return (FUTURES_EXCHANGES as readonly string[]).includes(exchange) ? 'CN_FUTURES' : region;
+}
+
+/** Contracts of the exchange's products live on `date` (the rules' list; the adapters say which they know). */
+function futuresMembers(exchange: Exchange, date: string): SymbolRef[] {
+  const out: SymbolRef[] = [];
+  for (const product of FUTURES.products.values()) {
+    if (product.exchange !== exchange) continue;
+    for (const contract of liveContracts(product, date)) {
+      const ref = parseSymbol(`${contract.code}.${exchange}`);
+      if (ref !== undefined) out.push(ref);
+    }
+  }
+  return out;
+}
 
 const TYPES: readonly InstrumentType[] = ['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other'];
 
 const ExchangeSummary = Type.Object({
-  exchange: Type.String({ description: 'SH, SZ, BJ, HK, US' }),
+  exchange: Type.String({ description: 'SH, SZ, BJ, HK, US; futures: SHF, DCE, ZCE, CFX, INE, GFE' }),
   region: Type.String({ description: 'CN, HK, US' }),
   count: Type.Integer({ description: 'Instruments listed on the exchange' }),
 });
@@ -34,9 +59,17 @@ const ExchangeInstruments = Type.Object({
   data: Type.Array(refs.Instrument),
 });
 
-export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
+export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteContext & { now: () => number }): Promise<void> {
   /** Symbols of the exchange, from its pools; undefined when no adapter lists any of them. */
   const members = async (exchange: Exchange, region: Region, pools: readonly PoolId[], status: DataStatus): Promise<SymbolRef[] | undefined> => {
+    if (pools.length === 0) {
+      // A futures exchange: the live contracts the adapters know.
+      const list = futuresMembers(exchange, localDate('CN', ctx.now()));
+      const known = list.length === 0 ? undefined : await ctx.service.instruments(list);
+      if (known !== undefined) mergeStatus(status, known.status);
+      const out = list.filter((ref) => known?.items.has(ref.symbol));
+      return out.length === 0 ? undefined : out;
+    }
     const lists = await Promise.all(pools.map((id) => ctx.service.pool(id, region)));
     if (lists.every((l) => l.value === undefined)) return undefined;
     const seen = new Set<string>();
@@ -65,7 +98,7 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
   }, async (request, reply) => {
     requireAccess(request);
     const markets = keyOf(request).plan.markets;
-    const granted = EXCHANGES.filter((e) => markets.has(e.region));
+    const granted = EXCHANGES.filter((e) => markets.has(marketOfExchange(e.exchange, e.region)));
     return ctx.responder.respond(request, reply, { key: `exchanges|${granted.map((e) => e.exchange).join(',')}`, resource: 'pools' }, async () => {
       const status = emptyStatus();
       const counted = await Promise.all(granted.map(async (e) => ({ e, list: await members(e.exchange, e.region, e.pools, status) })));
@@ -78,12 +111,12 @@ export default async function exchangeRoutes(app: FastifyInstance, ctx: RouteCon
     // An unknown exchange is refused (404) by the handler before access is checked.
     config: access((request) => {
       const spec = EXCHANGES.find((e) => e.exchange === (request.params as { exchange: string }).exchange.toUpperCase());
-      return { features: ['instruments'], regions: spec === undefined ? [] : [spec.region] };
+      return { features: ['instruments'], regions: spec === undefined ? [] : [marketOfExchange(spec.exchange, spec.region)] };
     }),
     schema: {
       operationId: 'getExchangeInstruments',
       summary: 'Every instrument of one exchange',
-      description: 'TickFlow shape `{exchange, count, data}`. Exchange codes SH, SZ, BJ, HK, US (case-insensitive); unknown: 404 NOT_FOUND. `type` filters by instrument type.',
+      description: 'TickFlow shape `{exchange, count, data}`. Exchange codes SH, SZ, BJ, HK, US and the futures exchanges SHF, DCE, ZCE, CFX, INE, GFE (case-insensitive; plan market CN_FUTURES): their contracts live today, each product\'s main contract with `ext.main_contract: true`; unknown: 404 NOT_FOUND. `type` filters by instrument type.',
       tags: ['reference'],
       params: Type.Object({ exchange: Type.String() }),
       querystring: Type.Object({ type: Type.Optional(Type.Union(TYPES.map((t) => Type.Literal(t)))) }),

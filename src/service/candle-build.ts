@@ -9,7 +9,8 @@ import { AppError } from '../errors.ts';
 import { buildCandles } from '../candles/pipeline.ts';
 import type { AdjustEvent } from '../candles/adjust.ts';
 import type { WindowOptions } from '../candles/window.ts';
-import type { AdjustType, Candles, Period, Region } from '../domain.ts';
+import type { AdjustType, Candles, Period } from '../domain.ts';
+import type { CalendarKey } from '../markets/calendar.ts';
 import { aggregationFor, tradeDateStartFn } from './candle-plan.ts';
 
 /** Everything a build needs, as plain data (functions are rebuilt from period and region). */
@@ -18,13 +19,14 @@ export interface BuildSpec {
   events: AdjustEvent[];
   adjust: AdjustType;
   period: Period;
-  region: Region;
+  /** The symbol's calendar (a futures product's for a contract). */
+  region: CalendarKey;
   /** The base bars are minutes (their trade date's factor applies). */
   minuteBase: boolean;
   window?: WindowOptions;
 }
 
-const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'] as const;
+const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close', 'open_interest', 'settlement_price'] as const;
 type Column = (typeof COLUMNS)[number];
 type Packed = Partial<Record<Column, Float64Array>>;
 
@@ -110,6 +112,8 @@ function columnsOf(packed: Packed, column: (name: Column) => number[]): Candles 
     close: column('close'), volume: column('volume'), amount: column('amount'),
   };
   if (packed.prev_close !== undefined) out.prev_close = column('prev_close');
+  if (packed.open_interest !== undefined) out.open_interest = column('open_interest');
+  if (packed.settlement_price !== undefined) out.settlement_price = column('settlement_price');
   return out;
 }
 

@@ -3,7 +3,7 @@
 import type { AggregationSpec } from '../candles/pipeline.ts';
 import { periodKeyFn } from '../candles/aggregate.ts';
 import type { BasePeriod, Period, Region } from '../domain.ts';
-import { addDays, localDate, localMidnight, minuteBarLabelFor } from '../markets/calendar.ts';
+import { addDays, localDate, localMidnight, minuteBarLabelFor, type CalendarKey } from '../markets/calendar.ts';
 
 const MINUTES: Partial<Record<Period, number>> = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60 };
 
@@ -60,7 +60,7 @@ export function baseFetchFor(period: Period, window: { start?: number; end?: num
 }
 
 /** The aggregation of base bars into `period`, or undefined for a base period. */
-export function aggregationFor(period: Period, region: Region): AggregationSpec | undefined {
+export function aggregationFor(period: Period, region: CalendarKey): AggregationSpec | undefined {
   if (period === '1m' || period === '1d') return undefined;
   const minutes = MINUTES[period];
   if (minutes !== undefined) {
@@ -71,7 +71,7 @@ export function aggregationFor(period: Period, region: Region): AggregationSpec 
 }
 
 /** 00:00 exchange-local of a bar's trade date: minute bars take their trade date's factor. */
-export function tradeDateStartFn(region: Region): (ts: number) => number {
+export function tradeDateStartFn(region: CalendarKey): (ts: number) => number {
   // Minute bars come in runs of one trade date: keep the last date's [midnight, next midnight)
   // instead of two calendar look-ups per bar.
   let from = Infinity;

@@ -13,7 +13,8 @@ import type {
   AdjustType, Candles, Depth, ExFactor, Instrument, MinutePeriod, Period, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
-import { localDate, localMidnight, prevTradingDay } from '../markets/calendar.ts';
+import { localMidnight, prevTradingDay, tradingDayOf } from '../markets/calendar.ts';
+import { calendarKeyOf } from '../markets/symbols.ts';
 import { isIndexSymbol } from '../markets/indices.ts';
 import { windowFor } from '../store/plan.ts';
 import { DAY_MS } from '../markets/time.ts';
@@ -236,7 +237,7 @@ export class MarketDataService {
       events: adjust.events,
       adjust: params.adjust,
       period: params.period,
-      region: ref.region,
+      region: calendarKeyOf(ref),
       minuteBase: fetch.period === '1m',
       window: { start: params.start, end: params.end, count: params.count + 1 },
     }, offload);
@@ -262,7 +263,8 @@ export class MarketDataService {
     if (firstPrev === undefined && bars.timestamp.length > 0) {
       // The first bar's predecessor is the previous trading day's last bar, i.e. its daily close.
       // Without it the engine falls back to the first bar's open: the bars are never dropped.
-      const day = localDate(ref.region, bars.timestamp[0]);
+      // A futures night's bars belong to the next trading day: its trading day, not its date.
+      const day = tradingDayOf(calendarKeyOf(ref), bars.timestamp[0]);
       const prevDay = localMidnight(ref.region, prevTradingDay(ref.region, day));
       try {
         const daily = await this.#raw({ symbol: ref, period: '1d', start: prevDay, end: prevDay, count: 1 });
@@ -278,7 +280,7 @@ export class MarketDataService {
       raw: withLead,
       events: [],
       adjust: 'none',
-      aggregate: aggregationFor(period, ref.region),
+      aggregate: aggregationFor(period, calendarKeyOf(ref)),
       window: count === undefined ? undefined : { count: count + 1 },
     });
     // The session's bars are all loaded: only `count` cuts it.
@@ -364,16 +366,6 @@ export function dailyBarFromQuote(closed: Candles, quote: Quote, now: number): C
 function newestCount(candles: Candles, count: number): Candles {
   const n = candles.timestamp.length;
   if (n <= count) return candles;
-  const from = n - count;
-  const out: Candles = {
-    timestamp: candles.timestamp.slice(from),
-    open: candles.open.slice(from),
-    high: candles.high.slice(from),
-    low: candles.low.slice(from),
-    close: candles.close.slice(from),
-    volume: candles.volume.slice(from),
-    amount: candles.amount.slice(from),
-  };
-  if (candles.prev_close) out.prev_close = candles.prev_close.slice(from);
-  return out;
+  // sliceCandles keeps every column, the futures ones included.
+  return sliceCandles(candles, n - count, n);
 }

@@ -25,6 +25,13 @@ describe('GET /v1/exchanges', () => {
         { exchange: 'BJ', region: 'CN', count: 7 },
         { exchange: 'HK', region: 'HK', count: 62 },
         { exchange: 'US', region: 'US', count: 57 },
+        // The sim's futures contracts live on 2025-10-01 (docs/futures.md).
+        { exchange: 'SHF', region: 'CN', count: 30 },
+        { exchange: 'DCE', region: 'CN', count: 32 },
+        { exchange: 'ZCE', region: 'CN', count: 18 },
+        { exchange: 'CFX', region: 'CN', count: 7 },
+        { exchange: 'INE', region: 'CN', count: 11 },
+        { exchange: 'GFE', region: 'CN', count: 12 },
       ] },
     });
   });
@@ -66,7 +73,7 @@ describe('GET /v1/exchanges/{exchange}/instruments', () => {
   });
 
   it('unknown exchange 404, bad type 400, a market the plan lacks 403', async () => {
-    expect(await get('/v1/exchanges/SHF/instruments')).toMatchObject({ status: 404, body: { error: 'NOT_FOUND', details: { exchange: 'SHF' } } });
+    expect(await get('/v1/exchanges/SHFE/instruments')).toMatchObject({ status: 404, body: { error: 'NOT_FOUND', details: { exchange: 'SHFE' } } });
     expect(await get('/v1/exchanges/US/instruments?type=bogus')).toMatchObject({ status: 400, body: { error: 'INVALID_PARAMETER' } });
     expect(await get('/v1/exchanges/HK/instruments', KEYS.cnDaily)).toMatchObject({ status: 403, body: { error: 'MARKET_NOT_PERMITTED' } });
   });

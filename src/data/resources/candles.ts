@@ -3,6 +3,7 @@
 // call; otherwise a store pass asks for only the missing ranges (the loader runs each as one
 // logical vendor call) and, when every vendor of the chain fails, the stored closed bars answer
 // (stale, the forming bar said to be stale or absent). The forming bar is priced like quotes.
+import { calendarKeyOf } from '../../markets/symbols.ts';
 import type { CandleQuery } from '../../../adapters/types.ts';
 import { packedCandleBound } from '../../cache/candle-codec.ts';
 import { estimateBytes } from '../../cache/estimate-bytes.ts';
@@ -100,7 +101,7 @@ export const candles: ResourceDescriptor<'candles', CandleQuery, CandlesValue, C
     },
     ...(deps.history === undefined ? {} : { store: candleStore(deps.history, deps.historyOffFor ?? new Set(), deps.now) }),
     windows: (value, q, now) => ttl({
-      marketOpen: isMarketOpen(q.symbol.region, now),
+      marketOpen: isMarketOpen(calendarKeyOf(q.symbol), now),
       currentBar: q.end === undefined || q.end >= now - DAY_MS,
       notFound: value === undefined,
     }, deps.policy),

@@ -1,4 +1,5 @@
 // Five-level depth: by symbol, native batches, TTL by market state (shares the quotes' SWR/SIE).
+import { calendarKeyOf } from '../../markets/symbols.ts';
 import type { Depth as DepthValue, SymbolRef } from '../../domain.ts';
 import type { LiveWindows } from '../../cache/ttl-policy.ts';
 import { Depth } from '../../schemas.ts';
@@ -17,5 +18,5 @@ export const depth: ResourceDescriptor<'depth', SymbolRef, DepthValue, LiveWindo
     fromConfig: (c) => ({ openTtlMs: c.ttl.depth.open, closedTtlMs: c.ttl.depth.closed, swrMs: c.staleWhileRevalidate.quotesMs, sieMs: c.staleIfError.quotesMs }),
   },
   ttl,
-  spec: ({ policy }) => bySymbolSpec('depth', 'getDepth', (value, ref, now) => liveWindows(ttl, policy, ref.region, now, value === undefined)),
+  spec: ({ policy }) => bySymbolSpec('depth', 'getDepth', (value, ref, now) => liveWindows(ttl, policy, calendarKeyOf(ref), now, value === undefined)),
 };

@@ -9,6 +9,7 @@ import type { StoreTier } from '../loader.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
 import type { LiveWindows } from '../../cache/ttl-policy.ts';
 import { isMarketOpen, latestStartedSessionDay, minuteBarLabelFor, minuteBarLabels } from '../../markets/calendar.ts';
+import { calendarKeyOf } from '../../markets/symbols.ts';
 import { Candles } from '../../schemas.ts';
 import { candleBytes, formingOf } from './candles.ts';
 import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
@@ -37,7 +38,8 @@ function ttl(context: TtlContext, policy: PolicyView): CacheWindows {
 
 /** The 1m window of the latest started session, as the candle store reads it. */
 function sessionQuery(ref: SymbolRef, now: number): CandleQuery | undefined {
-  const labels = minuteBarLabels(ref.region, latestStartedSessionDay(ref.region, now), 1);
+  const key = calendarKeyOf(ref);
+  const labels = minuteBarLabels(key, latestStartedSessionDay(key, now), 1);
   if (labels.length === 0) return undefined;
   return { symbol: ref, period: '1m', start: labels[0], end: labels[labels.length - 1] };
 }
@@ -87,11 +89,12 @@ export const intraday: ResourceDescriptor<'intraday', SymbolRef, CandlesValue, I
       return found === undefined ? new Map() : new Map([[ref.symbol, found]]);
     },
     windows: (value, ref, now) => {
-      const marketOpen = isMarketOpen(ref.region, now);
-      const nextBarClose = marketOpen ? minuteBarLabelFor(ref.region, now, 1) : undefined;
+      const key = calendarKeyOf(ref);
+      const marketOpen = isMarketOpen(key, now);
+      const nextBarClose = marketOpen ? minuteBarLabelFor(key, now, 1) : undefined;
       const windows = ttl({ marketOpen, nextBarClose, now, notFound: value === undefined }, policy);
       if (marketOpen || value === undefined) return windows;
-      return { ...windows, ttlMs: Math.max(1, Math.min(windows.ttlMs, nextSessionEdge(ref.region, now) - now)) };
+      return { ...windows, ttlMs: Math.max(1, Math.min(windows.ttlMs, nextSessionEdge(key, now) - now)) };
     },
     size: candleBytes,
     ...(history === undefined ? {} : { store: intradayStore(history, historyOffFor ?? new Set(), now) }),

@@ -1,4 +1,5 @@
 // Real-time quotes: by symbol, native batches, TTL by market state.
+import { calendarKeyOf } from '../../markets/symbols.ts';
 import type { Quote as QuoteValue, SymbolRef } from '../../domain.ts';
 import type { LiveWindows } from '../../cache/ttl-policy.ts';
 import { Quote } from '../../schemas.ts';
@@ -18,5 +19,5 @@ export const quotes: ResourceDescriptor<'quotes', SymbolRef, QuoteValue, LiveWin
     fromConfig: (c) => ({ openTtlMs: c.ttl.quotes.open, closedTtlMs: c.ttl.quotes.closed, swrMs: c.staleWhileRevalidate.quotesMs, sieMs: c.staleIfError.quotesMs }),
   },
   ttl,
-  spec: ({ policy }) => bySymbolSpec('quotes', 'getQuotes', (value, ref, now) => liveWindows(ttl, policy, ref.region, now, value === undefined)),
+  spec: ({ policy }) => bySymbolSpec('quotes', 'getQuotes', (value, ref, now) => liveWindows(ttl, policy, calendarKeyOf(ref), now, value === undefined)),
 };

@@ -3,16 +3,23 @@ import type { Adapter, BySymbol, CallContext } from '../../../adapters/types.ts'
 import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { live, type CacheWindows, type LiveWindows } from '../../cache/ttl-policy.ts';
 import type { Region, SymbolRef } from '../../domain.ts';
-import { addDays, isMarketOpen, localDate, sessions } from '../../markets/calendar.ts';
+import { addDays, isMarketOpen, localDate, sessions, type CalendarKey } from '../../markets/calendar.ts';
+import { calendarKeyOf } from '../../markets/symbols.ts';
 import type { HistoryStore, ReferenceKind } from '../../store/index.ts';
 import type { ResourceSpec, StoreTier } from '../loader.ts';
 import { invoke, own, type AdapterMethod, type PolicyView } from './descriptor.ts';
 
-/** The next session open/close after `now`, so a "closed" TTL never outlives the opening bell. */
-export function nextSessionEdge(region: Region, now: number): number {
-  for (const window of sessions(region, localDate(region, now))) {
-    if (window.start > now) return window.start;
-    if (window.end > now) return window.end;
+/**
+ * The next session open/close after `now`, so a "closed" TTL never outlives the opening bell. A
+ * futures night session is listed under the next trading day, up to a weekend away.
+ */
+export function nextSessionEdge(region: CalendarKey, now: number): number {
+  const today = localDate(region, now);
+  for (let i = 0; i <= (region.length > 2 ? 3 : 0); i++) {
+    for (const window of sessions(region, addDays(today, i))) {
+      if (window.start > now) return window.start;
+      if (window.end > now) return window.end;
+    }
   }
   return Number.POSITIVE_INFINITY;
 }
@@ -24,7 +31,7 @@ export function liveTtl(name: string) {
 }
 
 /** Live windows for a value fetched at `now`, never living past the next session edge while closed. */
-export function liveWindows(ttl: ReturnType<typeof liveTtl>, policy: PolicyView, region: Region, now: number, notFound: boolean): CacheWindows {
+export function liveWindows(ttl: ReturnType<typeof liveTtl>, policy: PolicyView, region: CalendarKey, now: number, notFound: boolean): CacheWindows {
   const marketOpen = isMarketOpen(region, now);
   const windows = ttl({ marketOpen, notFound }, policy);
   if (marketOpen || notFound) return windows;
@@ -53,7 +60,7 @@ export function bySymbolSpec<T>(
 }
 
 /** The first session close of `region` after `at` (within a month; +Infinity past the calendar). */
-export function nextClose(region: Region, at: number): number {
+export function nextClose(region: CalendarKey, at: number): number {
   let day = localDate(region, at);
   for (let i = 0; i < 31; i++, day = addDays(day, 1)) {
     const windows = sessions(region, day);
@@ -83,7 +90,7 @@ export function referenceStore<T>(
       const at = now();
       for (const ref of refs) {
         const row = rows.get(ref.symbol);
-        if (row === undefined || at >= nextClose(ref.region, row.fetchedAt) || due(row.value as T, row.fetchedAt, at)) continue;
+        if (row === undefined || at >= nextClose(calendarKeyOf(ref), row.fetchedAt) || due(row.value as T, row.fetchedAt, at)) continue;
         out.set(ref.symbol, row.value as T);
       }
       return out;

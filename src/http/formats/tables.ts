@@ -82,6 +82,23 @@ const CANDLE_COLUMNS: ColumnDef[] = [
   { name: 'prev_close', type: 'float64' },
 ];
 
+/** Futures columns, present in a table only when its data has them (equity tables keep their shape). */
+const FUTURES_CANDLE_COLUMNS: ColumnDef[] = [
+  { name: 'open_interest', type: 'int64' },
+  { name: 'settlement_price', type: 'float64' },
+];
+const FUTURES_QUOTE_COLUMNS: ColumnDef[] = [
+  { name: 'ext.open_interest', type: 'int64' },
+  { name: 'ext.settlement_price', type: 'float64' },
+  { name: 'ext.prev_settlement_price', type: 'float64' },
+];
+const FUTURES_INSTRUMENT_COLUMNS: ColumnDef[] = [
+  { name: 'ext.multiplier', type: 'float64' },
+  { name: 'ext.last_trade_date', type: 'date' },
+  { name: 'ext.product', type: 'symbol' },
+  { name: 'ext.main_contract', type: 'bool' },
+];
+
 const EX_FACTOR_PARTS = Object.keys((ExFactor as unknown as { properties: Record<string, unknown> }).properties)
   .filter((name) => name !== 'timestamp' && name !== 'ex_factor');
 const EX_FACTOR_COLUMNS: ColumnDef[] = [
@@ -180,12 +197,23 @@ interface CandleColumns {
   [name: string]: readonly number[] | undefined;
 }
 
-function candleChunk(candles: CandleColumns, symbol?: string): Chunk {
+function candleChunk(candles: CandleColumns, symbol?: string, extras: readonly ColumnDef[] = []): Chunk {
   const rows = candles.timestamp.length;
   const values: Chunk['values'][number][] = [];
   if (symbol !== undefined) values.push({ constant: symbol });
   for (const column of CANDLE_COLUMNS) values.push(candles[column.name] ?? { constant: null });
+  for (const column of extras) values.push(candles[column.name] ?? { constant: null });
   return { rows, values };
+}
+
+/** The futures candle columns any of `series` has. */
+function candleExtras(series: readonly CandleColumns[]): ColumnDef[] {
+  return FUTURES_CANDLE_COLUMNS.filter((column) => series.some((c) => c[column.name] !== undefined));
+}
+
+/** The futures ext columns, when any record is a futures contract's. */
+function recordExtras(records: readonly Row[], extras: readonly ColumnDef[]): readonly ColumnDef[] {
+  return records.some((r) => (r.ext as Row | undefined)?.type === 'cn_futures') ? extras : [];
 }
 
 /** The JSON body `{data: …}` of a table route as a table. */
@@ -193,18 +221,25 @@ export function tableOf(kind: TableKind, body: unknown): TableData {
   const data = (body as { data: unknown }).data;
   const columns = columnsOf(kind);
   switch (kind) {
-    case 'candles':
-      return { columns, chunks: [candleChunk(data as CandleColumns)] };
-    case 'candles-batch':
-      return { columns, chunks: Object.entries(data as Record<string, CandleColumns>).map(([symbol, candles]) => candleChunk(candles, symbol)) };
+    case 'candles': {
+      const extras = candleExtras([data as CandleColumns]);
+      return { columns: [...columns, ...extras], chunks: [candleChunk(data as CandleColumns, undefined, extras)] };
+    }
+    case 'candles-batch': {
+      const entries = Object.entries(data as Record<string, CandleColumns>);
+      const extras = candleExtras(entries.map(([, candles]) => candles));
+      return { columns: [...columns, ...extras], chunks: entries.map(([symbol, candles]) => candleChunk(candles, symbol, extras)) };
+    }
     case 'market-day': {
       // Already one columnar table with its symbol column (routes/market-day.ts).
       const table = data as CandleColumns & { symbol: readonly string[] };
       return { columns, chunks: [{ rows: table.timestamp.length, values: [table.symbol, ...candleChunk(table).values] }] };
     }
     case 'quotes':
-    case 'instruments':
-      return { columns, chunks: [recordsChunk(columns, data as Row[])] };
+    case 'instruments': {
+      const all = [...columns, ...recordExtras(data as Row[], kind === 'quotes' ? FUTURES_QUOTE_COLUMNS : FUTURES_INSTRUMENT_COLUMNS)];
+      return { columns: all, chunks: [recordsChunk(all, data as Row[])] };
+    }
     default:
       // ex-factors and financials: {[symbol]: record[]} in long form.
       return {
