@@ -16,6 +16,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type WebSocket from 'ws';
 import type { KeyEntry } from '../access/keys.ts';
 import type { SymbolRef } from '../domain.ts';
+import { marketOf } from '../markets/symbols.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { BatchResult, MarketDataService } from '../service/market-data.ts';
 import { ownerOf, StreamCaps, type ConnectionTicket } from './caps.ts';
@@ -456,7 +457,7 @@ export class StreamHub {
     const live = this.#source.liveRegions(now);
     const fleet = this.#fleet;
     await Promise.all(CHANNELS.map(async (channel) => {
-      let entries = [...this.#subscriptions.entries(channel)].filter((e) => live[e.ref.region]);
+      let entries = [...this.#subscriptions.entries(channel)].filter((e) => live[marketOf(e.ref)]);
       // What a vendor's push serves (here or on another instance) is not polled.
       const pushed = this.#push?.enabled === true ? await this.#push.partition(channel, entries.map((e) => e.ref)) : undefined;
       if (pushed !== undefined && pushed.size > 0) entries = entries.filter((e) => !pushed.has(e.ref.symbol));

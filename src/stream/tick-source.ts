@@ -6,12 +6,13 @@
 // after a session edge (open, lunch, close) so the value that was current at the edge arrives even
 // when the cache still held the one before it.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Region, Session, SymbolRef } from '../domain.ts';
+import type { Market, Session, SymbolRef } from '../domain.ts';
 import { isMarketOpen, sessionState } from '../markets/calendar.ts';
 import type { BatchResult, MarketDataService } from '../service/market-data.ts';
 import type { Channel } from './protocol.ts';
 
-const REGIONS: readonly Region[] = ['CN', 'HK', 'US'];
+// CN_FUTURES is live while any futures product trades (its night sessions included).
+const REGIONS: readonly Market[] = ['CN', 'HK', 'US', 'CN_FUTURES'];
 
 export interface TickSourceOptions {
   service: MarketDataService;
@@ -27,10 +28,10 @@ export interface TickSourceOptions {
 export class TickSource {
   readonly #o: TickSourceOptions;
   /** Each market's session at the previous tick; at the first, its session when the source was built. */
-  readonly #lastState: Partial<Record<Region, Session>> = {};
+  readonly #lastState: Partial<Record<Market, Session>> = {};
   /** When the source was built: the first tick's reference (computed then, not at boot: ICU's zone data loads on first use). */
   readonly #builtAt: number;
-  readonly #liveUntil: Record<Region, number> = { CN: 0, HK: 0, US: 0 };
+  readonly #liveUntil: Record<Market, number> = { CN: 0, HK: 0, US: 0, CN_FUTURES: 0 };
   #timer: NodeJS.Timeout | undefined;
   #manual = false;
   #stopped = false;
@@ -82,8 +83,8 @@ export class TickSource {
   }
 
   /** Which markets are live at `now` (in session, or within the grace after an edge). */
-  liveRegions(now: number): Record<Region, boolean> {
-    const live = {} as Record<Region, boolean>;
+  liveRegions(now: number): Record<Market, boolean> {
+    const live = {} as Record<Market, boolean>;
     for (const region of REGIONS) {
       const state = sessionState(region, now);
       const last = this.#lastState[region] ?? sessionState(region, this.#builtAt);

@@ -26,7 +26,7 @@ const ALL = [...FEATURES];
 export function streamKeyStore(): KeyStore {
   const store = new KeyStore(parseKeysFile({
     plans: {
-      full: { markets: ['CN', 'HK', 'US'], features: ALL, rate_limit: { max: 100000, window_ms: 60000 }, max_symbols: 100 },
+      full: { markets: ['CN', 'HK', 'US', 'CN_FUTURES'], features: ALL, rate_limit: { max: 100000, window_ms: 60000 }, max_symbols: 100 },
       cn_quotes: { markets: ['CN'], features: ['quotes'], rate_limit: { max: 1000, window_ms: 60000 }, max_symbols: 10 },
       none: { markets: ['CN', 'HK', 'US'], features: ['klines_daily', 'instruments'], rate_limit: { max: 1000, window_ms: 60000 }, max_symbols: 10 },
       depth_only: { markets: ['CN', 'HK', 'US'], features: ['depth'], rate_limit: { max: 1000, window_ms: 60000 }, max_symbols: 10 },
