@@ -36,8 +36,9 @@ const HISTORY: Record<string, ArgSpec & { usage: string }> = {
     usage: `history export --out DIR [--universe ${POOLS_AND_ALIASES} | --symbols A,B] [--period 1d|1m] [--from YYYY-MM-DD --to YYYY-MM-DD] [--format parquet|csv] [--adapter A]`,
   },
   warm: {
-    options: ['universe', 'period', 'from', 'to', 'pause-ms'],
-    usage: `history warm --universe ${POOLS_AND_ALIASES} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]`,
+    options: ['universe', 'symbols', 'period', 'from', 'to', 'pause-ms'],
+    switches: ['ex-factors', 'instruments'],
+    usage: `history warm [--universe ${POOLS_AND_ALIASES}] [--symbols A,B] [--period 1d,1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--ex-factors] [--instruments] [--pause-ms N]`,
   },
 };
 

@@ -76,6 +76,13 @@ export interface DayRun {
 
 const MAX_BUDGET_WAITS = 20;
 
+/** What recording one series window came to. */
+export type SeriesOutcome =
+  | { kind: 'bars'; bars: number; requests: number; adapter: string }
+  | { kind: 'unknown'; requests: number; adapter: string }
+  | { kind: 'beyond'; requests: number }
+  | { kind: 'failed'; reason: string; requests: number };
+
 export class Recorder {
   readonly #d: RecorderDeps;
   #timer: NodeJS.Timeout | undefined;
@@ -160,6 +167,11 @@ export class Recorder {
     return !this.#stopped && this.#d.lock.held();
   }
 
+  /** The first adapter of `region`'s candle chain that records `period` into the store (warm's "via"). */
+  candleAdapter(region: Region, period: BasePeriod): Adapter | undefined {
+    return this.#d.router.chain('candles', region, { period, rawPrices: true }).find((a) => this.#d.offFor?.has(a.id) !== true);
+  }
+
   /** Records one job's members of `market` on `day` (reference data too when `newest`). */
   async recordDay(job: RecordJob, market: Region, day: string, newest = true): Promise<DayRun> {
     const d = this.#d;
@@ -212,7 +224,7 @@ export class Recorder {
       await save();
       return run;
     }
-    if (newest) await this.#recordReference(job, members);
+    if (newest) await this.recordReference(job, members);
     const failures = Object.values(run.failures).reduce((a, b) => a + b, 0);
     run.state = failures === 0 ? 'done' : 'failed';
     run.finished_at = d.now();
@@ -277,37 +289,46 @@ export class Recorder {
    * The closed `period` bars of `ref` on `day` into the store (one vendor request when not stored
    * yet; none when they are), from the first adapter of the chain that answers.
    */
-  async recordSeries(ref: SymbolRef, period: BasePeriod, day: string): Promise<
-    | { kind: 'bars'; bars: number; requests: number }
-    | { kind: 'unknown' | 'beyond'; requests: number }
-    | { kind: 'failed'; reason: string; requests: number }
-  > {
-    const d = this.#d;
+  async recordSeries(ref: SymbolRef, period: BasePeriod, day: string): Promise<SeriesOutcome> {
     // From the day after the previous trading day: the weekend or holiday before `day` holds no
     // bar, and covering it keeps consecutive recorded days one covered run (a window across them,
     // or a first bar's prev_close, then needs no vendor).
     const from = addDays(prevTradingDay(ref.region, day), 1);
-    const query: CandleQuery = { symbol: ref, period, start: localMidnight(ref.region, from), end: localMidnight(ref.region, addDays(day, 1)) - 1 };
+    const start = localMidnight(ref.region, from);
+    const end = localMidnight(ref.region, addDays(day, 1)) - 1;
+    return this.recordWindow(ref, period, start, end, { final: true, day, mark: true });
+  }
+
+  /**
+   * The closed `period` bars of `ref` in [start, end] into the store, from the first adapter of
+   * the chain that answers: what is stored costs nothing, the rest one vendor request per
+   * missing run (bounded by the store's bars per call). `final`: no provisional re-fetch (the
+   * recorder, after a close and its delay); `mark`: the series keeps the recorder's retention;
+   * `day`: skip adapters whose history window (capabilities.historyDays) ended before it.
+   */
+  async recordWindow(ref: SymbolRef, period: BasePeriod, start: number, end: number, o: { final?: boolean; day?: string; mark?: boolean } = {}): Promise<SeriesOutcome> {
+    const d = this.#d;
+    const query: CandleQuery = { symbol: ref, period, start, end };
     let requests = 0;
     let reason = 'unserved';
     let beyond = false;
     for (const adapter of this.#candleChain(ref, period)) {
       // Older than the vendor serves: an empty answer there would read as "no bars that day".
       const window = adapter.capabilities.historyDays?.[period];
-      if (window !== undefined && day < oldestServed(ref.region, d.now(), window)) {
+      if (o.day !== undefined && window !== undefined && o.day < oldestServed(ref.region, d.now(), window)) {
         beyond = true;
         continue;
       }
       const key = { adapter: adapter.id, symbol: ref.symbol, period };
       try {
-        await d.store.markRecorded([key]);
+        if (o.mark === true) await d.store.markRecorded([key]);
         const whole = await d.store.stored(adapter.id, query);
-        const bars = whole ?? await runPass(d.store.pass(adapter.id, query, { final: true }), (q) => {
+        const bars = whole ?? await runPass(d.store.pass(adapter.id, query, { final: o.final === true }), (q) => {
           requests += 1;
           return this.#call(adapter, 'candles', (ctx) => adapter.getCandles!(q, ctx));
         });
-        if (bars === undefined) return { kind: 'unknown', requests };
-        return { kind: 'bars', bars: closedCount(bars), requests };
+        if (bars === undefined) return { kind: 'unknown', requests, adapter: adapter.id };
+        return { kind: 'bars', bars: closedCount(bars), requests, adapter: adapter.id };
       } catch (error) {
         reason = reasonOf(error);
         if (reason === 'aborted') return { kind: 'failed', reason, requests };
@@ -317,14 +338,18 @@ export class Recorder {
     return { kind: 'failed', reason, requests };
   }
 
-  /** Ex-factors and instruments of the members, in the adapters' native batches, into the store's reference table. */
-  async #recordReference(job: RecordJob, members: SymbolRef[]): Promise<void> {
+  /**
+   * Ex-factors and instruments of the members (of one market), in the adapters' native batches,
+   * into the store's reference table. Returns the vendor requests made and the failed batches.
+   */
+  async recordReference(job: Pick<RecordJob, 'id' | 'exFactors' | 'instruments'>, members: SymbolRef[]): Promise<{ requests: number; failed: number }> {
     const d = this.#d;
+    const out = { requests: 0, failed: 0 };
     const kinds = [
       ...(job.exFactors ? [['exFactors', 'getExFactors'] as const] : []),
       ...(job.instruments ? [['instruments', 'getInstruments'] as const] : []),
     ];
-    if (members.length === 0) return;
+    if (members.length === 0) return out;
     const region = members[0].region;
     for (const [kind, method] of kinds) {
       const adapter = d.router.chain(kind, region)[0];
@@ -332,16 +357,19 @@ export class Recorder {
       const size = Math.max(1, adapter.capabilities.maxBatch);
       for (let i = 0; i < members.length && this.#holding(); i += size) {
         const batch = members.slice(i, i + size);
+        out.requests += 1;
         try {
           const found = await this.#call<Map<string, unknown>>(adapter, kind, (ctx) => (adapter[method] as (s: SymbolRef[], c: typeof ctx) => Promise<Map<string, unknown>>)(batch, ctx));
           await d.store.keepReference(kind, adapter.id, [...found].map(([symbol, value]) => ({ symbol, value })));
         } catch (error) {
           const reason = reasonOf(error);
+          out.failed += 1;
           d.metrics?.failure(job.id, `${kind}_${reason}`);
           d.log.warn({ job: job.id, kind, adapter: adapter.id, err: errorText(error) }, 'recorder: reference data not recorded');
         }
       }
     }
+    return out;
   }
 
   /**

@@ -6,13 +6,22 @@
 //       fetches them again, e.g. after a vendor correction.
 //   history export --out DIR [--universe U | --symbols A,B] [--period 1d|1m] [--from … --to …] [--format parquet|csv]
 //       Writes the store as Hive-partitioned Parquet or CSV files (src/store/export.ts).
-//   history warm --universe CN_Stock --period 1d --from 2020-01-01 [--to YYYY-MM-DD] [--pause-ms N]
-//       Prefetches every member of a pool, one symbol after another with a pause between vendor
-//       calls (history.warmPauseMs). Coverage is persistent, so an interrupted warm resumes where
-//       it stopped: covered symbols cost no vendor call. It starts no earlier than the period's
-//       retention (history.retentionDays): older bars would be fetched and not kept.
+//   history warm [--universe CN_Stock] [--symbols A,B] [--period 1d,1m] --from 2020-01-01 [--to YYYY-MM-DD]
+//                [--ex-factors] [--instruments] [--pause-ms N]
+//       Prefetches the members of a pool and/or symbols, period by period, with the recorder's
+//       engine (src/recorder/recorder.ts): each vendor call in the background lane under the
+//       vendor's request budget, leaving history.record.budgetReserve of it to users (an extra
+//       pause with --pause-ms / history.warmPauseMs). Coverage is persistent, so an interrupted
+//       warm resumes where it stopped: covered symbols cost no vendor call. It starts no earlier
+//       than the period's retention (history.retentionDays): older bars would be fetched and not kept.
 import type { Adapter } from '../../adapters/types.ts';
-import { createAdapters, productionDeps } from '../upstream/registry.ts';
+import { budgetOf, createAdapters, productionDeps, resilienceSettings } from '../upstream/registry.ts';
+import { createResilience } from '../upstream/resilience.ts';
+import { AdapterRouter } from '../upstream/router.ts';
+import { Recorder } from '../recorder/recorder.ts';
+import { localRunnerLock } from '../recorder/runner-lock.ts';
+import { POOL_REGION } from '../markets/pools.ts';
+import { createRedisClient, redisTopology } from '../redis/connection.ts';
 import { loadConfig } from '../../config/load.ts';
 import { POOL_IDS, type BasePeriod, type PoolId, type Region, type SymbolRef } from '../domain.ts';
 import { addDays, localDate, localMidnight } from '../markets/calendar.ts';
@@ -27,10 +36,9 @@ const USAGE = `usage:
   history stats [--json]
   ${EXPORT_USAGE}
   history drop --symbol S [--period 1m|1d] [--from YYYY-MM-DD --to YYYY-MM-DD] [--adapter A]
-  history warm --universe ${POOL_IDS.join('|')} [--period 1d|1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--pause-ms N]
+  history warm [--universe ${POOL_IDS.join('|')}] [--symbols A,B] [--period 1d,1m] --from YYYY-MM-DD [--to YYYY-MM-DD] [--ex-factors] [--instruments] [--pause-ms N]
 `;
 
-const POOL_REGION: Record<PoolId, Region> = { CN_Stock: 'CN', CN_ETF: 'CN', HK_Stock: 'HK', US_Stock: 'US', CN_Index: 'CN', HK_Index: 'HK', US_Index: 'US' };
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 class UsageError extends Error {}
@@ -74,16 +82,6 @@ function formatStats(s: HistoryStats): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The adapter that serves candles for `region` first in the routing (skipping store-disabled ones). */
-function candleAdapter(config: ReturnType<typeof loadConfig>['config'], adapters: Map<string, Adapter>, region: Region, disabled: string[]): Adapter | undefined {
-  const chain = config.routing.overrides.candles?.[region] ?? config.routing.markets[region];
-  for (const id of chain) {
-    const a = adapters.get(id);
-    if (a !== undefined && !disabled.includes(id) && a.capabilities.resources.candles && a.capabilities.markets.includes(region)) return a;
-  }
-  return undefined;
-}
-
 function progress(done: number, total: number, label: string, calls: number): void {
   const width = 30;
   const filled = total === 0 ? width : Math.round((done / total) * width);
@@ -94,65 +92,115 @@ function progress(done: number, total: number, label: string, calls: number): vo
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * `history warm`: the recorder's engine over a date range, from the command line. Members of a
+ * universe and/or symbols, one or more base periods, optionally ex-factors and instruments; each
+ * vendor call in the background lane under the vendor's request budget (fleet-wide with Redis),
+ * leaving `history.record.budgetReserve` of it to users; `--pause-ms` adds a pause on top.
+ */
 async function warm(args: string[], env: Env): Promise<number> {
   const universe = flag(args, 'universe');
-  if (universe === undefined || !(POOL_IDS as readonly string[]).includes(universe)) throw new UsageError(`--universe must be one of ${POOL_IDS.join(', ')}`);
-  const p = period(flag(args, 'period'), '1d') as BasePeriod;
+  if (universe !== undefined && !(POOL_IDS as readonly string[]).includes(universe)) throw new UsageError(`--universe must be one of ${POOL_IDS.join(', ')}`);
+  const symbolsArg = flag(args, 'symbols');
+  if (universe === undefined && symbolsArg === undefined) throw new UsageError('--universe or --symbols is required');
+  const periods = (flag(args, 'period') ?? '1d').split(',').map((p) => period(p.trim()) as BasePeriod);
   const from = date(flag(args, 'from'), 'from');
   if (from === undefined) throw new UsageError('--from is required');
   const to = date(flag(args, 'to'), 'to');
+  const withFactors = args.includes('--ex-factors');
+  const withInstruments = args.includes('--instruments');
   const { config } = loadConfig(env);
   const settings = historySettings(config);
   const pauseArg = flag(args, 'pause-ms');
   const pause = pauseArg === undefined ? settings.warmPauseMs : Number(pauseArg);
   if (!Number.isFinite(pause) || pause < 0) throw new UsageError('--pause-ms must be a non-negative number');
-  const region = POOL_REGION[universe as PoolId];
-  const deps = productionDeps(Date.now);
+  const symbolRefs: SymbolRef[] = [];
+  for (const s of symbolsArg === undefined ? [] : symbolsArg.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+    const ref = parseSymbol(s);
+    if (ref === undefined) throw new UsageError(`not a symbol: ${s}`);
+    symbolRefs.push(ref);
+  }
+  // With Redis, the vendor's budget is the fleet's: the warm and the servers share it.
+  const topology = redisTopology(config.redis);
+  const redis = topology === undefined ? undefined : createRedisClient(topology, { commandTimeoutMs: config.redis.commandTimeoutMs });
+  const deps = productionDeps(Date.now, undefined, undefined, { redis, processes: 1 });
   const adapters = createAdapters(config.routing, config.adapters, deps);
   const tier = await openTier(settings);
+  const resilience = new Map([...adapters.keys()].map((id) => [id, createResilience(id, resilienceSettings(id, config.adapters[id], config.upstream), { now: Date.now, countsCalls: !deps.clients.has(id) })]));
+  const router = new AdapterRouter(adapters, config.routing, resilience);
+  const recorder = new Recorder({
+    store: tier, router, settings: settings.record, lock: localRunnerLock(), now: Date.now,
+    log: { info: () => undefined, warn: (fields, message) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) },
+    offFor: new Set(settings.disabledAdapters),
+    budgetOf: (adapter) => budgetOf(adapter),
+  });
   try {
-    const adapter = candleAdapter(config, adapters, region, settings.disabledAdapters);
-    if (adapter === undefined) throw new UsageError(`no adapter in the ${region} routing serves candles through the store`);
-    const pool = await adapter.listPool!(universe as PoolId);
-    if (pool === undefined) throw new UsageError(`${adapter.id} does not know the pool ${universe}`);
-    const days = settings.retentionDays[p];
-    const keptFrom = days > 0 ? Date.now() - days * 86_400_000 : -Infinity;
-    const start = Math.max(localMidnight(region, from), keptFrom);
-    // Without --to: through yesterday, so the forming bar (never stored) costs no call per symbol.
-    const end = localMidnight(region, to === undefined ? localDate(region, Date.now()) : addDays(to, 1)) - 1;
-    if (start > end) {
-      process.stdout.write(`nothing to warm: ${p} bars before ${localDate(region, keptFrom)} are not kept (history.retentionDays.${p}: ${days})\n`);
-      return 0;
+    const members = [...symbolRefs];
+    let via: Adapter | undefined;
+    if (universe !== undefined) {
+      const region = POOL_REGION[universe as PoolId];
+      const lister = router.chain('pools', region)[0];
+      const pool = lister === undefined ? undefined : await router.call(lister, 'pools', (ctx) => lister.listPool!(universe as PoolId, ctx), undefined, 'background');
+      if (pool === undefined) throw new UsageError(`no adapter in the ${region} routing knows the pool ${universe}`);
+      for (const s of pool.symbols) {
+        const ref = parseSymbol(s);
+        if (ref !== undefined && !members.some((m) => m.symbol === ref.symbol)) members.push(ref);
+      }
     }
-    if (start > localMidnight(region, from)) process.stderr.write(`${p} bars before ${localDate(region, keptFrom)} are not kept (history.retentionDays.${p}: ${days}): warming from then\n`);
     let calls = 0;
     let failed = 0;
-    const total = pool.symbols.length;
+    const total = members.length;
+    const skipped = new Set<string>();
     for (let i = 0; i < total; i++) {
-      const ref = parseSymbol(pool.symbols[i]);
-      if (ref === undefined) continue;
+      const ref = members[i];
       const before = calls;
-      try {
-        await tier.candles(adapter.id, { symbol: ref as SymbolRef, period: p, start, end }, (q) => {
-          calls += 1;
-          return adapter.getCandles!(q);
-        });
-      } catch (error) {
-        failed += 1;
-        process.stderr.write(`\n${ref.symbol}: ${(error as Error).message}\n`);
+      for (const p of periods) {
+        via ??= recorder.candleAdapter(ref.region, p);
+        const days = settings.retentionDays[p];
+        const keptFrom = days > 0 ? Date.now() - days * 86_400_000 : -Infinity;
+        const start = Math.max(localMidnight(ref.region, from), keptFrom);
+        // Without --to: through yesterday, so the forming bar (never stored) costs no call per symbol.
+        const end = localMidnight(ref.region, to === undefined ? localDate(ref.region, Date.now()) : addDays(to, 1)) - 1;
+        if (start > end) {
+          skipped.add(`${p} bars before ${localDate(ref.region, keptFrom)} are not kept (history.retentionDays.${p}: ${days})`);
+          continue;
+        }
+        if (start > localMidnight(ref.region, from)) skipped.add(`${p} bars before ${localDate(ref.region, keptFrom)} are not kept (history.retentionDays.${p}: ${days}): warmed from then`);
+        const outcome = await recorder.recordWindow(ref, p, start, end);
+        calls += outcome.requests;
+        if (outcome.kind === 'failed') {
+          failed += 1;
+          process.stderr.write(`\n${ref.symbol} ${p}: ${outcome.reason}\n`);
+        }
       }
       progress(i + 1, total, ref.symbol, calls);
-      // Politeness: only symbols that went to the vendor pause; covered ones resume at full speed.
+      // An extra pause only after symbols that went to the vendor; covered ones resume at full speed.
       if (calls > before && pause > 0 && i + 1 < total) await sleep(pause);
     }
+    if (withFactors || withInstruments) {
+      for (const region of new Set(members.map((m) => m.region))) {
+        const reference = await recorder.recordReference({ id: 'warm', exFactors: withFactors, instruments: withInstruments }, members.filter((m) => m.region === region));
+        calls += reference.requests;
+        failed += reference.failed;
+      }
+    }
     if (process.stderr.isTTY) process.stderr.write('\n');
-    process.stdout.write(`warmed ${total - failed}/${total} symbols of ${universe} (${p} from ${from}) with ${calls} vendor calls via ${adapter.id}\n`);
+    const allSkipped = periods.every((p) => [...skipped].some((line) => line.startsWith(`${p} `) && !line.endsWith('warmed from then')));
+    if (allSkipped && total > 0 && calls === 0) {
+      process.stdout.write(`nothing to warm: ${[...skipped][0]}\n`);
+      return 0;
+    }
+    for (const line of skipped) process.stderr.write(`${line}\n`);
+    const what = universe ?? `${symbolRefs.length} symbols`;
+    process.stdout.write(`warmed ${total - failed}/${total} symbols of ${what} (${periods.join(',')} from ${from}) with ${calls} vendor calls via ${via?.id ?? 'none'}\n`);
     process.stdout.write(formatStats(await tier.stats()));
     return failed === 0 ? 0 : 1;
   } finally {
+    await recorder.stop();
     await tier.close();
     for (const a of adapters.values()) await a.close?.();
     for (const c of deps.clients.values()) await c.close();
+    redis?.disconnect();
   }
 }
 

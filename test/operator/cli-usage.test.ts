@@ -23,7 +23,7 @@ describe('help', () => {
       expect(res.status, word).toBe(0);
       expect(res.stderr, word).toBe('');
       expect(res.stdout.split('\n')[0]).toBe('usage: npm run cli -- <command> [options]');
-      for (const line of ['check-config [--config-file <path>] [--json]', 'keys create|rotate|revoke', 'reload [--pid-file <path>]', 'history warm --universe']) {
+      for (const line of ['check-config [--config-file <path>] [--json]', 'keys create|rotate|revoke', 'reload [--pid-file <path>]', 'history warm [--universe']) {
         expect(res.stdout, word).toContain(line);
       }
     }
@@ -60,7 +60,7 @@ describe('every command refuses what it does not know', () => {
   it.each([
     [['history', 'stats', '--bogus'], 'unknown option --bogus (options: --json); usage: history stats [--json]'],
     [['history', 'drop', '--symbol', '600519.SH', '--bogus', 'x'], 'unknown option --bogus (options: --symbol, --period, --from, --to, --adapter)'],
-    [['history', 'warm', '--universe', 'CN_Stock', '--from', '2025-01-01', '--pause', '5'], 'unknown option --pause (options: --universe, --period, --from, --to, --pause-ms)'],
+    [['history', 'warm', '--universe', 'CN_Stock', '--from', '2025-01-01', '--pause', '5'], 'unknown option --pause (options: --universe, --symbols, --period, --from, --to, --pause-ms, --ex-factors, --instruments)'],
     [['check-config', '--bogus'], 'unknown option --bogus (options: --config-file, --json)'],
     [['check-config', 'extra'], 'unexpected argument "extra" (options: --config-file, --json)'],
     [['keys', 'list', '--bogus'], 'unknown option --bogus (options: --keys-file)'],

@@ -4,19 +4,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { simPoolMembers } from '../../adapters/sim/instruments.ts';
+import { writeFileSync } from 'node:fs';
 import { runHistoryCommand } from '../../src/store/cli.ts';
+import { startTickflowVendor } from '../helpers/tickflow-vendor.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-history-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const env = { ...process.env, MDQS__history__sqlitePath: join(dir, 'h.sqlite'), CONFIG_FILE: '' };
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+async function run(args: string[], withEnv: Record<string, string | undefined> = env): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const o = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => { out += String(chunk); return true; });
   const e = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => { err += String(chunk); return true; });
   try {
-    const code = await runHistoryCommand(args, env);
+    const code = await runHistoryCommand(args, withEnv);
     return { code, out, err };
   } finally {
     o.mockRestore();
@@ -34,6 +36,42 @@ describe('history CLI', () => {
     expect(first.err).toContain(`${members}/${members}`);
     const again = await run(['warm', '--universe', 'CN_ETF', '--period', '1d', '--from', '2025-01-01', '--to', '2025-03-31', '--pause-ms', '0']);
     expect(again.out).toContain('with 0 vendor calls');
+  });
+
+  it('warm takes symbols, several periods and reference data in one command, at the vendor budget\'s pace', async () => {
+    // A TickFlow-format vendor whose budget allows 4 requests a second: the warm waits for room
+    // (no fixed pause, no refusal) and the vendor never sees more than that in any second.
+    const vendor = await startTickflowVendor(Date.now);
+    try {
+      const config = join(dir, 'budget.yaml');
+      writeFileSync(config, `routing:
+  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
+adapters:
+  tickflow:
+    baseUrl: ${vendor.base}
+    apiKey: vendor-secret
+    http:
+      budget: { max: 4, windowMs: 1000 }
+history:
+  record: { budgetReserve: 0 }
+`);
+      const budgetEnv = { ...env, CONFIG_FILE: config, MDQS__history__sqlitePath: join(dir, 'budget.sqlite') };
+      const symbols = ['600519.SH', '000001.SZ', '300750.SZ', '601318.SH'];
+      const t0 = Date.now();
+      const warmed = await run(['warm', '--symbols', symbols.join(','), '--period', '1d,1m', '--from', '2026-11-16', '--to', '2026-11-20', '--ex-factors'], budgetEnv);
+      expect(warmed.code).toBe(0);
+      const klines = vendor.requests.filter((u) => u.pathname === '/v1/klines');
+      // Each symbol and period once, and one ex-factors batch.
+      expect(klines.map((u) => `${u.searchParams.get('symbol')}|${u.searchParams.get('period')}`).sort()).toEqual(symbols.flatMap((s) => [`${s}|1d`, `${s}|1m`]).sort());
+      expect(vendor.requests.filter((u) => u.pathname === '/v1/klines/ex-factors')).toHaveLength(1);
+      expect(warmed.out).toContain(`warmed 4/4 symbols of 4 symbols (1d,1m from 2026-11-16) with 9 vendor calls via tickflow`);
+      // 9 requests at 4 per second: at least two full windows of waiting.
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
+      const again = await run(['warm', '--symbols', symbols.join(','), '--period', '1d,1m', '--from', '2026-11-16', '--to', '2026-11-20'], budgetEnv);
+      expect(again.out).toContain('with 0 vendor calls');
+    } finally {
+      await vendor.close();
+    }
   });
 
   it('stats and drop', async () => {
