@@ -63,6 +63,8 @@ export interface DayRun {
   members: number;
   done: number;
   bars: Partial<Record<BasePeriod, number>>;
+  /** Members recorded (stored, bars or none that day) per period. */
+  recorded: Partial<Record<BasePeriod, number>>;
   /** Vendor requests this run made (candles). */
   requests: number;
   failures: Record<string, number>;
@@ -107,6 +109,7 @@ export class Recorder {
     this.#holder = setInterval(() => void hold(), every);
     this.#holder.unref();
     setImmediate(() => void hold());
+    void this.refreshCompleteness().catch(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -178,7 +181,7 @@ export class Recorder {
     const members = await this.#members(job, market, day);
     const run: DayRun = {
       job: job.id, market, day, state: 'running', periods: job.periods, members: members.length, done: 0,
-      bars: {}, requests: 0, failures: {}, unknown: 0, beyond_window: {}, started_at: d.now(),
+      bars: {}, recorded: {}, requests: 0, failures: {}, unknown: 0, beyond_window: {}, started_at: d.now(),
     };
     const name = `${job.id}/${market}`;
     const save = () => d.store.ledgerPut('run', [{ name, day, updatedAt: d.now(), data: JSON.stringify(run) }]);
@@ -199,6 +202,7 @@ export class Recorder {
           run.requests += outcome.requests;
           if (outcome.kind === 'bars') {
             run.bars[period] = (run.bars[period] ?? 0) + outcome.bars;
+            run.recorded[period] = (run.recorded[period] ?? 0) + 1;
             d.metrics?.bars(job.id, period, outcome.bars);
           } else if (outcome.kind === 'unknown') {
             run.unknown += 1;
@@ -230,6 +234,7 @@ export class Recorder {
     run.finished_at = d.now();
     await save();
     d.metrics?.finished(job.id, run.finished_at);
+    await this.refreshCompleteness().catch(() => undefined);
     const fields = { job: job.id, market, day, members: run.members, done: run.done, unknown: run.unknown, bars: run.bars, requests: run.requests, failures: run.failures };
     if (run.state === 'done') d.log.info(fields, 'recorder: day recorded');
     else d.log.warn(fields, 'recorder: day recorded with failures; the failed members are tried again later');
@@ -405,6 +410,33 @@ export class Recorder {
         }
         throw error;
       }
+    }
+  }
+
+  /**
+   * mdqs_store_completeness per market and period: of the member-days the recorded jobs ran
+   * (members the vendor knows, within its window), the share stored. From the store's ledger,
+   * so any instance can report it.
+   */
+  async refreshCompleteness(): Promise<void> {
+    const m = this.#d.metrics;
+    if (m === undefined) return;
+    const jobs = new Set(this.#d.settings.jobs.map((j) => j.id));
+    const sums = new Map<string, { stored: number; expected: number }>();
+    for (const row of await this.#d.store.ledgerGet('run', {})) {
+      const run = JSON.parse(row.data) as DayRun;
+      if (!jobs.has(run.job)) continue;
+      for (const period of run.periods) {
+        const key = `${run.market}|${period}`;
+        const sum = sums.get(key) ?? { stored: 0, expected: 0 };
+        sum.stored += run.recorded?.[period] ?? 0;
+        sum.expected += Math.max(0, run.members - run.unknown - (run.beyond_window?.[period] ?? 0));
+        sums.set(key, sum);
+      }
+    }
+    for (const [key, sum] of sums) {
+      const [market, period] = key.split('|');
+      m.completeness(market, period, sum.expected === 0 ? 1 : sum.stored / sum.expected);
     }
   }
 

@@ -61,6 +61,7 @@ const Meta = Type.Object({
     members: Type.Integer(),
     done: Type.Integer({ description: 'Members recorded in every period (or already stored)' }),
     bars: Type.Record(Type.String(), Type.Integer(), { description: 'Closed bars recorded per base period' }),
+    recorded: Type.Record(Type.String(), Type.Integer(), { description: 'Members recorded (or found stored) per base period' }),
     requests: Type.Integer({ description: 'Vendor requests for candles the run made' }),
     failures: Type.Record(Type.String(), Type.Integer(), { description: 'Member-periods not recorded, by reason; tried again later' }),
     unknown: Type.Integer({ description: 'Members the vendor does not know (delisted): not retried' }),

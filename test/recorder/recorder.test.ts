@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdapters, productionDeps } from '../../src/upstream/registry.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
+import { metricValue } from '../helpers/cache-app.ts';
 import { startTickflowVendor, type FakeVendor } from '../helpers/tickflow-vendor.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -39,7 +40,7 @@ const MEMBERS = ['600519.SH', '000001.SZ', '300750.SZ'];
 
 async function start(path: string, record: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const routing = { markets: { CN: ['tickflow'], HK: ['tickflow'], US: ['tickflow'] }, overrides: {}, allowSimFallback: false, strict: false };
-  const adapters = { tickflow: { baseUrl: vendor.base, apiKey: 'vendor-secret', http: { retry: { maxRetries: 0 } } } };
+  const adapters = { tickflow: { baseUrl: vendor.base, apiKey: 'vendor-secret', http: { retry: { maxRetries: 0 }, breaker: { failureThreshold: 1000, openMs: 1000 } } } };
   const deps = productionDeps(now);
   const { app } = await buildTestApp({
     now,
@@ -102,6 +103,10 @@ describe('the recorder keeps every bar past the vendor\'s window', () => {
     expect(runs[0].bars['1m']).toBe(3 * 240);
     // Ex-factors were recorded into the store's reference table, in one batch.
     expect(vendor.requests.filter((u) => u.pathname === '/v1/klines/ex-factors')).toHaveLength(factorsBefore + 1);
+    expect(runs[0].recorded).toEqual({ '1d': 3, '1m': 3 });
+    expect(await metricValue(app, 'mdqs_store_completeness', { market: 'CN', period: '1m' })).toBe(1);
+    expect(await metricValue(app, 'mdqs_recorder_members_done', { job: 'core' })).toBe(3);
+    expect(await metricValue(app, 'mdqs_recorder_bars_total', { job: 'core', period: '1m' })).toBe(2 * 3 * 240);
     const meta = await get(app, '/v1/meta');
     expect(meta.json().data.recording).toEqual([expect.objectContaining({ job: 'core', day: D, state: 'done' })]);
     await app.close();
@@ -144,12 +149,22 @@ describe('the recorder keeps every bar past the vendor\'s window', () => {
     clock = at('2026-11-26T18:00:00+08:00');
     const app = await start(path, { catchUpDays: 4 });
     const before = klineRequests().length;
+    // The vendor fails for a moment: the day is recorded with failures, completeness shows it,
+    // and the next pass asks only for what is missing.
+    vendor.down = true;
+    await app.recorder!.recordDay({ id: 'core', symbols: MEMBERS, universes: [], periods: ['1d', '1m'], exFactors: false, instruments: false, membership: false }, 'CN', '2026-11-23');
+    vendor.down = false;
+    expect(await metricValue(app, 'mdqs_store_completeness', { market: 'CN', period: '1m' })).toBeLessThan(1);
+    expect(await metricValue(app, 'mdqs_recorder_failures_total', { job: 'core', reason: 'upstream_error' })).toBeGreaterThan(0);
     await app.recorder!.runDue();
     const runs = await app.history.store!.ledgerGet('run', { name: 'core/CN' });
     const done = runs.filter((r) => JSON.parse(r.data).state === 'done').map((r) => r.day);
     expect(done).toEqual(['2026-11-13', D, '2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26']);
-    const asked = klineRequests().slice(before);
-    expect(asked).toHaveLength(4 * MEMBERS.length * 2);
+    const asked = klineRequests().slice(before).filter((u) => vendor.requests.indexOf(u) >= 0);
+    // 4 days × members × periods once each after the outage, plus the attempts that failed.
+    const answered = new Set(asked.map((u) => `${u.searchParams.get('symbol')}|${u.searchParams.get('period')}|${u.searchParams.get('start_time')}`));
+    expect(answered.size).toBe(4 * MEMBERS.length * 2);
+    expect(await metricValue(app, 'mdqs_store_completeness', { market: 'CN', period: '1m' })).toBe(1);
     // Every 1m answer of the catch-up held its day's bars: inside the vendor's window.
     for (const day of ['2026-11-23', '2026-11-26']) {
       const answer = await get(app, minuteWindow('300750.SZ', day));
