@@ -3,7 +3,7 @@
 // adapter's folder. Adapters do no caching and no concurrency control beyond one logical call.
 
 import type {
-  BasePeriod, Candles, Depth, ExFactor, Instrument, PoolDetail, PoolId, Quote, Region, SymbolRef,
+  BasePeriod, Candles, Depth, ExFactor, Instrument, Market, PoolDetail, PoolId, Quote, Region, SymbolRef,
 } from '../src/domain.ts';
 import type { Statement, StatementRecord } from '../src/financials/types.ts';
 
@@ -15,13 +15,14 @@ export type { Resource };
 export interface AdapterCapabilities {
   /** The resources it serves; absent means no (an adapter declares only what it serves). */
   resources: Partial<Record<Resource, boolean>>;
-  markets: Region[];
+  /** CN_FUTURES: China futures contracts (routed through the CN chain; an adapter without it is never asked for one). */
+  markets: Market[];
   /**
    * Where a resource covers fewer markets than `markets` (e.g. eastmoney's dividend table is
    * A-shares only: `{ exFactors: ['CN'] }`). The router never calls an adapter for a
    * resource × market it does not declare.
    */
-  resourceMarkets?: Partial<Record<Resource, Region[]>>;
+  resourceMarkets?: Partial<Record<Resource, Market[]>>;
   /** Base periods served natively; the service aggregates everything else. */
   periods: Record<BasePeriod, boolean>;
   /** Most symbols one native batch call accepts (quotes, depth, instruments). */

@@ -46,6 +46,7 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
       quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
       financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
     },
+    // No CN_FUTURES yet: its futures markets are not mapped.
     markets: ['CN', 'HK', 'US'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
     // (docs/vendors.md#eastmoney-dividends): the router sends US ex-factors to the next adapter of the chain.

@@ -33,7 +33,7 @@ export const SIM_CAPABILITIES: AdapterCapabilities = Object.freeze({
     // Every statement in every market (adapters/sim/financials.ts).
     financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
   }),
-  markets: Object.freeze(['CN', 'HK', 'US']) as AdapterCapabilities['markets'],
+  markets: Object.freeze(['CN', 'HK', 'US', 'CN_FUTURES']) as AdapterCapabilities['markets'],
   periods: Object.freeze({ '1m': true, '1d': true }),
   maxBatch: 500,
   rawPrices: true,

@@ -46,7 +46,8 @@ export function tickflowCapabilities(maxBatch: number, tier: 'paid' | 'free' = '
       // Statements pass through in every market; the free tier serves none (financials.ts).
       financialsIncome: live, financialsBalanceSheet: live, financialsCashFlow: live, financialsMetrics: live, financialsShares: live,
     },
-    markets: ['CN', 'HK', 'US'],
+    // CN_FUTURES: contracts pass through as their symbols (au2604.SHF), in TickFlow's own shapes.
+    markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
     periods: { '1m': live, '1d': true },
     maxBatch,
     rawPrices: true,

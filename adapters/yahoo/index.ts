@@ -34,6 +34,7 @@ export function yahooCapabilities(maxBatch: number): AdapterCapabilities {
       // HK (financials.ts); Yahoo has no A-share statements.
       financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
     },
+    // No CN_FUTURES: Yahoo lists no China futures contracts.
     markets: ['CN', 'HK', 'US'],
     resourceMarkets: {
       financialsIncome: FINANCIALS_MARKETS, financialsBalanceSheet: FINANCIALS_MARKETS, financialsCashFlow: FINANCIALS_MARKETS,

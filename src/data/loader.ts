@@ -25,7 +25,7 @@ import type { Tier, TierHit, TierWindows } from '../cache/tier.ts';
 import type { FillLock } from '../cache/fill-lock.ts';
 import type { MemoryTier } from '../cache/memory-tier.ts';
 import { estimateBytes } from '../cache/estimate-bytes.ts';
-import type { Region } from '../domain.ts';
+import type { Market } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { attemptOf, chainFailure, type Attempt } from '../upstream/attempts.ts';
 import { asUpstreamError, type AdapterRouter, type Need } from '../upstream/router.ts';
@@ -44,7 +44,8 @@ export interface ResourceSpec<Q, T> {
   resource: Resource;
   /** The per-item part of the cache key (a symbol, a candle window…). */
   key(query: Q): string;
-  region(query: Q): Region;
+  /** The market the query routes by: a region, or CN_FUTURES for a futures contract (through the CN chain). */
+  region(query: Q): Market;
   /** Capabilities this query needs beyond resource × market. */
   need?(query: Q): Need;
   /** True: one adapter call takes up to maxBatch queries; false: one call per query. */
@@ -113,7 +114,7 @@ export interface LoaderOptions {
   onLookup?(resource: Resource, result: 'hit' | 'miss' | 'stale' | 'expired'): void;
   onJoin?(resource: Resource, joined: number): void;
   /** An adapter answered a fetch for `region` (the app warns when that adapter is simulated). */
-  onFetched?(adapter: string, region: Region): void;
+  onFetched?(adapter: string, region: Market): void;
   /**
    * Cross-instance single-flight (Redis): a miss takes a short lock per key; the instance that
    * wins fetches and writes the shared tier, the others wait (at most `lockWaitMs` from when the
@@ -146,7 +147,7 @@ export class Loader {
   readonly #o: LoaderOptions;
   readonly #flight: SingleFlight;
   /** Keys won under the fill lock, waiting for the next turn to be fetched in native batches. */
-  readonly #queued = new Map<string, { spec: ResourceSpec<unknown, unknown>; region: Region; items: Queued<unknown>[] }>();
+  readonly #queued = new Map<string, { spec: ResourceSpec<unknown, unknown>; region: Market; items: Queued<unknown>[] }>();
 
   readonly #memoryOnly: boolean;
 
@@ -156,7 +157,7 @@ export class Loader {
     this.#memoryOnly = options.tiers.length === 1 && typeof (options.tiers[0] as Partial<MemoryTier<DataEntry>>).peek === 'function';
   }
 
-  #chainId(resource: Resource, region: Region): string {
+  #chainId(resource: Resource, region: Market): string {
     return this.#o.router.configuredChain(resource, region).join('>') || 'none';
   }
 
@@ -301,7 +302,7 @@ export class Loader {
    */
   #fetchMany<Q, T>(spec: ResourceSpec<Q, T>, wanted: Array<{ key: string; query: Q }>, neededAt: number): Map<string, Promise<Loaded>> {
     const out = new Map<string, Promise<Loaded>>();
-    const missing = new Map<Region, Array<{ key: string; query: Q }>>();
+    const missing = new Map<Market, Array<{ key: string; query: Q }>>();
     let joined = 0;
     for (const item of wanted) {
       if (out.has(item.key)) continue;
@@ -344,7 +345,7 @@ export class Loader {
   }
 
   /** A key this instance won the fill lock for: fetched with the others of this turn, batched. */
-  #enqueue<Q, T>(spec: ResourceSpec<Q, T>, region: Region, item: { key: string; query: Q }, neededAt: number): Promise<Loaded> {
+  #enqueue<Q, T>(spec: ResourceSpec<Q, T>, region: Market, item: { key: string; query: Q }, neededAt: number): Promise<Loaded> {
     return new Promise<Loaded>((resolve, reject) => {
       const id = `${spec.resource}|${region}`;
       let queue = this.#queued.get(id);
@@ -409,7 +410,7 @@ export class Loader {
     return out;
   }
 
-  #batchSize<Q>(spec: ResourceSpec<Q, unknown>, region: Region, sample: Q): number {
+  #batchSize<Q>(spec: ResourceSpec<Q, unknown>, region: Market, sample: Q): number {
     const chain = this.#o.router.chain(spec.resource, region, spec.need?.(sample));
     let size = Number.POSITIVE_INFINITY;
     for (const adapter of chain) size = Math.min(size, adapter.capabilities.maxBatch);
@@ -422,7 +423,7 @@ export class Loader {
    * chain first (no vendor call), then, for what is left, each adapter in chain order: a store pass
    * whose vendor requests are run here, or one fetch that the store then keeps.
    */
-  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Region, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, Loaded | AppError>> {
+  async #fetchChunk<Q, T>(spec: ResourceSpec<Q, T>, region: Market, chunk: Array<{ key: string; query: Q }>, neededAt: number): Promise<Map<string, Loaded | AppError>> {
     const entries = new Map<string, Loaded | AppError>();
     const store = spec.store;
     const need = spec.need?.(chunk[0].query);

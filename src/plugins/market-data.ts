@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../../config/schema.ts';
 import { Loader } from '../data/loader.ts';
 import { createResources, policyFromConfig } from '../data/resources/index.ts';
-import type { Region } from '../domain.ts';
+import type { Market } from '../domain.ts';
 import { configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, warmCalendar } from '../markets/calendar.ts';
 import { MarketDataService } from '../service/market-data.ts';
 
@@ -30,7 +30,7 @@ export const marketDataPlugin = fp(async (app: FastifyInstance, options: { confi
     done();
   });
   const resources = createResources(policyFromConfig(config.cache), { now, history: app.history.store, historyOffFor: app.history.offFor });
-  const simWarnedAt = new Map<Region, number>();
+  const simWarnedAt = new Map<Market, number>();
   const loader = new Loader({
     router,
     tiers: app.caches.dataTiers,

@@ -3,7 +3,7 @@
 // serve a resource in a market, a base period, or raw prices is skipped, never called. Each call
 // runs under the adapter's resilience layer; on an upstream failure the next adapter is tried.
 import type { Adapter, CallContext, Resource } from '../../adapters/types.ts';
-import type { BasePeriod, Region } from '../domain.ts';
+import type { BasePeriod, Market, Region } from '../domain.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { attemptOf, chainFailure, type Attempt } from './attempts.ts';
 import type { Resilience } from './resilience.ts';
@@ -21,7 +21,12 @@ export interface Need {
   rawPrices?: boolean;
 }
 
-export function serves(adapter: Adapter, resource: Resource, region: Region, need: Need = {}): boolean {
+/** The configured chain a market takes: China futures go through CN's, its adapters filtered by capability. */
+function chainMarket(market: Market): Region {
+  return market === 'CN_FUTURES' ? 'CN' : market;
+}
+
+export function serves(adapter: Adapter, resource: Resource, region: Market, need: Need = {}): boolean {
   const caps = adapter.capabilities;
   if (!caps.resources[resource]) return false;
   const markets = caps.resourceMarkets?.[resource] ?? caps.markets;
@@ -64,12 +69,13 @@ export class AdapterRouter {
   }
 
   /** The configured chain of ids for `resource` in `region`, before capabilities. */
-  configuredChain(resource: Resource, region: Region): string[] {
+  configuredChain(resource: Resource, market: Market): string[] {
+    const region = chainMarket(market);
     return this.#routing.overrides[resource]?.[region] ?? this.#routing.markets[region];
   }
 
   /** Adapters able to serve the request, in chain order. */
-  chain(resource: Resource, region: Region, need: Need = {}): Adapter[] {
+  chain(resource: Resource, region: Market, need: Need = {}): Adapter[] {
     const out: Adapter[] = [];
     for (const id of this.configuredChain(resource, region)) {
       const adapter = this.adapters.get(id);
@@ -83,7 +89,7 @@ export class AdapterRouter {
   }
 
   /** The answer when no configured adapter serves `resource` in `region` (a configuration gap, not a vendor failure). */
-  unserved(resource: Resource, region: Region): AppError {
+  unserved(resource: Resource, region: Market): AppError {
     return new AppError('UPSTREAM_ERROR', `no configured adapter serves ${resource} for market ${region}`, {
       retryable: false,
       details: { resource, market: region },
@@ -116,7 +122,7 @@ export class AdapterRouter {
    * last failure answers with every attempt in `details.attempts` (attempts.ts).
    */
   async run<T>(
-    resource: Resource, region: Region, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
+    resource: Resource, region: Market, call: (adapter: Adapter, ctx: CallContext) => Promise<T>,
     options: { need?: Need; neededAt?: number } = {},
   ): Promise<{ value: T; adapter: Adapter }> {
     const chain = this.chain(resource, region, options.need);

@@ -35,7 +35,7 @@ const POOLS: Record<Region, PoolId> = { CN: 'CN_Stock', HK: 'HK_Stock', US: 'US_
 
 /** One call of each method `adapter` has, with `ctx`, for a market it serves that resource in. */
 function callsOf(adapter: Adapter, ctx: CallContext): Array<[string, () => Promise<unknown>]> {
-  const region = (resource: Resource): Region => adapter.capabilities.resourceMarkets?.[resource]?.[0] ?? adapter.capabilities.markets[0];
+  const region = (resource: Resource): Region => (adapter.capabilities.resourceMarkets?.[resource]?.[0] ?? adapter.capabilities.markets[0]) as Region;
   const at = (resource: Resource) => ref(SYMBOLS[region(resource)]);
   const calls: Array<[string, (() => Promise<unknown>) | undefined]> = [
     ['getQuotes', adapter.getQuotes && (() => adapter.getQuotes!([at('quotes')], ctx))],

@@ -3,7 +3,7 @@
 // call; otherwise a store pass asks for only the missing ranges (the loader runs each as one
 // logical vendor call) and, when every vendor of the chain fails, the stored closed bars answer
 // (stale, the forming bar said to be stale or absent). The forming bar is priced like quotes.
-import { calendarKeyOf } from '../../markets/symbols.ts';
+import { calendarKeyOf, marketOf } from '../../markets/symbols.ts';
 import type { CandleQuery } from '../../../adapters/types.ts';
 import { packedCandleBound } from '../../cache/candle-codec.ts';
 import { estimateBytes } from '../../cache/estimate-bytes.ts';
@@ -92,7 +92,7 @@ export const candles: ResourceDescriptor<'candles', CandleQuery, CandlesValue, C
   spec: (deps) => ({
     resource: 'candles',
     key: candleKey,
-    region: (q) => q.symbol.region,
+    region: (q) => marketOf(q.symbol),
     need: (q) => ({ period: q.period, rawPrices: true }),
     batch: false,
     fetch: async (adapter, [query], ctx) => {

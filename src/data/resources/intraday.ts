@@ -9,7 +9,7 @@ import type { StoreTier } from '../loader.ts';
 import type { CacheWindows, TtlContext } from '../../cache/ttl-policy.ts';
 import type { LiveWindows } from '../../cache/ttl-policy.ts';
 import { isMarketOpen, latestStartedSessionDay, minuteBarLabelFor, minuteBarLabels } from '../../markets/calendar.ts';
-import { calendarKeyOf } from '../../markets/symbols.ts';
+import { calendarKeyOf, marketOf } from '../../markets/symbols.ts';
 import { Candles } from '../../schemas.ts';
 import { candleBytes, formingOf } from './candles.ts';
 import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
@@ -82,7 +82,7 @@ export const intraday: ResourceDescriptor<'intraday', SymbolRef, CandlesValue, I
   spec: ({ policy, now, history, historyOffFor }) => ({
     resource: 'intraday',
     key: (ref) => ref.symbol,
-    region: (ref) => ref.region,
+    region: (ref) => marketOf(ref),
     batch: false,
     fetch: async (adapter, [ref], ctx) => {
       const found = await invoke<CandlesValue | undefined>(adapter, 'getIntraday', ref, ctx);

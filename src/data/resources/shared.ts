@@ -4,7 +4,7 @@ import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { live, type CacheWindows, type LiveWindows } from '../../cache/ttl-policy.ts';
 import type { Region, SymbolRef } from '../../domain.ts';
 import { addDays, isMarketOpen, localDate, sessions, type CalendarKey } from '../../markets/calendar.ts';
-import { calendarKeyOf } from '../../markets/symbols.ts';
+import { calendarKeyOf, marketOf } from '../../markets/symbols.ts';
 import type { HistoryStore, ReferenceKind } from '../../store/index.ts';
 import type { ResourceSpec, StoreTier } from '../loader.ts';
 import { invoke, own, type AdapterMethod, type PolicyView } from './descriptor.ts';
@@ -51,7 +51,7 @@ export function bySymbolSpec<T>(
   return {
     resource: name as ResourceSpec<SymbolRef, T>['resource'],
     key: (ref) => ref.symbol,
-    region: (ref) => ref.region,
+    region: (ref) => marketOf(ref),
     batch: true,
     fetch: (adapter: Adapter, refs: SymbolRef[], ctx: CallContext) => invoke<BySymbol<T>>(adapter, method, refs, ctx),
     windows,
