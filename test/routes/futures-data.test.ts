@@ -2,8 +2,13 @@
 // 5m), intraday, instruments, exchanges. Night sessions: a Friday night's minute bars belong to
 // Monday, there are none on a holiday eve, a daily bar is stamped with its trading day, and the
 // K-lines carry open_interest and settlement_price (what the client's DataFrames read).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import { tableFromIPC } from 'apache-arrow';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { minuteBarLabels, tradingDayOf } from '../../src/markets/calendar.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
 
@@ -163,5 +168,32 @@ describe('formats', () => {
     expect(quotes.endsWith('ext.open_interest,ext.settlement_price,ext.prev_settlement_price')).toBe(true);
     const equity = (await sdk('/v1/klines?symbol=600000.SH&period=1d&count=2&format=csv')).text.split('\n')[0];
     expect(equity).toBe('timestamp,open,high,low,close,volume,amount,prev_close');
+  });
+});
+
+describe('binary formats', () => {
+  it('Arrow and Parquet K-lines carry open_interest (int64) and settlement_price (float64), equal to JSON', async () => {
+    clock.t = sh('2025-06-16', '15:30');
+    const url = '/v1/klines?symbol=au2604.SHF&period=1d&count=3';
+    const json = (await sdk(url)).body.data;
+    const arrow = await app.inject({ url: `${url}&format=arrow`, headers: SDK_HEADERS });
+    const table = tableFromIPC(arrow.rawPayload);
+    expect(table.schema.fields.slice(-2).map((f) => [f.name, String(f.type)])).toEqual([['open_interest', 'Int64'], ['settlement_price', 'Float64']]);
+    expect(Array.from({ length: table.numRows }, (_, i) => Number(table.getChild('open_interest')!.get(i)))).toEqual(json.open_interest);
+    expect(Array.from({ length: table.numRows }, (_, i) => table.getChild('settlement_price')!.get(i))).toEqual(json.settlement_price);
+
+    const parquet = await app.inject({ url: `${url}&format=parquet`, headers: SDK_HEADERS });
+    const dir = mkdtempSync(join(tmpdir(), 'mdqs-futures-'));
+    try {
+      const file = join(dir, 'au.parquet');
+      writeFileSync(file, parquet.rawPayload);
+      const duck = await (await DuckDBInstance.create(':memory:')).connect();
+      const rows = (await duck.runAndReadAll(`SELECT open_interest, settlement_price FROM read_parquet('${file}')`)).getRowObjectsJS();
+      expect(rows.map((r) => Number(r.open_interest))).toEqual(json.open_interest);
+      expect(rows.map((r) => r.settlement_price)).toEqual(json.settlement_price);
+      duck.closeSync();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
