@@ -4,6 +4,8 @@
 // Exactly one instance records; it is SIGKILLed mid-run and the other finishes the job; every
 // member-day and period was asked of the vendor once, but for the requests in flight at the kill
 // (at most the recorder's concurrency, 2 here: the killed runner never stored their answers).
+// A month later a new instance answers the recorded minute bars from the shared store, the
+// vendor's five-day window long past them.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +19,10 @@ import { describeRedis, REDIS_URL } from '../redis/support.ts';
 
 const CLOCK_START = '2026-11-25T18:00:00+08:00';
 const began = Date.now();
-const now = () => Date.parse(CLOCK_START) + (Date.now() - began);
+/** The vendor's clock; `later` moves it (with a server started at that time) a month on. */
+let later = 0;
+const now = () => Date.parse(CLOCK_START) + (Date.now() - began) + later;
+const MONTH_MS = 30 * 86_400_000;
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Trading days recorded: 11-23, 11-24 and 11-25 (catchUpDays 3). */
 const DAYS = 3;
@@ -29,7 +34,7 @@ const running: ServerProcess[] = [];
 const schemas: string[] = [];
 
 beforeAll(async () => {
-  vendor = await startTickflowVendor(now, { delayMs: 15 });
+  vendor = await startTickflowVendor(now, { delayMs: 15, minuteWindowDays: 5 });
 });
 afterAll(async () => {
   for (const server of running) await server.stop();
@@ -41,8 +46,22 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function configFile(schema: string): string {
-  const path = join(dir, `${schema}.yaml`);
+function configFile(schema: string, record = true): string {
+  const path = join(dir, `${schema}${record ? '' : '-reader'}.yaml`);
+  const jobs = record
+    ? `
+    delayMinutes: 20
+    catchUpDays: ${DAYS}
+    concurrency: 2
+    jobs:
+      - id: fleet
+        symbols: [${MEMBERS.join(', ')}]
+        periods: [1d, 1m]
+        exFactors: false
+        instruments: false
+        membership: false`
+    : `
+    jobs: []`;
   writeFileSync(path, `routing:
   markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
 adapters:
@@ -54,17 +73,7 @@ adapters:
 history:
   backend: postgres
   postgresSchema: ${schema}
-  record:
-    delayMinutes: 20
-    catchUpDays: ${DAYS}
-    concurrency: 2
-    jobs:
-      - id: fleet
-        symbols: [${MEMBERS.join(', ')}]
-        periods: [1d, 1m]
-        exFactors: false
-        instruments: false
-        membership: false
+  record:${jobs}
 `);
   return path;
 }
@@ -125,6 +134,26 @@ async function fleetRun(withRedis: boolean): Promise<void> {
   }
   expect(repeated).toBeLessThanOrEqual(2);
   await standby.stop();
+
+  // A month later, on a new instance of the fleet: the recorded minute bars answer from the
+  // shared store, the vendor's five-day window long past them.
+  later = MONTH_MS;
+  try {
+    const reader = await startServer({ ...env, CONFIG_FILE: configFile(schema, false), MDQS_CLOCK_START: new Date(Date.parse(CLOCK_START) + MONTH_MS).toISOString() });
+    running.push(reader);
+    const day = Date.parse('2026-11-24T00:00:00+08:00');
+    const mark = vendor.requests.length;
+    const direct = await fetch(`${vendor.base}/v1/klines?symbol=${MEMBERS[0]}&period=1m&start_time=${day}&end_time=${day + 86_399_999}&count=1000`);
+    expect(((await direct.json()) as { data: { timestamp: number[] } }).data.timestamp).toEqual([]);
+    const answer = await fetch(`${reader.base}/v1/klines?symbol=${MEMBERS[0]}&period=1m&count=240&start_time=${day + 9.5 * 3_600_000}&end_time=${day + 15 * 3_600_000}`, { headers: { 'x-api-key': 'demo-key' } });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { data: { timestamp: number[] } }).data.timestamp).toHaveLength(240);
+    // Only the direct check above asked for K-lines (the forward-adjusted answer asks for ex-factors, not recorded here).
+    expect(vendor.requests.slice(mark).filter((u) => u.pathname === '/v1/klines')).toHaveLength(1);
+    await reader.stop();
+  } finally {
+    later = 0;
+  }
 }
 
 describeRedis('a fleet on one PostgreSQL store and Redis records with one runner', () => {
