@@ -123,7 +123,18 @@ export interface InstrumentExt {
   product?: string;
   /** Futures: whether this contract is its product's main (most traded) contract now. */
   main_contract?: boolean;
+  /**
+   * Listing status, where known: `listed` (trading or able to), `suspended` (listed, trading
+   * halted), `delisted` (no longer listed: the vendor lists it as delisted, or stopped knowing a
+   * symbol the history store holds). Absent: the vendor does not say.
+   */
+  status?: InstrumentStatus;
+  /** Delisting date, YYYY-MM-DD, where the vendor gives one. */
+  delisting_date?: string | null;
 }
+
+export const INSTRUMENT_STATUSES = ['listed', 'suspended', 'delisted'] as const;
+export type InstrumentStatus = (typeof INSTRUMENT_STATUSES)[number];
 
 export interface Instrument {
   code: string;

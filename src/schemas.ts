@@ -108,6 +108,10 @@ export const Instrument = Type.Object({
     last_trade_date: Type.Optional(Type.String({ format: 'date', description: 'Futures: last trading day' })),
     product: Type.Optional(Type.String({ description: 'Futures: product code (au, i, SR, IF)' })),
     main_contract: Type.Optional(Type.Boolean({ description: "Futures: this contract is its product's main contract now" })),
+    status: Type.Optional(Type.Union([Type.Literal('listed'), Type.Literal('suspended'), Type.Literal('delisted')], {
+      description: 'Listing status, where known: listed, suspended (listed, trading halted) or delisted (the vendor lists it as delisted, or no longer knows a symbol the history store holds: the stored instrument answers). Absent: the vendor does not say',
+    })),
+    delisting_date: Type.Optional(Type.Union([Type.String({ format: 'date' }), Type.Null()], { description: 'Delisting date, where the vendor gives one' })),
   }),
 }, { $id: 'Instrument', title: 'Instrument' });
 
