@@ -51,7 +51,7 @@ describe('GET /v1/me', () => {
       key_id: 'demo',
       anonymous: false,
       plan: 'demo',
-      markets: ['CN', 'HK', 'US'],
+      markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
       features: [...FEATURES],
       max_symbols: 100,
       max_bars: 500_000,
