@@ -197,3 +197,30 @@ describe('binary formats', () => {
     }
   });
 });
+
+describe('with the history store on', () => {
+  it('futures K-lines bypass the store: a fresh instance on the same store answers as without it, futures columns included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mdqs-futures-store-'));
+    const now = sh('2025-06-16', '15:30');
+    const open = () => buildTestApp({
+      now: () => now,
+      configure: (config) => { config.history = { ...config.history, enabled: true, sqlitePath: join(dir, 'history.sqlite') }; },
+    });
+    const urls = ['/v1/klines?symbol=au2604.SHF&period=1m&count=600', '/v1/klines?symbol=au2604.SHF&period=1d&count=5'];
+    try {
+      clock.t = now;
+      const first = (await open()).app;
+      for (const url of urls) expect((await first.inject({ url, headers: SDK_HEADERS })).statusCode).toBe(200);
+      await first.close();
+      // New caches, the same store file: what the store held would answer now.
+      const second = (await open()).app;
+      for (const url of urls) {
+        const res = await second.inject({ url, headers: SDK_HEADERS });
+        expect(res.json(), url).toEqual((await sdk(url)).body);
+      }
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -10,11 +10,12 @@ import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { live, type CacheWindows, type LiveWindows, type TtlContext } from '../../cache/ttl-policy.ts';
 import type { Candles as CandlesValue } from '../../domain.ts';
 import { isMarketOpen } from '../../markets/calendar.ts';
+import { isFuturesExchange } from '../../markets/futures.ts';
 import { DAY_MS } from '../../markets/time.ts';
 import { Candles } from '../../schemas.ts';
 import type { HistoryStore } from '../../store/index.ts';
 import { windowFor } from '../../store/plan.ts';
-import type { StoreTier } from '../loader.ts';
+import type { PassRequest, StoreTier } from '../loader.ts';
 import type { FormingState } from '../status.ts';
 import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
 
@@ -48,16 +49,23 @@ export function formingOf(query: CandleQuery, value: CandlesValue, now: number):
   return last !== undefined && last >= open ? 'stale' : 'absent';
 }
 
-/** The history store as the candles' tier (adapters in `off` bypass it). */
+/** A futures contract's bars go straight to the vendor: the store plans sessions by region, not by product (night sessions). */
+async function* vendorOnly(query: CandleQuery): AsyncGenerator<PassRequest<CandleQuery>, CandlesValue | undefined, CandlesValue | undefined> {
+  return yield { query };
+}
+
+/** The history store as the candles' tier (adapters in `off` bypass it; futures contracts do too). */
 function candleStore(history: HistoryStore, off: ReadonlySet<string>, now: () => number): StoreTier<CandleQuery, CandlesValue> {
   return {
     keeps: (adapterId) => !off.has(adapterId),
     read: async (adapterId, [query]) => {
+      if (isFuturesExchange(query.symbol.exchange)) return new Map();
       const stored = await history.stored(adapterId, query);
       return stored === undefined ? new Map() : new Map([[candleKey(query), stored]]);
     },
-    pass: (adapterId, query) => history.pass(adapterId, query),
+    pass: (adapterId, query) => (isFuturesExchange(query.symbol.exchange) ? vendorOnly(query) : history.pass(adapterId, query)),
     salvage: async (adapterIds, query) => {
+      if (isFuturesExchange(query.symbol.exchange)) return undefined;
       for (const adapter of adapterIds) {
         const value = await history.salvage(adapter, query);
         if (value !== undefined) return { value, adapter, ageMs: 0 };
