@@ -21,10 +21,20 @@ const LONG_FORM: Partial<Record<TableKind, string>> = {
   'ex-factors': ' Long form: one row per symbol and event.',
 };
 
+/** Columns a table adds when it holds China futures (docs/futures.md). */
+const FUTURES_CANDLES = ' With a futures contract: open_interest (int64), settlement_price (float64) follow.';
+const FUTURES_TEXT: Partial<Record<TableKind, string>> = {
+  candles: FUTURES_CANDLES,
+  'candles-batch': FUTURES_CANDLES,
+  quotes: ' With a futures contract: ext.open_interest (int64), ext.settlement_price, ext.prev_settlement_price (float64) follow.',
+  instruments: ' With a futures contract: ext.multiplier (float64), ext.last_trade_date (date32), ext.product (dictionary), ext.main_contract (bool) follow.',
+};
+
 function columnsText(kind: TableKind): string {
   const columns = columnsOf(kind).map((c) => `${c.name} (${TYPE_TEXT[c.type]})`).join(', ');
   const financial = kind.startsWith('financials:') ? ' Long form: one row per symbol and record.' : '';
-  return `Columns: ${columns}.${LONG_FORM[kind] ?? financial} Empty cells (CSV) and nulls (Arrow, Parquet) where JSON has null or omits the field.`;
+  const futures = FUTURES_TEXT[kind] ?? '';
+  return `Columns: ${columns}.${LONG_FORM[kind] ?? financial}${futures} Empty cells (CSV) and nulls (Arrow, Parquet) where JSON has null or omits the field.`;
 }
 
 /** The paging headers (docs/formats.md#paging). */
