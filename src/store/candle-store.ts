@@ -384,10 +384,32 @@ export class CandleStore {
       }
       return yield* this.#finish(key, query, part);
     } catch (error) {
-      if (error instanceof UnknownSymbol) return undefined;
+      if (error instanceof UnknownSymbol) return await this.#delisted(key, query);
       if (!(error instanceof StoreFailure)) throw error;
       this.#failed(error, key);
       return yield* this.#direct(query);
+    }
+  }
+
+  /**
+   * The vendor does not know a symbol (delisted, or out of its listing): the bars of the window
+   * the store holds for it, newest `count` of them (its history ends at its last stored bar);
+   * undefined when the store holds none of them (unknown: nothing is invented).
+   */
+  async #delisted(key: SeriesKey, query: CandleQuery): Promise<Candles | undefined> {
+    try {
+      if ((await this.#db(() => this.#o.backend.coverage(key))).length === 0) return undefined;
+      const w = windowFor(query.symbol.region, query.period, query, this.#o.now());
+      if (w.upper < w.lo || (query.count !== undefined && query.count <= 0)) return emptyCandles(true);
+      const out = await this.#db(() => this.#o.backend.read(key, w.lo, w.upper, query.count));
+      // None held in the window: unknown as before (the recorder counts such a member unknown).
+      if (out.timestamp.length === 0) return undefined;
+      this.#o.metrics.bars(query.period, 'store', out.timestamp.length);
+      return out;
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) throw error;
+      this.#failed(error, key);
+      return undefined;
     }
   }
 

@@ -1,7 +1,8 @@
 // A symbol the vendor stops knowing (delisted, or dropped from its listing) that the history
-// store holds for that vendor answers its stored instrument, `ext.status: 'delisted'`, through the
-// app: the vendor is the sim behind a fake adapter, with a set of symbols it no longer lists. A
-// symbol the store never held stays unknown; a vendor failure still answers the stale row as it was.
+// store holds for that vendor answers its stored instrument, `ext.status: 'delisted'`, and its
+// stored bars, through the app: the vendor is the sim behind a fake adapter, with a set of symbols
+// it no longer lists (absent from its instruments, unknown to its candles). A symbol the store
+// never held stays unknown; a vendor failure still answers the stale row as it was.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,7 @@ async function start(path: string, history = true): Promise<{ app: FastifyInstan
       for (const symbol of gone) found.delete(symbol);
       return found;
     },
+    getCandles: async (query, ctx) => (gone.has(query.symbol.symbol) ? undefined : await sim.getCandles!(query, ctx)),
   };
   const vendor = fakeAdapter(delisting);
   const { app } = await buildTestApp({
@@ -110,6 +112,34 @@ describe('delisted instruments stay served', () => {
     const res = await get(app, '/v1/instruments?symbols=600519.SH');
     expect(rows(res)).toEqual([]);
     expect(res.headers['x-missing-symbols']).toBe('600519.SH');
+    await app.close();
+  });
+
+  it('its stored bars stay served: the newest N end at its last stored bar; a symbol never stored is still not found', async () => {
+    gone.clear();
+    clock = at('2026-11-25T16:00:00+08:00');
+    const barsPath = join(dir, 'bars.sqlite');
+    const newest = '/v1/klines?symbol=600519.SH&period=1d&adjust=none&count=20';
+    let { app } = await start(barsPath);
+    const before = await get(app, newest);
+    expect(before.statusCode).toBe(200);
+    const bars = before.json().data as { timestamp: number[]; close: number[] };
+    expect(bars.timestamp).toHaveLength(20);
+    await app.close();
+
+    // Two trading days later the vendor no longer knows the symbol: the stored bars answer, ending
+    // at the last one stored; a symbol never stored is not found, as before.
+    gone.add('600519.SH').add('000001.SZ');
+    clock = at('2026-11-27T16:00:00+08:00');
+    let vendor: FakeAdapter;
+    ({ app, vendor } = await start(barsPath));
+    const after = await get(app, newest);
+    expect(after.statusCode).toBe(200);
+    expect(vendor.calls.getCandles).toBeGreaterThan(0);
+    const served = after.json().data as { timestamp: number[]; close: number[] };
+    expect(served.timestamp).toEqual(bars.timestamp);
+    expect(served.close).toEqual(bars.close);
+    expect((await get(app, '/v1/klines?symbol=000001.SZ&period=1d&adjust=none&count=20')).statusCode).toBe(404);
     await app.close();
   });
 });
