@@ -41,6 +41,6 @@ it('with a 2-day 1m window and catchUpDays 4: 1m asked for the last two days onl
   expect(byDay['2026-11-23']).toMatchObject({ state: 'done', beyond_window: { '1m': 1 }, recorded: { '1d': 1 }, failures: {} });
   expect(byDay['2026-11-26']).toMatchObject({ state: 'done', beyond_window: {}, recorded: { '1d': 1, '1m': 1 } });
   // Nothing of 11-23's minutes was stored as "empty".
-  const coverage = await app.history.store!.storedCoverage({ adapter: 'sim', symbol: '600519.SH', period: '1m' });
+  const coverage = await app.history.store!.storedCoverage!({ adapter: 'sim', symbol: '600519.SH', period: '1m' });
   expect(coverage.every((c) => c.lo >= localMidnight('CN', '2026-11-24'))).toBe(true);
 });
