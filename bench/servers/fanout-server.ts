@@ -2,15 +2,20 @@
 //   node bench/servers/fanout-server.ts app    the service: sim with 200 synthetic US symbols, the stream hub
 //                                      ticked back to back with the sim clock +60 s per tick, so
 //                                      every symbol changes on every tick
+//   node bench/servers/fanout-server.ts app-unsequenced   the same with stream.sequence off (no
+//                                      `seq`, no replay log)
 //   node bench/servers/fanout-server.ts bare   a bare `ws` server broadcasting one pre-serialised frame
 //                                      (captured from the service) to every client per tick
 // Both wait for every socket's send buffer to drain before the next tick (so neither queues
 // without bound). IPC: → {port}; ← {cmd:'start', frame?}; ← {cmd:'stop'} → {sent, ticks, cpuMs, ms}.
+// With FANOUT_REDIS_URL set, the service runs on that Redis (the replay log a Redis Stream per symbol).
+import { Redis } from 'ioredis';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createAdapters } from '../../src/upstream/registry.ts';
 import { loadDefaultConfig } from '../../config/load.ts';
 import { KeyStore, parseKeysFile, sha256Hex } from '../../src/access/keys.ts';
 import { buildApp } from '../../src/app.ts';
+import { parseSymbol } from '../../src/markets/symbols.ts';
 import { streamHub } from '../../src/stream/index.ts';
 
 export const FANOUT_KEY = 'fanout-bench-key';
@@ -42,19 +47,29 @@ function keyStore(): KeyStore {
   return store;
 }
 
+/** Tick slots far from the wall clock's (round(now / tickMs)), so none was claimed before. */
+const SLOT_BASE = 1_000_000_000_000;
+
 let running = false;
 let sent = 0;
 let ticks = 0;
 
 async function main(): Promise<void> {
-  if (mode === 'app') {
+  if (mode === 'app' || mode === 'app-unsequenced') {
     const clock = { t: Date.UTC(2025, 5, 18, 13, 35) }; // 09:35 in New York, a Wednesday
     const now = () => clock.t;
     const config = loadDefaultConfig();
     config.adapters.sim = { ...config.adapters.sim, syntheticUniverse: SYMBOLS };
     config.log.level = 'warn';
+    config.stream.sequence = mode === 'app';
+    const url = process.env.FANOUT_REDIS_URL;
+    const redis = url === undefined || url === '' ? undefined : new Redis(url, { maxRetriesPerRequest: 1 });
+    if (redis !== undefined) await redis.flushdb();
     const adapters = createAdapters(config.routing, config.adapters, () => ({ now }));
-    const app = await buildApp({ config, keys: keyStore(), adapters, now, logger: false });
+    // Warmed before the clients come: the sim's first answer builds every symbol's history.
+    const refs = Array.from({ length: SYMBOLS }, (_, i) => parseSymbol(`SIM${String(i + 1).padStart(4, '0')}.US`)).filter((r) => r !== undefined);
+    await adapters.get('sim')?.getQuotes?.(refs);
+    const app = await buildApp({ config, keys: keyStore(), adapters, now, logger: false, redis });
     await app.ready();
     const hub = streamHub(app);
     hub.manual();
@@ -69,7 +84,8 @@ async function main(): Promise<void> {
         const sentBefore = await sentTotal(app);
         while (running) {
           clock.t += 60_000;
-          await hub.tick();
+          // A slot of its own per tick: with Redis, a fleet slot is claimed once (the wall clock's would repeat).
+          await hub.tick(SLOT_BASE + ticks);
           ticks += 1;
           await drained(() => hub.bufferedBytes());
           await new Promise((resolve) => setImmediate(resolve));
@@ -81,6 +97,7 @@ async function main(): Promise<void> {
         running = false;
       } else if (m.cmd === 'exit') {
         await app.close();
+        redis?.disconnect();
         process.exit(0);
       }
     });

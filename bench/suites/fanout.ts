@@ -1,8 +1,11 @@
 // Fan-out benchmark: 1,000 WebSocket connections subscribed to the same 200 symbols, every symbol
 // changing on every tick; messages delivered per second and server CPU per 1,000 messages, for
-// the service's stream hub and for a bare `ws` server broadcasting the same pre-serialised frame
-// (the limit), in the same run. Each server is a child process; the clients live here.
-//   node bench/suites/fanout.ts [--connections 1000] [--seconds 15]
+// the service's stream hub (sequence numbers and the replay log on, the default), the same hub
+// with stream.sequence off (no `seq`, no replay log), and a bare `ws` server broadcasting the
+// same pre-serialised frame (the limit), in the same run. Each server is a child process; the
+// clients live here. `--redis <url>`: the service on that Redis (its database is flushed), the
+// replay log a Redis Stream per symbol as in a fleet; default in process.
+//   node bench/suites/fanout.ts [--connections 1000] [--seconds 15] [--redis redis://127.0.0.1:6379/9]
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -18,11 +21,14 @@ function arg(name: string, fallback: number): number {
 }
 const CONNECTIONS = arg('connections', QUICK ? 100 : 1000);
 const SECONDS = arg('seconds', QUICK ? 3 : 15);
+const redisAt = process.argv.indexOf('--redis');
+const REDIS_URL = redisAt === -1 ? '' : process.argv[redisAt + 1];
+type Mode = 'app' | 'app-unsequenced' | 'bare';
 
 interface Result { sent: number; ticks: number; cpuMs: number; ms: number }
 
-function start(mode: 'app' | 'bare'): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(SERVER, [mode], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function start(mode: Mode): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(SERVER, [mode], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, FANOUT_REDIS_URL: REDIS_URL } });
   return new Promise((resolve, reject) => {
     child.once('message', (m: { port: number }) => resolve({ child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
@@ -42,12 +48,12 @@ async function openClients(url: string, count: number): Promise<WebSocket[]> {
   return out;
 }
 
-async function round(mode: 'app' | 'bare', frame?: string): Promise<{ result: Result; received: number; frame: string }> {
+async function round(mode: Mode, frame?: string): Promise<{ result: Result; received: number; frame: string }> {
   const { child, port } = await start(mode);
-  const path = mode === 'app' ? `/v1/ws/stream?api_key=${KEY}` : '/';
+  const path = mode === 'bare' ? '/' : `/v1/ws/stream?api_key=${KEY}`;
   const clients = await openClients(`ws://127.0.0.1:${port}${path}`, CONNECTIONS);
   let captured = frame ?? '';
-  if (mode === 'app') {
+  if (mode !== 'bare') {
     // Subscribe everyone and swallow the acks and snapshots before measuring.
     await Promise.all(clients.map((ws) => new Promise<void>((resolve) => {
       let seen = 0;
@@ -83,15 +89,20 @@ function row(name: string, r: { result: Result; received: number }) {
 }
 
 const app = await round('app');
+const unsequenced = await round('app-unsequenced');
 const bare = await round('bare', app.frame);
-const rows = [row('service (/v1/ws/stream)', app), row('bare ws broadcast', bare)];
-console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, frame ${app.frame.length} bytes, ${SECONDS} s per server`);
-console.log('server                    ticks   messages/s   server CPU ms / 1,000 msgs');
-for (const r of rows) console.log(`${r.name.padEnd(24)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}`);
-console.log(`ratio (service / bare): delivered ${(rows[0].perSecond / rows[1].perSecond).toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2)}×`);
-const delivered = rows[0].perSecond / rows[1].perSecond;
+const rows = [row('service (/v1/ws/stream)', app), row('service, stream.sequence off', unsequenced), row('bare ws broadcast', bare)];
+const where = REDIS_URL === '' ? 'replay log in process' : `replay log in Redis (${REDIS_URL})`;
+console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, frame ${app.frame.length} bytes (${unsequenced.frame.length} without seq), ${SECONDS} s per server, ${where}`);
+console.log('server                          ticks   messages/s   server CPU ms / 1,000 msgs');
+for (const r of rows) console.log(`${r.name.padEnd(30)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}`);
+const delivered = rows[0].perSecond / rows[2].perSecond;
+const sequenced = rows[0].perSecond / rows[1].perSecond;
+console.log(`ratio (service / bare): delivered ${delivered.toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[2].cpuPer1000).toFixed(2)}×`);
+console.log(`ratio (sequence on / off): delivered ${sequenced.toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2)}×`);
 reportHeadlines([
-  { suite: 'fan-out', figure: `messages delivered/s, service ÷ bare ws (${CONNECTIONS} connections × ${SYMBOLS.length} symbols)`, value: `${delivered.toFixed(2)} (${rows[0].perSecond.toFixed(0)} / ${rows[1].perSecond.toFixed(0)})`, target: '≥ 0.80', pass: delivered >= 0.8 },
-  { suite: 'fan-out', figure: 'server CPU per message, service ÷ bare', value: (rows[0].cpuPer1000 / rows[1].cpuPer1000).toFixed(2) },
+  { suite: 'fan-out', figure: `messages delivered/s, service ÷ bare ws (${CONNECTIONS} connections × ${SYMBOLS.length} symbols)`, value: `${delivered.toFixed(2)} (${rows[0].perSecond.toFixed(0)} / ${rows[2].perSecond.toFixed(0)})`, target: '≥ 0.80', pass: delivered >= 0.8 },
+  { suite: 'fan-out', figure: `messages delivered/s, sequence and replay log on ÷ off (${where})`, value: `${sequenced.toFixed(2)} (${rows[0].perSecond.toFixed(0)} / ${rows[1].perSecond.toFixed(0)})`, target: '≥ 0.90', pass: sequenced >= 0.9 },
+  { suite: 'fan-out', figure: 'server CPU per message, service ÷ bare', value: (rows[0].cpuPer1000 / rows[2].cpuPer1000).toFixed(2) },
 ]);
-console.log(JSON.stringify({ connections: CONNECTIONS, symbols: SYMBOLS.length, frameBytes: app.frame.length, seconds: SECONDS, rows }));
+console.log(JSON.stringify({ connections: CONNECTIONS, symbols: SYMBOLS.length, frameBytes: app.frame.length, seconds: SECONDS, redis: REDIS_URL !== '', rows }));
