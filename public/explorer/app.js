@@ -398,6 +398,7 @@ function chartHook(extra = {}) {
     firstTime: bars[0]?.timestamp ?? null,
     closes: bars.map((b) => b.close),
     timestamps: bars.map((b) => b.timestamp),
+    openInterest: price.openInterest(),
     pages: state.history.pages,
     exhausted: state.history.exhausted,
     nextEndTime: state.history.nextEndTime ?? null,

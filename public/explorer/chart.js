@@ -52,6 +52,8 @@ function barsOf(zone, data) {
     low: data.low[i],
     close: data.close[i],
     volume: data.volume[i],
+    // Futures: contracts open at the bar's end (drawn as a line over the volume pane).
+    openInterest: typeof data.open_interest?.[i] === 'number' ? data.open_interest[i] : null,
     // The answer's prev_close (same adjustment); without it, the bar before.
     prevClose: typeof data.prev_close?.[i] === 'number' ? data.prev_close[i] : (i > 0 ? data.close[i - 1] : null),
   }));
@@ -64,6 +66,11 @@ export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
   // Room above the highest candle for the legend.
   candles.priceScale().applyOptions({ scaleMargins: { top: 0.14, bottom: 0.06 } });
   const volume = chart.addSeries(HistogramSeries, { priceFormat: { type: 'volume' }, priceLineVisible: false }, 1);
+  // A futures contract's open interest under the candles, on its own scale beside the volume.
+  const openInterest = chart.addSeries(LineSeries, {
+    color: '#8e44ad', lineWidth: 1, priceScaleId: 'left', priceFormat: { type: 'volume' }, priceLineVisible: false, lastValueVisible: false,
+  }, 1);
+  const openInterestOf = () => bars.filter((b) => b.openInterest !== null).map((b) => ({ time: b.time, value: b.openInterest }));
   // Markers do not widen the price scale: label heights follow the scale, so the scale must not follow them.
   const markerPlugin = createSeriesMarkers(candles, [], { autoScale: false });
   const panes = chart.panes();
@@ -85,6 +92,9 @@ export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
     });
     candles.setData(bars.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
     volume.setData(bars.map(volumeOf));
+    const interest = openInterestOf();
+    openInterest.setData(interest);
+    chart.applyOptions({ leftPriceScale: { visible: interest.length > 0 } });
     placed = exDividendMarkers(bars, events);
     labelMarkers();
     relabelSoon();
@@ -254,6 +264,8 @@ export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
       return candles.priceToCoordinate(value);
     },
     bars: () => bars,
+    /** The open-interest points drawn now (futures; empty otherwise), for tests. */
+    openInterest: () => openInterest.data().map((p) => p.value),
     /** The XD labels drawn now: the text-only markers handed to the chart (for tests). */
     xdLabels: () => markerPlugin.markers().filter((m) => m.text !== '').map((m) => ({ time: m.time, price: m.price, text: m.text })),
     onLegend(listener) {
@@ -269,6 +281,7 @@ export function createPriceChart(container, { reserveTop = () => 0 } = {}) {
       placed = [];
       candles.setData([]);
       volume.setData([]);
+      openInterest.setData([]);
       markerPlugin.setMarkers([]);
       labelled = '';
       labels = [];

@@ -10,7 +10,9 @@
 // the Friday one). For those periods `periodStart` moves the end back to just before the first bar's
 // period begins; bars of that period in an answer are dropped either way.
 
-export const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'];
+// The futures columns ride along when the answer has them (an equity's data has none).
+export const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close', 'open_interest', 'settlement_price'];
+const FUTURES_COLUMNS = new Set(['open_interest', 'settlement_price']);
 
 /** The cursor of an answer, or undefined when it has none (or an unreadable one). */
 export function nextEndTimeOf(headers) {
@@ -46,7 +48,11 @@ export class History {
     this.periodStart = periodStart;
     this.params = params;
     this.data = {};
-    for (const column of COLUMNS) this.data[column] = Array.isArray(first.data[column]) ? [...first.data[column]] : [];
+    for (const column of COLUMNS) {
+      // A futures column only when the answer has it (an equity's data keeps its own columns).
+      if (FUTURES_COLUMNS.has(column) && !Array.isArray(first.data[column])) continue;
+      this.data[column] = Array.isArray(first.data[column]) ? [...first.data[column]] : [];
+    }
     this.nextEndTime = nextEndTimeOf(first.headers);
     this.exhausted = this.data.timestamp.length === 0;
     this.pages = 0;
@@ -78,7 +84,7 @@ export class History {
       this.nextEndTime = nextEndTimeOf(headers);
       // Empty, or nothing older than what is loaded (an answer that ignored end_time): the end.
       if (added.timestamp.length === 0) this.exhausted = true;
-      for (const column of COLUMNS) this.data[column] = [...(added[column] ?? []), ...this.data[column]];
+      for (const column of COLUMNS) if (this.data[column] !== undefined) this.data[column] = [...(added[column] ?? []), ...this.data[column]];
       return added;
     }).finally(() => {
       this.pending = undefined;

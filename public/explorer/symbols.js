@@ -3,7 +3,8 @@
 import { api, describeError } from './api.js';
 import { regionOf } from './format.js';
 
-const SYMBOL_SHAPE = /^[A-Za-z0-9][A-Za-z0-9.\-]*\.[A-Za-z]{2}$/;
+// Two-letter suffixes, and the three-letter futures exchanges (au2604.SHF, SR605.ZCE).
+const SYMBOL_SHAPE = /^[A-Za-z0-9][A-Za-z0-9.\-]*\.[A-Za-z]{2,3}$/;
 
 /** "700.hk" → "00700.HK" (docs/contract.md#symbols-regions-pools); anything else only upper-cases the exchange. */
 export function normaliseSymbol(text) {

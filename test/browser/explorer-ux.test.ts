@@ -379,8 +379,8 @@ describe('the explorer, as a new user meets it', () => {
       await waitForChart(page, '600519.SH', '1d', 'forward');
       await page.waitForFunction(() => document.getElementById('key-plan').textContent !== '', undefined, WAIT);
       const real = (await apiGet('/v1/me')).body.data;
-      expect(real).toMatchObject({ key_id: 'demo', plan: 'demo', markets: ['CN', 'HK', 'US'], max_symbols: 100 });
-      expect(await page.textContent('#key-plan')).toMatch(/^Plan demo · CN, HK, US markets · up to 100 symbols a call · [\d,]+ of 100,000 calls left this minute$/);
+      expect(real).toMatchObject({ key_id: 'demo', plan: 'demo', markets: ['CN', 'HK', 'US', 'CN_FUTURES'], max_symbols: 100 });
+      expect(await page.textContent('#key-plan')).toMatch(/^Plan demo · CN, HK, US, CN_FUTURES markets · up to 100 symbols a call · [\d,]+ of 100,000 calls left this minute$/);
       expect(await page.getAttribute('#key-plan', 'title')).toContain(`Data: ${real.features.join(', ').replaceAll('_', ' ')}`);
     });
 

@@ -30,6 +30,8 @@ export interface ChartHook {
   firstTime: number | null;
   closes: number[];
   timestamps: number[];
+  /** Futures: the open-interest line's points (empty for other instruments). */
+  openInterest?: number[];
   pages: number;
   exhausted: boolean;
   nextEndTime: number | null;

@@ -19,7 +19,7 @@ const ALL_FEATURES = FEATURES;
 export function browserKeyStore(options: { demo?: boolean } = {}): KeyStore {
   return new KeyStore(parseKeysFile({
     plans: {
-      demo: { markets: ['CN', 'HK', 'US'], features: [...ALL_FEATURES], rate_limit: { max: 100000, window_ms: 60000 }, max_symbols: 100 },
+      demo: { markets: ['CN', 'HK', 'US', 'CN_FUTURES'], features: [...ALL_FEATURES], rate_limit: { max: 100000, window_ms: 60000 }, max_symbols: 100 },
       cn_us: { markets: ['CN', 'US'], features: [...ALL_FEATURES], rate_limit: { max: 100000, window_ms: 60000 }, max_symbols: 5 },
     },
     keys: [
