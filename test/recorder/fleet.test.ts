@@ -97,7 +97,7 @@ async function fleetRun(withRedis: boolean): Promise<void> {
   const schema = `rec_${withRedis ? 'redis' : 'pg'}_${randomBytes(4).toString('hex')}`;
   schemas.push(schema);
   const env = {
-    CONFIG_FILE: configFile(schema), DATABASE_URL, MDQS_CLOCK_START: CLOCK_START, LOG_LEVEL: 'info',
+    CONFIG_FILE: configFile(schema), DATABASE_URL, MDQS_CLOCK_START: CLOCK_START, LOG_LEVEL: 'info', MDQS__server__pidFile: '""',
     ...(withRedis ? { REDIS_URL } : {}),
   };
   const from = vendor.requests.length;
