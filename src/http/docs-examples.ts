@@ -89,6 +89,15 @@ const MINUTE_CANDLES = {
 export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   '/v1/klines/intraday': { data: MINUTE_CANDLES },
   '/v1/klines/intraday/batch': { data: { '600519.SH': MINUTE_CANDLES } },
+  // What the store holds of two days before NOW (after a request for the newest two daily bars).
+  '/v1/coverage': {
+    data: {
+      '600519.SH': {
+        adapter: 'sim', first: 1716825600000, last: DAY0 - 86_400_000, start_date: '2025-06-16', end_date: '2025-06-17',
+        expected: 2, stored: 2, empty: 0, missing: [], missing_count: 0, holidays: [],
+      },
+    },
+  },
   // The day before NOW: one row per symbol (1d), the symbol column first.
   '/v1/klines/market': {
     data: {

@@ -30,7 +30,17 @@ const NEGOTIATED = ['get /v1/quotes', 'post /v1/quotes', 'get /v1/klines/ex-fact
   ...['income', 'balance-sheet', 'cash-flow', 'metrics', 'shares'].map((s) => `get /v1/financials/${s}`)];
 const CURSORED = ['get /v1/klines', 'get /v1/klines/intraday'];
 const TRUNCATED = ['get /v1/klines/batch', 'get /v1/klines/intraday/batch'];
+/** The candle routes name a limit that shortened the answer (X-Limited-By). */
+const LIMITED = ['get /v1/klines', 'get /v1/klines/batch'];
+
 function successHeaders(operation: string): string[] {
+  if (LIMITED.includes(operation)) return [...baseHeaders(operation), 'X-Limited-By'];
+  return baseHeaders(operation);
+}
+
+function baseHeaders(operation: string): string[] {
+  // The whole-market day pages by a Link cursor of its own.
+  if (operation === 'get /v1/klines/market') return [...SUCCESS_HEADERS, 'Vary', 'Link'];
   if (CURSORED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary', 'X-Next-End-Time', 'Link'];
   if (TRUNCATED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary', 'X-Truncated-Symbols'];
   if (NEGOTIATED.includes(operation)) return [...SUCCESS_HEADERS, 'Vary'];
@@ -70,7 +80,8 @@ describe('the OpenAPI document', () => {
         for (const media of Object.values((response.content ?? {}) as Record<string, any>)) {
           // An Arrow or Parquet body is bytes: no JSON example can be one (openapi-examples.test.ts).
           if (media.schema?.format === 'binary') continue;
-          expect(media.example, `${method} ${path} ${status}`).toBeDefined();
+          // One example, or several named ones (401: a wrong key and no key at all).
+          expect(media.example ?? media.examples, `${method} ${path} ${status}`).toBeDefined();
         }
       }
       if (op.requestBody !== undefined) expect(op.requestBody.content['application/json'].example, `${method} ${path}`).toBeDefined();

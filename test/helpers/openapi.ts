@@ -50,6 +50,8 @@ export const EXAMPLE_REQUESTS: Record<string, InjectOptions> = {
   getKlines: get('/v1/klines?symbol=600519.SH&count=2'),
   getKlinesBatch: get('/v1/klines/batch?symbols=600519.SH&count=2'),
   getKlinesMarket: get('/v1/klines/market?symbols=600519.SH&date=2025-06-17'),
+  // After getKlines above filled the store (the examples' app keeps history).
+  getCoverage: get('/v1/coverage?symbols=600519.SH&period=1d&start_date=2025-06-16&end_date=2025-06-17'),
   getIntraday: get('/v1/klines/intraday?symbol=600519.SH&count=2'),
   getIntradayBatch: get('/v1/klines/intraday/batch?symbols=600519.SH&count=2'),
   getExFactors: get('/v1/klines/ex-factors?symbols=600519.SH'),

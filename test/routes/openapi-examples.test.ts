@@ -4,7 +4,10 @@
 // at the documented instant) and that answer validates against the same schema, each CSV example
 // has the columns of the app's CSV, and each error example the shape of a refusal the app really
 // sends with that status and reason: over HTTP vendors failing (msw), a closing app and a socket.
+import { mkdtempSync } from 'node:fs';
 import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance, InjectOptions } from 'fastify';
@@ -21,7 +24,9 @@ import { answer, DOC_KEYS, docKeyStore, EXAMPLE_REQUESTS, operationsOf, servedDo
 let app: FastifyInstance;
 let doc: OpenApiDoc;
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ keys: docKeyStore() }));
+  // With a history store, so the coverage example has a store to report on.
+  const history = join(mkdtempSync(join(tmpdir(), 'mdqs-openapi-examples-')), 'history.sqlite');
+  ({ app } = await buildTestApp({ keys: docKeyStore(), configure: (c) => { c.history = { ...c.history, enabled: true, sqlitePath: history }; } }));
   doc = await servedDoc(app);
 });
 afterAll(async () => {

@@ -31,8 +31,8 @@ it('documents exchanges, calendar and market status with their parameters', () =
   expect(ex.parameters.map((p: any) => `${p.in}:${p.name}`).sort()).toEqual(['path:exchange', 'query:type']);
   expect(ex.responses['200'].content['application/json'].schema.required.sort()).toEqual(['count', 'data', 'exchange']);
   const cal = doc.paths['/v1/calendar'].get;
-  expect(cal.parameters.map((p: any) => `${p.name}:${Boolean(p.required)}`).sort()).toEqual(['end:false', 'market:true', 'start:false']);
-  expect(doc.paths['/v1/market-status'].get.parameters.map((p: any) => p.name)).toEqual(['market']);
+  expect(cal.parameters.map((p: any) => `${p.name}:${Boolean(p.required)}`).sort()).toEqual(['end:false', 'market:true', 'product:false', 'start:false']);
+  expect(doc.paths['/v1/market-status'].get.parameters.map((p: any) => p.name).sort()).toEqual(['market', 'product']);
 });
 
 it('is still valid OpenAPI 3', async () => {

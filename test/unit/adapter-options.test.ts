@@ -61,7 +61,7 @@ describe('adapter ids', () => {
     expect(loadConfig({ CONFIG_FILE: ok }).config.adapters['tf-free']).toEqual({ type: 'tickflow', baseUrl: 'https://free-api.tickflow.org' });
     const bad = file('alias-bad.yaml', 'routing:\n  markets:\n    CN: [tf-free]\nadapters:\n  tf-free:\n    type: tickflow\n    maxBatch: 5000\n    memoMaxBytes: 1\n');
     expect(problems(() => loadConfig({ CONFIG_FILE: bad }))).toEqual([
-      `adapters.tf-free.memoMaxBytes: unknown setting (${bad}:8); known settings here: type, baseUrl, apiKey, maxBatch, volumeMultiplier, minuteLabels, maxKlinePages, tier, label, http`,
+      `adapters.tf-free.memoMaxBytes: unknown setting (${bad}:8); known settings here: type, baseUrl, apiKey, maxBatch, volumeMultiplier, minuteLabels, maxKlinePages, tier, label, push, pushReconnectMs, http`,
       `adapters.tf-free.maxBatch: got 5000 (${bad}:7); expected an integer from 1 to 1000`,
     ]);
   });
