@@ -101,8 +101,11 @@ async function fleetRun(withRedis: boolean): Promise<void> {
     ...(withRedis ? { REDIS_URL } : {}),
   };
   const from = vendor.requests.length;
-  const [a, b] = await Promise.all([startServer(env), startServer(env)]);
-  running.push(a, b);
+  // Both at once; each one that started is stopped at the end, whatever happens to the other.
+  const started = await Promise.allSettled([startServer(env), startServer(env)]);
+  for (const s of started) if (s.status === 'fulfilled') running.push(s.value);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
+  const [a, b] = started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
   // Exactly one of them records.
   const first = await Promise.race([a, b].map((s) => s.waitFor(recording, 'recording a day').then(() => s)));
   const standby = first === a ? b : a;
