@@ -137,7 +137,8 @@ export { RESOURCES };
 
 /** The statements' resources (src/data/resources/financials.ts), each checked alike. */
 const STATEMENT_RESOURCES = Object.entries(FINANCIALS_RESOURCES) as [Statement, Resource][];
-const REGIONS = ['CN', 'HK', 'US'];
+// Plan markets an adapter may serve: the three regions and China futures (a market of region CN).
+const REGIONS = ['CN', 'HK', 'US', 'CN_FUTURES'];
 
 /**
  * Capabilities as data, complete and coherent: every resource and base period declared `true` or

@@ -23,7 +23,7 @@ describe('sim adapter: identity and capabilities', () => {
         quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: true,
         financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
       },
-      markets: ['CN', 'HK', 'US'],
+      markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
       periods: { '1m': true, '1d': true },
       maxBatch: 500,
       rawPrices: true,

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../src/markets/calendar.ts';
-import { startTickflowVendor, type FakeVendor } from '../helpers/tickflow-vendor.ts';
+import { startTickflowVendor, tickflowConfigYaml, type FakeVendor } from '../helpers/tickflow-vendor.ts';
 import { startServer, type ServerProcess } from './server-process.ts';
 
 const SESSION = Date.parse('2026-11-25T10:30:00+08:00');
@@ -51,17 +51,7 @@ afterAll(async () => {
 
 function configFile(name: string, history: string): string {
   const path = join(dir, `${name}.yaml`);
-  writeFileSync(path, `routing:
-  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
-adapters:
-  tickflow:
-    baseUrl: ${vendor.base}
-    apiKey: vendor-secret
-    http:
-      retry: { maxRetries: 0 }
-      breaker: { failureThreshold: 2, openMs: ${OPEN_MS} }
-${history}
-`);
+  writeFileSync(path, tickflowConfigYaml(vendor, ['retry: { maxRetries: 0 }', `breaker: { failureThreshold: 2, openMs: ${OPEN_MS} }`], history));
   return path;
 }
 

@@ -78,3 +78,19 @@ export async function startTickflowVendor(now: () => number, options: FakeVendor
   return vendor;
 }
 
+/**
+ * A config file's routing and adapter blocks that send every market to the TickFlow adapter at
+ * `vendor`; `http` is the adapter's http block's lines (indented by six spaces), `rest` what follows.
+ */
+export function tickflowConfigYaml(vendor: Pick<FakeVendor, 'base'>, http: string[], rest = ''): string {
+  return `routing:
+  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
+adapters:
+  tickflow:
+    baseUrl: ${vendor.base}
+    apiKey: vendor-secret
+    http:
+${http.map((line) => `      ${line}`).join('\n')}
+${rest}
+`;
+}

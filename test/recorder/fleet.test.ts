@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simSymbols } from '../helpers/cache-app.ts';
-import { startTickflowVendor, type FakeVendor } from '../helpers/tickflow-vendor.ts';
+import { startTickflowVendor, tickflowConfigYaml, type FakeVendor } from '../helpers/tickflow-vendor.ts';
 import { startServer, type ServerProcess } from '../e2e/server-process.ts';
 import { describeRedis, REDIS_URL } from '../redis/support.ts';
 
@@ -62,19 +62,10 @@ function configFile(schema: string, record = true): string {
         membership: false`
     : `
     jobs: []`;
-  writeFileSync(path, `routing:
-  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
-adapters:
-  tickflow:
-    baseUrl: ${vendor.base}
-    apiKey: vendor-secret
-    http:
-      retry: { maxRetries: 0 }
-history:
+  writeFileSync(path, tickflowConfigYaml(vendor, ['retry: { maxRetries: 0 }'], `history:
   backend: postgres
   postgresSchema: ${schema}
-  record:${jobs}
-`);
+  record:${jobs}`));
   return path;
 }
 

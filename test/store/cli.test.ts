@@ -1,12 +1,11 @@
 // `history warm | stats | drop` against a temporary SQLite store and the sim adapter.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { simPoolMembers } from '../../adapters/sim/instruments.ts';
-import { writeFileSync } from 'node:fs';
 import { runHistoryCommand } from '../../src/store/cli.ts';
-import { startTickflowVendor } from '../helpers/tickflow-vendor.ts';
+import { startTickflowVendor, tickflowConfigYaml } from '../helpers/tickflow-vendor.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdqs-history-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,17 +43,7 @@ describe('history CLI', () => {
     const vendor = await startTickflowVendor(Date.now);
     try {
       const config = join(dir, 'budget.yaml');
-      writeFileSync(config, `routing:
-  markets: { CN: [tickflow], HK: [tickflow], US: [tickflow] }
-adapters:
-  tickflow:
-    baseUrl: ${vendor.base}
-    apiKey: vendor-secret
-    http:
-      budget: { max: 4, windowMs: 1000 }
-history:
-  record: { budgetReserve: 0 }
-`);
+      writeFileSync(config, tickflowConfigYaml(vendor, ['budget: { max: 4, windowMs: 1000 }'], 'history:\n  record: { budgetReserve: 0 }'));
       const budgetEnv = { ...env, CONFIG_FILE: config, MDQS__history__sqlitePath: join(dir, 'budget.sqlite') };
       const symbols = ['600519.SH', '000001.SZ', '300750.SZ', '601318.SH'];
       const t0 = Date.now();
