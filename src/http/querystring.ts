@@ -10,7 +10,7 @@ const LIST_KEYS = new Set(['symbols', 'universes', 'ids']);
  * INVALID_PARAMETER (the others) exactly as for `count=abc`. A route that adds an integer query
  * parameter adds its name here.
  */
-export const INTEGER_KEYS = new Set(['count', 'start_time', 'end_time']);
+export const INTEGER_KEYS = new Set(['count', 'start_time', 'end_time', 'cursor']);
 
 /** What a non-decimal value of an integer parameter becomes (never a number to Number()). */
 export const NOT_AN_INTEGER = 'not-a-decimal-integer';

@@ -25,7 +25,7 @@ interface Operation { parameters?: Parameter[]; requestBody?: { content?: Record
 /** A valid value for every parameter a route requires, so that only the broken one fails. */
 const VALID: Record<string, string> = {
   symbol: '600519.SH', symbols: '600519.SH,00700.HK', market: 'CN', id: 'CN_ETF', exchange: 'SH',
-  start: '2025-06-02', end: '2025-06-06',
+  start: '2025-06-02', end: '2025-06-06', period: '1d', date: '2025-06-17',
 };
 
 interface Case { method: string; path: string; where: string; name: string; value: unknown; expect: (message: string) => void; what: string }
@@ -99,7 +99,9 @@ function request(c: Case): { method: 'GET' | 'POST'; url: string; payload?: unkn
   const qs = query.toString();
   // A broken query parameter of a POST route (issue 26's `format`) comes with a valid body, so the
   // body's own validation (which Fastify runs first) does not answer instead.
-  const payload = c.where === 'body' ? { [c.name]: c.value } : c.method === 'post' ? { symbols: ['600519.SH'] } : undefined;
+  // A broken optional body field (the universes batch's as_of) comes with the body's required list.
+  const required = c.path === '/v1/universes/batch' && c.name !== 'ids' ? { ids: ['CN_ETF'] } : {};
+  const payload = c.where === 'body' ? { ...required, [c.name]: c.value } : c.method === 'post' ? { symbols: ['600519.SH'] } : undefined;
   return { method: c.method.toUpperCase() as 'GET' | 'POST', url: qs === '' ? url : `${url}?${qs}`, payload };
 }
 
@@ -135,6 +137,6 @@ describe('every schema-validation 400 names what is allowed', () => {
     const intraday = await app.inject({ url: '/v1/klines/intraday?symbol=600519.SH&period=1d', headers: { 'x-api-key': KEYS.demo } });
     expect(intraday.json()).toMatchObject({ code: 400, error: 'INVALID_PERIOD', message: 'period must be one of 1m, 5m, 10m, 15m, 30m, 60m' });
     const calendar = await app.inject({ url: '/v1/calendar?market=XX', headers: { 'x-api-key': KEYS.demo } });
-    expect(calendar.json()).toMatchObject({ code: 400, error: 'INVALID_PARAMETER', message: 'market must be one of CN, HK, US', details: { parameter: 'market', allowed: ['CN', 'HK', 'US'] } });
+    expect(calendar.json()).toMatchObject({ code: 400, error: 'INVALID_PARAMETER', message: 'market must be one of CN, HK, US, CN_FUTURES', details: { parameter: 'market', allowed: ['CN', 'HK', 'US', 'CN_FUTURES'] } });
   });
 });
