@@ -17,9 +17,10 @@ let app: FastifyInstance;
 let doc: OpenApiDoc;
 let dir: string;
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ keys: docKeyStore() }));
-  doc = await servedDoc(app);
   dir = mkdtempSync(join(tmpdir(), 'mdqs-openapi-client-'));
+  // With a history store: the coverage operation reports on it.
+  ({ app } = await buildTestApp({ keys: docKeyStore(), configure: (c) => { c.history = { ...c.history, enabled: true, sqlitePath: join(dir, 'history.sqlite') }; } }));
+  doc = await servedDoc(app);
 });
 afterAll(async () => {
   await app.close();
