@@ -44,7 +44,8 @@ describe('history CLI', () => {
     try {
       const config = join(dir, 'budget.yaml');
       writeFileSync(config, tickflowConfigYaml(vendor, ['budget: { max: 4, windowMs: 1000 }'], 'history:\n  record: { budgetReserve: 0 }'));
-      const budgetEnv = { ...env, CONFIG_FILE: config, MDQS__history__sqlitePath: join(dir, 'budget.sqlite') };
+      // This process's budget (no REDIS_URL): the fleet-wide one is the budget tests' (test/redis).
+      const budgetEnv = { ...env, REDIS_URL: '', CONFIG_FILE: config, MDQS__history__sqlitePath: join(dir, 'budget.sqlite') };
       const symbols = ['600519.SH', '000001.SZ', '300750.SZ', '601318.SH'];
       const t0 = Date.now();
       const warmed = await run(['warm', '--symbols', symbols.join(','), '--period', '1d,1m', '--from', '2026-11-16', '--to', '2026-11-20', '--ex-factors'], budgetEnv);
