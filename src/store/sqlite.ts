@@ -424,12 +424,12 @@ export function openSqliteBackend(path: string, hook?: FillHook, log?: Migration
       if (q.from !== undefined) { where.push('day >= ?'); args.push(q.from); }
       if (q.to !== undefined) { where.push('day <= ?'); args.push(q.to); }
       const base = `SELECT name, day, updated_at, data FROM ledger WHERE ${where.join(' AND ')}`;
+      // One pass: with a lone max() or min(), SQLite takes the other columns from the row holding it.
       const pick = q.last === true ? 'max' : q.first === true ? 'min' : undefined;
       const sql = pick !== undefined
-        ? `SELECT l.name, l.day, l.updated_at, l.data FROM (${base}) l
-             WHERE l.day = (SELECT ${pick}(m.day) FROM (${base}) m WHERE m.name = l.name) ORDER BY l.name`
+        ? `SELECT name, ${pick}(day) AS day, updated_at, data FROM ledger WHERE ${where.join(' AND ')} GROUP BY name ORDER BY name`
         : `${base} ORDER BY name, day`;
-      const params = pick !== undefined ? [...args, ...args] : args;
+      const params = args;
       return (db.prepare(sql).all(...params) as { name: string; day: string; updated_at: number; data: string }[])
         .map((r) => ({ name: r.name, day: r.day, updatedAt: Number(r.updated_at), data: r.data }));
     },
