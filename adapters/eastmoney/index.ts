@@ -1,12 +1,13 @@
-// Eastmoney adapter (keyless; CN, HK, US): push2 quotes/depth/instruments/trends, push2his raw
-// klines, datacenter dividends → A-share ex-factors (docs/vendors.md#eastmoney). Calls rotate across
-// numbered mirrors when a host throttles (hosts.ts).
+// Eastmoney adapter (keyless; CN, HK, US, China futures): push2 quotes/depth/instruments/trends,
+// push2his raw klines, datacenter dividends → A-share ex-factors (docs/vendors.md#eastmoney).
+// Futures contracts are served from push2his klines (futures.ts). Calls rotate across numbered
+// mirrors when a host throttles (hosts.ts).
 
-import type { Candles, SymbolRef } from '../../src/domain.ts';
-import { addDays, localDate } from '../../src/markets/calendar.ts';
+import type { Candles, Quote, SymbolRef } from '../../src/domain.ts';
+import { addDays, localDate, tradingDayOf } from '../../src/markets/calendar.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
 import { normaliseDaily, normaliseMinutes, toCandles, windowBars, type Bar } from '../common/bars.ts';
-import { mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
+import { checkQuotes, mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows, parseHkDividendRows, parseRightsRows, type CorporateAction } from './exfactors.ts';
 import { HostRotation, isThrottle } from './hosts.ts';
@@ -25,6 +26,11 @@ import {
   type EastmoneyWire, type KlineParams,
 } from './requests.ts';
 import { UsMarketResolver } from './us-markets.ts';
+import {
+  FUTURES_KLINE_FIELDS2, futuresContract, futuresQuote, newestTradingDay, normaliseFuturesMinutes, parseFuturesKlines, settleDaily,
+  toFuturesCandles, type FuturesBar, type FuturesContract,
+} from './futures.ts';
+import { isFuturesExchange } from '../../src/markets/futures.ts';
 
 import { EASTMONEY_DEFAULTS, type EastmoneyOptions } from './options.ts';
 
@@ -46,8 +52,9 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
       quotes: true, depth: true, candles: true, intraday: true, exFactors: true, instruments: true, pools: false,
       financialsIncome: true, financialsBalanceSheet: true, financialsCashFlow: true, financialsMetrics: true, financialsShares: true,
     },
-    // No CN_FUTURES yet: its futures markets are not mapped.
-    markets: ['CN', 'HK', 'US'],
+    // CN_FUTURES: contracts under the exchanges' market numbers, from push2his klines (futures.ts);
+    // no depth (their order book's wire format is not known: a contract's depth is absent, 404).
+    markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
     // A-shares from the dividend and rights tables, HK from the F10 dividend table; no US source
     // (docs/vendors.md#eastmoney-dividends): the router sends US ex-factors to the next adapter of the chain.
     // Statements (financials.ts): HK from the F10 main-indicator table; A-shares from the F10
@@ -120,6 +127,60 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     return data === NOT_FOUND ? undefined : parseKlines(data, ref, period, units, r, check(resource, ref.symbol));
   }
 
+  /** A contract's kline rows with the futures columns; undefined for a contract the vendor does not know. */
+  async function futuresKline(
+    c: FuturesContract, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'intraday' | 'quotes', ctx?: CallContext,
+  ) {
+    const secid = us.secid(c.ref) as string;
+    const text = await fetchText(historyHosts, (h) => buildKlineRequest(h, secid, { klt: period === '1d' ? 101 : 1, ...p }, resource, wire, FUTURES_KLINE_FIELDS2), ctx);
+    const data = readPush(text, r);
+    if (data === NOT_FOUND) return undefined;
+    const preK = r.optionalValue(data.preKPrice, 'data.preKPrice');
+    return { data, rows: parseFuturesKlines(data, c, period, r, check(resource, c.ref.symbol)), preK: preK !== null && preK > 0 ? preK : undefined };
+  }
+
+  /** The close of the trading day before the first minute row's (best effort: undefined when the lookup fails). */
+  async function futuresCloseBefore(c: FuturesContract, rows: FuturesBar[], ctx?: CallContext): Promise<number | undefined> {
+    if (rows.length === 0) return undefined;
+    try {
+      const end = compactDate(addDays(tradingDayOf(c.key, rows[0].t), -1));
+      return (await futuresKline(c, '1d', { beg: '0', end, lmt: 1 }, 'candles', ctx))?.rows.at(-1)?.close;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A contract's minute bars as the vendor's klt=1 answer holds them (about five trading days). */
+  async function futuresMinutes(c: FuturesContract, resource: 'candles' | 'intraday', ctx?: CallContext): Promise<FuturesBar[] | undefined> {
+    const got = await futuresKline(c, '1m', EVERYTHING, resource, ctx);
+    if (got === undefined) return undefined;
+    return normaliseFuturesMinutes(c, got.rows, await futuresCloseBefore(c, got.rows, ctx));
+  }
+
+  async function futuresCandles(c: FuturesContract, query: CandleQuery, ctx?: CallContext): Promise<Candles | undefined> {
+    if (query.period === '1m') {
+      const bars = await futuresMinutes(c, 'candles', ctx);
+      return bars === undefined ? undefined : toFuturesCandles(windowBars(bars, query.start, query.end, query.count) as FuturesBar[]);
+    }
+    // A day's settlement is stated by the next day's row: ask past `end`, then window locally.
+    const got = await futuresKline(c, '1d', {
+      beg: query.start === undefined ? '0' : compactDate(localDate('CN', query.start)),
+      end: query.end === undefined ? '20500101' : compactDate(addDays(localDate('CN', query.end), 14)),
+      lmt: query.count !== undefined && query.start === undefined ? query.count + 15 : EVERYTHING.lmt,
+    }, 'candles', ctx);
+    if (got === undefined) return undefined;
+    return toFuturesCandles(windowBars(settleDaily(c, got.rows, got.preK), query.start, query.end, query.count) as FuturesBar[]);
+  }
+
+  async function futuresQuotes(contracts: FuturesContract[], ctx?: CallContext): Promise<BySymbol<Quote>> {
+    const now = deps.now();
+    const quotes = await mapLimit(contracts, concurrency, async (c) => {
+      const got = await futuresKline(c, '1d', { beg: '0', end: '20500101', lmt: 2 }, 'quotes', ctx);
+      return got === undefined ? undefined : futuresQuote(c, got.data, got.rows, got.preK, now, r);
+    });
+    return checkQuotes(quotes.filter((q): q is Quote => q !== undefined), check('quotes'));
+  }
+
   /** One call per symbol. `one` answers NOT_FOUND for an unknown symbol, undefined for one whose data was all invalid. */
   async function perSymbol<T>(
     refs: SymbolRef[], resource: Resource, ctx: CallContext | undefined,
@@ -190,6 +251,25 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     return toCandles(windowBars(bars, query.start, query.end, query.count));
   }
 
+  async function equityQuotes(symbols: SymbolRef[], ctx?: CallContext): Promise<BySymbol<Quote>> {
+    const bySecid = await secids(symbols, ctx);
+    if (bySecid.size === 0) return new Map();
+    const text = await fetchText(quoteHosts, (h) => buildUlistRequest(h, [...bySecid.keys()], ULIST_QUOTE_FIELDS, 'quotes', wire), ctx);
+    const data = readPush(text, r);
+    return data === NOT_FOUND ? new Map() : parseUlistQuotes(data, bySecid, units, deps.now(), r, check('quotes'));
+  }
+
+  async function equityIntraday(symbol: SymbolRef, ctx?: CallContext): Promise<Candles | undefined> {
+    const secid = (await secids([symbol], ctx)).keys().next().value;
+    if (secid === undefined) return undefined;
+    const data = readPush(await fetchText(quoteHosts, (h) => buildTrendsRequest(h, secid, wire), ctx), r);
+    if (data === NOT_FOUND) return undefined;
+    const bars = normaliseMinutes(symbol.region, parseTrends(data, symbol, units, r, check('intraday', symbol.symbol)));
+    if (bars.length === 0) return toCandles(bars);
+    const prev = trendsPrevClose(data, r) ?? await previousClose(secid, symbol, bars[0].t, ctx);
+    return toCandles(withPrevCloses(bars, prev));
+  }
+
   /** An A-share symbol's records of `statement`: one table, or all four for the derived metrics. */
   async function cnStatement(
     ref: SymbolRef, statement: Statement, report: (build: (host: string) => DatacenterRequest) => Promise<string>,
@@ -210,7 +290,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
       // capabilities.resourceMarkets: CN and HK; other symbols are left out, never an error. A
       // symbol with no rows (9201) is left out too: an answer, not a failure.
       const resource = FINANCIALS_RESOURCES[statement];
-      const refs = symbols.filter((s) => s.region === 'HK' || s.region === 'CN');
+      const refs = symbols.filter((s) => (s.region === 'HK' || s.region === 'CN') && !isFuturesExchange(s.exchange));
       const report = (build: (host: string) => DatacenterRequest) => fetchText(f10Hosts, (h) => ({ ...build(h), resource }), ctx);
       const series = await mapLimit(refs, concurrency, async (ref): Promise<StatementRecord<Statement>[] | undefined> => {
         if (ref.region === 'HK') return financialsSeries(await report((h) => buildFinancialsRequest(EASTMONEY_REPORTS.hkIndicators, ref, 200, h)), statement, r);
@@ -227,15 +307,17 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     capabilities: eastmoneyCapabilities(options.maxBatch ?? EASTMONEY_DEFAULTS.maxBatch),
 
     async getQuotes(symbols, ctx) {
-      const bySecid = await secids(symbols, ctx);
-      if (bySecid.size === 0) return new Map();
-      const text = await fetchText(quoteHosts, (h) => buildUlistRequest(h, [...bySecid.keys()], ULIST_QUOTE_FIELDS, 'quotes', wire), ctx);
-      const data = readPush(text, r);
-      return data === NOT_FOUND ? new Map() : parseUlistQuotes(data, bySecid, units, deps.now(), r, check('quotes'));
+      const contracts = symbols.map(futuresContract).filter((c): c is FuturesContract => c !== undefined);
+      const equities = symbols.filter((s) => !isFuturesExchange(s.exchange));
+      if (contracts.length === 0) return equityQuotes(equities, ctx);
+      if (equities.length === 0) return futuresQuotes(contracts, ctx);
+      const [a, b] = await Promise.all([equityQuotes(equities, ctx), futuresQuotes(contracts, ctx)]);
+      return new Map([...a, ...b]);
     },
 
     getDepth(symbols, ctx) {
-      return perSymbol(symbols, 'depth', ctx, async (secid, ref) => {
+      // A futures contract's order book: its wire format is not known, so a contract has no depth here.
+      return perSymbol(symbols.filter((s) => !isFuturesExchange(s.exchange)), 'depth', ctx, async (secid, ref) => {
         const data = await stockGet(secid, DEPTH_FIELDS, 'depth', ctx);
         if (data === NOT_FOUND) return NOT_FOUND;
         const c = check('depth', ref.symbol);
@@ -246,29 +328,30 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     },
 
     getInstruments(symbols, ctx) {
-      return perSymbol(symbols, 'instruments', ctx, async (secid, ref) => {
+      return perSymbol(symbols.filter((s) => !isFuturesExchange(s.exchange)), 'instruments', ctx, async (secid, ref) => {
         const data = await stockGet(secid, INSTRUMENT_FIELDS, 'instruments', ctx);
         return data === NOT_FOUND ? NOT_FOUND : parseInstrument(data, ref, r, check('instruments', ref.symbol));
       });
     },
 
-    getCandles: candles,
+    getCandles(query, ctx) {
+      const contract = futuresContract(query.symbol);
+      return contract === undefined ? candles(query, ctx) : futuresCandles(contract, query, ctx);
+    },
 
     async getIntraday(symbol, ctx) {
-      const secid = (await secids([symbol], ctx)).keys().next().value;
-      if (secid === undefined) return undefined;
-      const data = readPush(await fetchText(quoteHosts, (h) => buildTrendsRequest(h, secid, wire), ctx), r);
-      if (data === NOT_FOUND) return undefined;
-      const bars = normaliseMinutes(symbol.region, parseTrends(data, symbol, units, r, check('intraday', symbol.symbol)));
-      if (bars.length === 0) return toCandles(bars);
-      const prev = trendsPrevClose(data, r) ?? await previousClose(secid, symbol, bars[0].t, ctx);
-      return toCandles(withPrevCloses(bars, prev));
+      const contract = futuresContract(symbol);
+      if (contract !== undefined) {
+        const bars = await futuresMinutes(contract, 'intraday', ctx);
+        return bars === undefined ? undefined : toFuturesCandles(newestTradingDay(contract, bars));
+      }
+      return equityIntraday(symbol, ctx);
     },
 
     async getExFactors(symbols, ctx) {
       // capabilities.resourceMarkets: CN and HK. Should a caller still ask for US, those symbols
       // are left out (no source here), never an error that would count against the breaker.
-      return perSymbol(symbols.filter((s) => s.region !== 'US'), 'exFactors', ctx, async (secid, ref) => {
+      return perSymbol(symbols.filter((s) => s.region !== 'US' && !isFuturesExchange(s.exchange)), 'exFactors', ctx, async (secid, ref) => {
         const actions = await corporateActions(ref, ctx);
         const earliest = earliestExDate(actions);
         // The raw closes give P_prev; with no events one bar still tells a known symbol from an unknown one.

@@ -3,6 +3,7 @@
 
 import type { SymbolRef } from '../../src/domain.ts';
 import type { Resource, UpstreamRequest } from '../types.ts';
+import { futuresSecid } from './futures.ts';
 
 /** A public web token many clients send; optional in practice. */
 export const DEFAULT_UT = 'fa5fd1943c7b386f172d6893dbfba10b';
@@ -41,10 +42,12 @@ export const INDEX_SECIDS: Readonly<Record<string, string>> = {
   'SPX.US': '100.SPX', 'NDX.US': '100.NDX', 'DJI.US': '100.DJIA',
 };
 
-/** secid `<market>.<code>`: the suffix decides the market, never the first digit (docs/vendors.md#eastmoney-market-numbers). */
+/** secid `<market>.<code>`: the suffix decides the market, never the first digit (docs/vendors.md#eastmoney-market-numbers); futures by exchange (futures.ts). */
 export function secidOf(ref: SymbolRef, usMarket?: UsMarket): string | undefined {
   const index = INDEX_SECIDS[ref.symbol];
   if (index !== undefined) return index;
+  const futures = futuresSecid(ref);
+  if (futures !== undefined) return futures;
   switch (ref.exchange) {
     case 'SH': return `1.${ref.code}`;
     case 'SZ':
@@ -85,9 +88,11 @@ export interface KlineParams {
 }
 
 /** fqt=0: raw prices; the service adjusts (docs/contract.md#ex-factors-and-adjustment). */
-export function buildKlineRequest(host: string, secid: string, p: KlineParams, resource: Resource, wire: EastmoneyWire): UpstreamRequest {
+export function buildKlineRequest(
+  host: string, secid: string, p: KlineParams, resource: Resource, wire: EastmoneyWire, fields2: string = KLINE_FIELDS2,
+): UpstreamRequest {
   return request(host, '/api/qt/stock/kline/get', {
-    secid, ut: wire.ut, fields1: KLINE_FIELDS1, fields2: KLINE_FIELDS2,
+    secid, ut: wire.ut, fields1: KLINE_FIELDS1, fields2,
     klt: String(p.klt), fqt: '0', beg: p.beg, end: p.end, lmt: String(p.lmt),
   }, resource, wire);
 }
