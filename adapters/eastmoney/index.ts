@@ -60,7 +60,8 @@ export function eastmoneyCapabilities(maxBatch: number): AdapterCapabilities {
     // Statements (financials.ts): HK from the F10 main-indicator table; A-shares from the F10
     // income, balance-sheet, cash-flow and share-capital tables, metrics derived from those.
     resourceMarkets: {
-      exFactors: ['CN', 'HK'],
+      // A futures contract has no corporate actions: an empty list, no vendor call.
+      exFactors: ['CN', 'HK', 'CN_FUTURES'],
       financialsIncome: ['CN', 'HK'], financialsBalanceSheet: ['CN', 'HK'], financialsCashFlow: ['CN', 'HK'],
       financialsMetrics: ['CN', 'HK'], financialsShares: ['CN', 'HK'],
     },
@@ -351,7 +352,8 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     async getExFactors(symbols, ctx) {
       // capabilities.resourceMarkets: CN and HK. Should a caller still ask for US, those symbols
       // are left out (no source here), never an error that would count against the breaker.
-      return perSymbol(symbols.filter((s) => s.region !== 'US' && !isFuturesExchange(s.exchange)), 'exFactors', ctx, async (secid, ref) => {
+      const contracts = symbols.filter((s) => isFuturesExchange(s.exchange));
+      const out = await perSymbol(symbols.filter((s) => s.region !== 'US' && !isFuturesExchange(s.exchange)), 'exFactors', ctx, async (secid, ref) => {
         const actions = await corporateActions(ref, ctx);
         const earliest = earliestExDate(actions);
         // The raw closes give P_prev; with no events one bar still tells a known symbol from an unknown one.
@@ -361,6 +363,8 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
         if (closes === undefined) return NOT_FOUND;
         return deriveExFactors(ref.region, actions, normaliseDaily(ref.region, closes), deps.now());
       });
+      for (const c of contracts) out.set(c.symbol, []);
+      return out;
     },
   };
 }
