@@ -543,6 +543,17 @@ export function tradingDayOf(key: CalendarKey, ms: number): string {
   return formatDay(sessionDay(key, ms));
 }
 
+/**
+ * The trading day whose bar labels are the first that can reach `ms`: the local date for a
+ * region; for a futures calendar the trading day `ms` belongs to, or the next one when that is
+ * not a trading day (a Friday night or a Saturday morning is already Monday's night session).
+ */
+export function labelDayOf(key: CalendarKey, ms: number): string {
+  if (!isFutures(key)) return formatDay(localDay(key, ms));
+  const day = sessionDay(key, ms);
+  return formatDay(trading(key, day) ? day : nextDay(key, day));
+}
+
 function regimeOf(region: CalendarKey, day: number): RegimeIndex {
   const regimes = ixOf(region).regimes;
   for (let i = regimes.length - 1; i > 0; i--) if (day >= regimes[i].from) return regimes[i];

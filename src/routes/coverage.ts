@@ -9,6 +9,7 @@ import { localMidnight, addDays } from '../markets/calendar.ts';
 import type { History } from '../plugins/history.ts';
 import { dataOf } from '../schemas.ts';
 import { coverageReport, MISSING_LIST_CAP, type CoverageReport } from '../store/coverage-report.ts';
+import { calendarKeyOf } from '../markets/symbols.ts';
 import { floorMs } from '../store/labels.ts';
 import { access, periodFeature, requireAccess, symbolList } from './common.ts';
 import type { AppContext } from './context.ts';
@@ -75,9 +76,9 @@ async function reportOf(ctx: StoreRouteContext, ref: SymbolRef, query: CoverageI
     const segments = await store.storedCoverage!(key);
     if (segments.length === 0) continue;
     const bars = await store.storedBars!(key, floorMs(ref.region), localMidnight(ref.region, addDays(query.end_date ?? '9999-12-30', 1)) - 1);
-    return coverageReport({ region: ref.region, period, adapter, segments, timestamps: bars.timestamp, startDate: query.start_date, endDate: query.end_date, now: ctx.now() });
+    return coverageReport({ region: calendarKeyOf(ref), period, adapter, segments, timestamps: bars.timestamp, startDate: query.start_date, endDate: query.end_date, now: ctx.now() });
   }
-  return coverageReport({ region: ref.region, period, adapter: null, segments: [], timestamps: [], startDate: query.start_date, endDate: query.end_date, now: ctx.now() });
+  return coverageReport({ region: calendarKeyOf(ref), period, adapter: null, segments: [], timestamps: [], startDate: query.start_date, endDate: query.end_date, now: ctx.now() });
 }
 
 export default async function coverageRoutes(app: FastifyInstance, ctx: StoreRouteContext): Promise<void> {

@@ -4,15 +4,18 @@
 // a block costs one row for 240–390 bars (BENCHMARKS.md, cold requests). Both backends use these
 // helpers, so they store byte-identical blocks.
 //
-// Blob layout (little-endian): u8 format (2), 3 bytes reserved, u32 n, f64 base timestamp, one tag
-// byte per column (timestamp, open, high, low, close, prev_close, volume, amount), u32 CRC-32
+// Blob layout (little-endian): u8 format (2 or 3), 3 bytes reserved, u32 n, f64 base timestamp, one
+// tag byte per column (timestamp, open, high, low, close, prev_close, volume, amount), u32 CRC-32
 // (zlib.crc32 of the 24 bytes before it, then of the columns), then the columns in that order.
+// Format 3 is format 2 with a futures contract's two columns after those eight: byte 1 holds the
+// tag of open_interest, byte 2 that of settlement_price (ABSENT when the bars have none). A block
+// of bars without them is still written as format 2, byte for byte as before.
 // Every block read is verified: one whose checksum fails (a page overwritten, bytes changed in the
 // database) throws CorruptBlockError, counted in mdqs_cache_corrupt_total{layer="history"}, and
 // the request is served from the vendor, never from those bytes. Format 1 (the same without the
 // CRC, header 24 bytes) is still read, unverified, until its block is next rewritten.
 // A tag says how its column is stored:
-//   ABSENT   prev_close only: no bar has one
+//   ABSENT   prev_close and the futures columns only: no bar has one
 //   F64      the doubles as they are
 //   I32 + k  int32 of value × 10^k, used only where that round trip gives back the very same double
 // Timestamps use I32 as seconds after the base (a block spans at most 128 days). A prev_close
@@ -25,6 +28,8 @@ import { concatCandles, copyBar, lowerBound, sizedCandles, sliceCandles, upperBo
 const DAY_MS = 86_400_000;
 const BLOCK_DAYS: Record<BasePeriod, number> = { '1m': 1, '1d': 128 };
 const FORMAT = 2;
+/** Format 3: format 2 plus the futures columns, their tags in bytes 1 and 2. */
+const FORMAT_FUTURES = 3;
 /** Format 1: no checksum, columns from byte 24. */
 const FORMAT_V1 = 1;
 const HEADER_V1 = 24;
@@ -43,13 +48,28 @@ const ABSENT = 0xff;
 const F64 = 0;
 const I32 = 1;
 const I32_MAX = 2 ** 31 - 1;
-const COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'prev_close', 'volume', 'amount'] as const;
-/** Scales tried per column, in order: prices in thousandths, volumes whole, amounts in cents. */
-const SCALES: Record<(typeof COLUMNS)[number], readonly number[]> = {
+const BASE_COLUMNS = ['timestamp', 'open', 'high', 'low', 'close', 'prev_close', 'volume', 'amount'] as const;
+/** The futures columns, stored after the base ones (format 3). */
+const EXTRA_COLUMNS = ['open_interest', 'settlement_price'] as const;
+const COLUMNS = [...BASE_COLUMNS, ...EXTRA_COLUMNS] as const;
+type Column = (typeof COLUMNS)[number];
+/** Scales tried per column, in order: prices in thousandths, volumes and open interest whole, amounts in cents. */
+const SCALES: Record<Column, readonly number[]> = {
   timestamp: [], open: [3], high: [3], low: [3], close: [3], prev_close: [3], volume: [0], amount: [2, 0],
+  open_interest: [0], settlement_price: [3],
 };
+/** Columns like prev_close: a bar may lack a value (NaN), the column is returned only when none does. */
+const SPARSE: ReadonlySet<Column> = new Set(['prev_close', 'open_interest', 'settlement_price']);
 
-/** A decoded block: prev_close always present, NaN where a bar has none. */
+/** Where column j's tag byte is: the eight base columns at 16…23, the futures columns at 1 and 2. */
+function tagAt(j: number): number {
+  return j < BASE_COLUMNS.length ? 16 + j : 1 + j - BASE_COLUMNS.length;
+}
+
+/**
+ * A decoded block: prev_close always present, NaN where a bar has none; a futures column present
+ * when the block stores it (NaN where a bar has none).
+ */
 export type BlockBars = Candles & { prev_close: number[] };
 
 export function blockOf(period: BasePeriod, ts: number): number {
@@ -89,6 +109,7 @@ export function encodeBlock(c: Candles, from = 0, to = c.timestamp.length): Uint
   const n = to - from;
   const base = n > 0 ? c.timestamp[from] : 0;
   const tags = new Uint8Array(COLUMNS.length);
+  tags.fill(ABSENT, BASE_COLUMNS.length);
   let secondsOk = true;
   for (let i = from; i < to && secondsOk; i++) {
     const d = c.timestamp[i] - base;
@@ -101,18 +122,20 @@ export function encodeBlock(c: Candles, from = 0, to = c.timestamp.length): Uint
     const col = c[name];
     if (j > 0) {
       // A block decoded without prev_close carries an all-NaN column: stored as absent again.
-      if (col === undefined || (name === 'prev_close' && allNaN(col, from, to))) tags[j] = ABSENT;
-      else if (name === 'prev_close' && hasNaN(col, from, to)) tags[j] = F64;
+      if (col === undefined || (SPARSE.has(name) && allNaN(col, from, to))) tags[j] = ABSENT;
+      else if (SPARSE.has(name) && hasNaN(col, from, to)) tags[j] = F64;
       else tags[j] = tagFor(col, from, to, SCALES[name]);
     }
     bytes += tags[j] === ABSENT ? 0 : tags[j] === F64 ? 8 * n : 4 * n;
   }
+  const futures = tags[BASE_COLUMNS.length] !== ABSENT || tags[BASE_COLUMNS.length + 1] !== ABSENT;
   const out = new Uint8Array(bytes);
   const v = new DataView(out.buffer);
-  v.setUint8(0, FORMAT);
+  v.setUint8(0, futures ? FORMAT_FUTURES : FORMAT);
   v.setUint32(4, n, true);
   v.setFloat64(8, base, true);
-  out.set(tags, 16);
+  out.set(tags.subarray(0, BASE_COLUMNS.length), 16);
+  if (futures) out.set(tags.subarray(BASE_COLUMNS.length), 1);
   let at = HEADER;
   for (let j = 0; j < COLUMNS.length; j++) {
     const tag = tags[j];
@@ -146,23 +169,30 @@ function allNaN(col: readonly number[], from: number, to: number): boolean {
 }
 
 /** The block's header, verified: its format, its length, and (format 2, unless `sum` is false) its checksum. */
-function view(bytes: Uint8Array, sum = true): { v: DataView; n: number; base: number; header: number } {
+function view(bytes: Uint8Array, sum = true): { v: DataView; n: number; base: number; header: number; columns: number } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const format = bytes.byteLength < 1 ? undefined : v.getUint8(0);
-  const header = format === FORMAT ? HEADER : format === FORMAT_V1 ? HEADER_V1 : undefined;
+  const header = format === FORMAT || format === FORMAT_FUTURES ? HEADER : format === FORMAT_V1 ? HEADER_V1 : undefined;
   if (header === undefined) throw new Error(`history store: unknown block format ${format ?? 'empty'}`);
   if (bytes.byteLength < header) return corrupt(`history store: a block of ${bytes.byteLength} bytes is shorter than its ${header}-byte header`, bytes);
   const n = v.getUint32(4, true);
+  // Formats 1 and 2 have the base columns only (their bytes 1 and 2 are reserved, not tags).
+  const columns = format === FORMAT_FUTURES ? COLUMNS.length : BASE_COLUMNS.length;
   let expected = header;
-  for (let j = 0; j < COLUMNS.length; j++) {
-    const tag = v.getUint8(16 + j);
+  for (let j = 0; j < columns; j++) {
+    const tag = v.getUint8(tagAt(j));
     expected += tag === ABSENT ? 0 : tag === F64 ? 8 * n : 4 * n;
   }
   if (bytes.byteLength !== expected) return corrupt(`history store: a block of ${n} bars is ${bytes.byteLength} bytes, expected ${expected}`, bytes);
-  if (sum && format === FORMAT && v.getUint32(HEADER_V1, true) !== checksum(bytes)) {
+  if (sum && format !== FORMAT_V1 && v.getUint32(HEADER_V1, true) !== checksum(bytes)) {
     return corrupt(`history store: a block's checksum does not match its ${bytes.byteLength} bytes (corrupted in the database)`, bytes);
   }
-  return { v, n, base: v.getFloat64(8, true), header };
+  return { v, n, base: v.getFloat64(8, true), header, columns };
+}
+
+/** Column j's tag in a verified block: ABSENT for a futures column of a format-2 block. */
+function tagOf(v: DataView, columns: number, j: number): number {
+  return j < columns ? v.getUint8(tagAt(j)) : ABSENT;
 }
 
 function corrupt(message: string, bytes: Uint8Array): never {
@@ -185,12 +215,17 @@ function readColumn(v: DataView, tag: number, n: number, at: number, out: number
 }
 
 export function decodeBlock(bytes: Uint8Array): BlockBars {
-  const { v, n, base, header } = view(bytes);
+  const { v, n, base, header, columns } = view(bytes);
   const c = sizedCandles(n, true) as BlockBars;
   let at = header;
-  for (let j = 0; j < COLUMNS.length; j++) {
-    const tag = v.getUint8(16 + j);
-    const col = c[COLUMNS[j]];
+  for (let j = 0; j < columns; j++) {
+    const tag = v.getUint8(tagAt(j));
+    const name = COLUMNS[j];
+    if (j >= BASE_COLUMNS.length) {
+      if (tag === ABSENT) continue;
+      c[name] = new Array<number>(n);
+    }
+    const col = c[name] as number[];
     if (tag === ABSENT) col.fill(Number.NaN);
     else at = readColumn(v, tag, n, at, col, base, j === 0 && tag === I32);
   }
@@ -217,12 +252,16 @@ export function mergeBlock(existing: BlockBars | undefined, incoming: Candles): 
   const a = existing;
   const b = withPrev(incoming);
   const out = sizedCandles(a.timestamp.length + b.timestamp.length, true) as BlockBars;
+  // A futures column either side has is kept, NaN for the bars of the side without it.
+  const extras = EXTRA_COLUMNS.filter((name) => a[name] !== undefined || b[name] !== undefined);
+  for (const name of extras) out[name] = new Array<number>(out.timestamp.length);
   let i = 0;
   let j = 0;
   let k = 0;
   const take = (src: BlockBars, x: number) => {
     copyBar(out, k, src, x);
     out.prev_close[k] = src.prev_close[x];
+    for (const name of extras) (out[name] as number[])[k] = src[name]?.[x] ?? Number.NaN;
     k += 1;
   };
   while (i < a.timestamp.length || j < b.timestamp.length) {
@@ -232,7 +271,8 @@ export function mergeBlock(existing: BlockBars | undefined, incoming: Candles): 
       take(b, j++);
     }
   }
-  for (const name of COLUMNS) out[name].length = k;
+  for (const name of BASE_COLUMNS) out[name].length = k;
+  for (const name of extras) (out[name] as number[]).length = k;
   return out;
 }
 
@@ -256,6 +296,8 @@ export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, n
   for (const r of runs) total += Math.max(0, r.to - r.from);
   let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
   const out = sizedCandles(total - skip, true) as BlockBars;
+  const extras = EXTRA_COLUMNS.filter((name) => runs.some((r) => r.to > r.from && r.b[name] !== undefined));
+  for (const name of extras) out[name] = new Array<number>(out.timestamp.length);
   let k = 0;
   let allPrev = true;
   for (const r of runs) {
@@ -266,15 +308,29 @@ export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, n
       skip -= drop;
     }
     const prev = r.b.prev_close;
+    const k0 = k;
     for (let i = from; i < r.to; i++, k++) {
       copyBar(out, k, r.b, i);
       const p = prev[i];
       out.prev_close[k] = p;
       if (p !== p) allPrev = false;
     }
+    for (const name of extras) {
+      const src = r.b[name];
+      const col = out[name] as number[];
+      for (let i = from, x = k0; i < r.to; i++, x++) col[x] = src === undefined ? Number.NaN : src[i];
+    }
   }
-  if (allPrev) return out;
-  const { prev_close: _drop, ...rest } = out;
+  return withoutSparseGaps(out, allPrev, extras);
+}
+
+/** `out` without each sparse column in which some bar has no value (NaN). */
+function withoutSparseGaps(out: BlockBars, allPrev: boolean, extras: readonly (typeof EXTRA_COLUMNS)[number][]): Candles {
+  const drop = extras.filter((name) => hasNaN(out[name] as number[], 0, out.timestamp.length));
+  if (allPrev && drop.length === 0) return out;
+  const rest: Candles = { ...out };
+  if (!allPrev) delete rest.prev_close;
+  for (const name of drop) delete rest[name];
   return rest;
 }
 
@@ -306,10 +362,10 @@ function readRange(v: DataView, tag: number, at: number, m: number, out: number[
  * bars in [lo, hi] before `newest` cut them.
  */
 export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number, newest?: number, verified = false): { bars: Candles; held: number } {
-  const parts: { v: DataView; n: number; base: number; header: number; from: number; to: number }[] = [];
+  const parts: { v: DataView; n: number; base: number; header: number; columns: number; from: number; to: number }[] = [];
   let total = 0;
   for (const bytes of blobs) {
-    const { v, n, base, header } = view(bytes, !verified);
+    const { v, n, base, header, columns } = view(bytes, !verified);
     const tag = v.getUint8(16);
     let a = 0;
     let b = n;
@@ -326,12 +382,14 @@ export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number,
       else b = mid;
     }
     if (a > from) {
-      parts.push({ v, n, base, header, from, to: a });
+      parts.push({ v, n, base, header, columns, from, to: a });
       total += a - from;
     }
   }
   let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
   const out = sizedCandles(total - skip, true) as BlockBars;
+  const extras = EXTRA_COLUMNS.filter((_, e) => parts.some((p) => tagOf(p.v, p.columns, BASE_COLUMNS.length + e) !== ABSENT));
+  for (const name of extras) out[name] = new Array<number>(out.timestamp.length);
   let k = 0;
   let allPrev = true;
   for (const p of parts) {
@@ -345,11 +403,12 @@ export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number,
     if (m <= 0) continue;
     let at = p.header;
     for (let j = 0; j < COLUMNS.length; j++) {
-      const tag = p.v.getUint8(16 + j);
+      const tag = tagOf(p.v, p.columns, j);
       const col = out[COLUMNS[j]];
+      if (col === undefined) continue;
       if (tag === ABSENT) {
         col.fill(Number.NaN, k, k + m);
-        allPrev = false;
+        if (j === 5) allPrev = false;
         continue;
       }
       const width = tag === F64 ? 8 : 4;
@@ -359,9 +418,7 @@ export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number,
     if (allPrev) for (let i = k; i < k + m; i++) if (out.prev_close[i] !== out.prev_close[i]) allPrev = false;
     k += m;
   }
-  if (allPrev) return { bars: out, held: total };
-  const { prev_close: _drop, ...rest } = out;
-  return { bars: rest, held: total };
+  return { bars: withoutSparseGaps(out, allPrev, extras), held: total };
 }
 
 /** Bars of a block labelled in [lo, hi]. */

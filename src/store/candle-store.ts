@@ -10,6 +10,7 @@
 import type { CandleQuery } from '../../adapters/types.ts';
 import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
+import { calendarKeyOf } from '../markets/symbols.ts';
 import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
 import type { Backend, DropFilter, HistoryStats, ReferenceKind, SeriesKey } from './backend.ts';
 import { BlockCache } from './block-cache.ts';
@@ -399,7 +400,7 @@ export class CandleStore {
   async #delisted(key: SeriesKey, query: CandleQuery): Promise<Candles | undefined> {
     try {
       if ((await this.#db(() => this.#o.backend.coverage(key))).length === 0) return undefined;
-      const w = windowFor(query.symbol.region, query.period, query, this.#o.now());
+      const w = windowFor(calendarKeyOf(query.symbol), query.period, query, this.#o.now());
       if (w.upper < w.lo || (query.count !== undefined && query.count <= 0)) return emptyCandles(true);
       const out = await this.#db(() => this.#o.backend.read(key, w.lo, w.upper, query.count));
       // None held in the window: unknown as before (the recorder counts such a member unknown).
@@ -428,7 +429,7 @@ export class CandleStore {
     if (this.#o.now() < this.#downUntil) return undefined;
     const key: SeriesKey = { adapter: adapterId, symbol: query.symbol.symbol, period: query.period };
     const { backend } = this.#o;
-    const region = query.symbol.region;
+    const region = calendarKeyOf(query.symbol);
     const now = this.#o.now();
     const w = windowFor(region, query.period, query, now);
     const need = query.count === undefined ? (query.start === undefined ? Infinity : undefined) : query.count;
@@ -515,7 +516,7 @@ export class CandleStore {
   async #stored(key: SeriesKey, series: string, query: CandleQuery): Promise<Candles | undefined> {
     const { backend } = this.#o;
     if (backend.window === undefined) return undefined;
-    const region = query.symbol.region;
+    const region = calendarKeyOf(query.symbol);
     const period = query.period;
     const now = this.#o.now();
     const w = windowFor(region, period, query, now);
@@ -572,7 +573,7 @@ export class CandleStore {
   async *#serve(key: SeriesKey, query: CandleQuery, max: number, mode: ServeMode = {}): AsyncGenerator<VendorRequest, Part, Candles | undefined> {
     const self = this;
     const { backend, metrics } = this.#o;
-    const region = query.symbol.region;
+    const region = calendarKeyOf(query.symbol);
     const period = query.period;
     const now = this.#o.now();
     const w = windowFor(region, period, query, now);

@@ -3,8 +3,10 @@
 // vendor has none (a suspension, a closure the tables lack), or nothing is known (missing: the
 // next request or a recorder run fetches it). Pure: the route reads the store, this counts.
 import { lowerBound, upperBound } from '../candles/window.ts';
-import type { BasePeriod, Region } from '../domain.ts';
-import { addDays, holidayName, isTradingDay, localDate, localMidnight, minuteBarLabels, tradingDaysBetween } from '../markets/calendar.ts';
+import type { BasePeriod } from '../domain.ts';
+import {
+  addDays, holidayName, isTradingDay, labelDayOf, localDate, localMidnight, minuteBarLabels, tradingDaysBetween, type CalendarKey,
+} from '../markets/calendar.ts';
 import { activeAt, gaps, type Segment } from './coverage.ts';
 import { closedEnd } from './labels.ts';
 
@@ -34,7 +36,8 @@ export interface CoverageReport {
 }
 
 export interface CoverageInput {
-  region: Region;
+  /** The series' calendar: its region's, or a futures contract's product's (night sessions under their trading day). */
+  region: CalendarKey;
   period: BasePeriod;
   adapter: string | null;
   segments: readonly Segment[];
@@ -50,7 +53,7 @@ function weekday(date: string): number {
 }
 
 /** The session's label span: the day's label (1d) or its first and last minute labels (1m). */
-function labelSpan(region: Region, period: BasePeriod, date: string): { lo: number; hi: number } | undefined {
+function labelSpan(region: CalendarKey, period: BasePeriod, date: string): { lo: number; hi: number } | undefined {
   if (period === '1d') {
     const label = localMidnight(region, date);
     return { lo: label, hi: label };
@@ -66,7 +69,7 @@ export function coverageReport(input: CoverageInput): CoverageReport {
   // Only sessions that have closed are expected: the newest is the last closed one.
   const newestClosed = localDate(region, closedEnd(region, '1d', input.now));
   const end = input.endDate === undefined || input.endDate > newestClosed ? newestClosed : input.endDate;
-  const start = input.startDate ?? (first === null ? undefined : localDate(region, first));
+  const start = input.startDate ?? (first === null ? undefined : labelDayOf(region, first));
   const report: CoverageReport = {
     adapter: input.adapter, first, last, start_date: start ?? null, end_date: start === undefined ? null : end,
     expected: 0, stored: 0, empty: 0, missing: [], missing_count: 0, holidays: [],
@@ -77,9 +80,8 @@ export function coverageReport(input: CoverageInput): CoverageReport {
     const span = labelSpan(region, period, date);
     if (span === undefined) continue;
     report.expected += 1;
-    const dayLo = localMidnight(region, date);
-    const dayHi = localMidnight(region, addDays(date, 1)) - 1;
-    if (upperBound(timestamps, dayHi) > lowerBound(timestamps, dayLo)) report.stored += 1;
+    // A session's bars lie in its label span (a futures night's, on the evening before its date, included).
+    if (upperBound(timestamps, span.hi) > lowerBound(timestamps, span.lo)) report.stored += 1;
     else if (gaps(active, span.lo, span.hi).length === 0) report.empty += 1;
     else {
       report.missing_count += 1;

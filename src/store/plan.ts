@@ -1,7 +1,8 @@
 // Pure range planning for the candle store: which part of a query the store must hold, which
 // pieces of that are missing, how they become vendor calls, and how a finished fetch is recorded
 // (final or inside the revision window). No I/O: the tier (tier.ts) runs these against a backend.
-import type { BasePeriod, Region } from '../domain.ts';
+import type { BasePeriod } from '../domain.ts';
+import type { CalendarKey } from '../markets/calendar.ts';
 import { gaps, type Interval, type Segment } from './coverage.ts';
 import {
   closedEnd, countLabelsIn, firstLabelAtOrAfter, floorMs, labelBack, lastLabelAtOrBefore, nextClose, openLabel, splitByLabels,
@@ -26,7 +27,7 @@ export interface Window {
   open?: number;
 }
 
-export function windowFor(region: Region, period: BasePeriod, query: WindowQuery, now: number): Window {
+export function windowFor(region: CalendarKey, period: BasePeriod, query: WindowQuery, now: number): Window {
   const lo = query.start ?? floorMs(region);
   const closed = closedEnd(region, period, now);
   const end = query.end ?? Infinity;
@@ -44,7 +45,7 @@ export function windowFor(region: Region, period: BasePeriod, query: WindowQuery
  * possible label ≤ upper (or the query's own start when that comes first). Suspensions make the
  * estimate short; the tier then walks further back (deficitStep).
  */
-export function countRange(region: Region, period: BasePeriod, lo: number, upper: number, need: number): Interval | undefined {
+export function countRange(region: CalendarKey, period: BasePeriod, lo: number, upper: number, need: number): Interval | undefined {
   if (need <= 0 || upper < lo) return undefined;
   // More bars asked for than [lo, upper] can hold (a start_time window with a large count): the
   // range is all of it, without walking the calendar back (that walk was most of a store hit).
@@ -75,7 +76,7 @@ export interface FetchPlan {
 
 /** Missing pieces of [lo, hi] given the covered segments, as vendor calls. */
 export function planFetches(
-  region: Region, period: BasePeriod, covered: readonly Interval[], lo: number, hi: number, maxBarsPerCall: number,
+  region: CalendarKey, period: BasePeriod, covered: readonly Interval[], lo: number, hi: number, maxBarsPerCall: number,
 ): FetchPlan {
   const free: Interval[] = [];
   const pieces: Fetch[] = [];
@@ -147,7 +148,7 @@ export interface RevisionPolicy {
  * which makes them final; everything older is final at once.
  */
 export function coverageFor(
-  region: Region, period: BasePeriod, cover: Interval, now: number, policy: RevisionPolicy, rechecked: readonly Interval[] = [],
+  region: CalendarKey, period: BasePeriod, cover: Interval, now: number, policy: RevisionPolicy, rechecked: readonly Interval[] = [],
 ): Segment[] {
   const n = policy.bars[period];
   const closed = closedEnd(region, period, now);

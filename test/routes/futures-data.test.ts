@@ -199,26 +199,113 @@ describe('binary formats', () => {
 });
 
 describe('with the history store on', () => {
-  it('futures K-lines bypass the store: a fresh instance on the same store answers as without it, futures columns included', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mdqs-futures-store-'));
-    const now = sh('2025-06-16', '15:30');
-    const open = () => buildTestApp({
+  const SIM_DOWN = new Error('sim: unreachable (test)');
+  /** A fresh instance on the store in `dir` at `now`; `down`: its vendor's K-lines fail, counted. */
+  async function open(dir: string, now: number, down = false) {
+    const built = await buildTestApp({
       now: () => now,
       configure: (config) => { config.history = { ...config.history, enabled: true, sqlitePath: join(dir, 'history.sqlite') }; },
     });
-    const urls = ['/v1/klines?symbol=au2604.SHF&period=1m&count=600', '/v1/klines?symbol=au2604.SHF&period=1d&count=5'];
+    const sim = built.adapters.get('sim')!;
+    const calls: string[] = [];
+    const real = sim.getCandles!.bind(sim);
+    sim.getCandles = async (query, ctx) => {
+      calls.push(`${query.symbol.symbol} ${query.period}`);
+      if (down) throw SIM_DOWN;
+      return real(query, ctx);
+    };
+    return { app: built.app, calls };
+  }
+
+  it('futures K-lines are kept: a fresh instance answers them from the store with the vendor down, futures columns included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mdqs-futures-store-'));
+    const now = sh('2025-06-16', '15:30');
+    // Monday after the close: the 1m window reaches back over Friday's night session into Friday's day session.
+    const urls = [
+      '/v1/klines?symbol=au2604.SHF&period=1m&count=600', '/v1/klines?symbol=au2604.SHF&period=1d&count=5',
+      '/v1/klines?symbol=au2604.SHF&period=5m&count=100', `/v1/klines?symbol=au2604.SHF&period=1d&count=5&format=arrow`,
+    ];
     try {
       clock.t = now;
-      const first = (await open()).app;
-      for (const url of urls) expect((await first.inject({ url, headers: SDK_HEADERS })).statusCode).toBe(200);
-      await first.close();
-      // New caches, the same store file: what the store held would answer now.
-      const second = (await open()).app;
+      const first = await open(dir, now);
+      const answers = new Map<string, unknown>();
       for (const url of urls) {
-        const res = await second.inject({ url, headers: SDK_HEADERS });
-        expect(res.json(), url).toEqual((await sdk(url)).body);
+        const res = await first.app.inject({ url, headers: SDK_HEADERS });
+        expect(res.statusCode, url).toBe(200);
+        answers.set(url, url.includes('arrow') ? tableFromIPC(res.rawPayload).toArray().map((r) => r.toJSON()) : res.json());
       }
-      await second.close();
+      expect(first.calls.length).toBeGreaterThan(0);
+      await first.app.close();
+      // New caches, the same store file, the vendor down: every answer is the store's, byte for byte the first one.
+      const second = await open(dir, now, true);
+      for (const url of urls) {
+        const res = await second.app.inject({ url, headers: SDK_HEADERS });
+        expect(res.statusCode, url).toBe(200);
+        if (url.includes('arrow')) {
+          const rows = tableFromIPC(res.rawPayload).toArray().map((r) => r.toJSON());
+          expect(rows, url).toEqual(answers.get(url));
+          expect(Object.keys(rows[0])).toEqual(expect.arrayContaining(['open_interest', 'settlement_price']));
+          continue;
+        }
+        const body = res.json();
+        expect(body, url).toEqual(answers.get(url));
+        frame(body.data);
+      }
+      expect(second.calls).toEqual([]);
+      const minute = (answers.get(urls[0]) as { data: Columns }).data;
+      // Friday's night session (21:01 … 02:30) is there, under Monday.
+      expect(minute.timestamp).toContain(sh('2025-06-13', '21:01'));
+      expect(minute.timestamp).toContain(sh('2025-06-14', '02:30'));
+      await second.app.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("Friday night in session: the store keeps the closed bars, the forming one comes from the vendor; Monday's window then needs only the rest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mdqs-futures-night-'));
+    try {
+      const night = sh('2025-06-13', '22:00');
+      clock.t = night;
+      const first = await open(dir, night);
+      const res = await first.app.inject({ url: '/v1/klines?symbol=au2604.SHF&period=1m&count=100', headers: SDK_HEADERS });
+      expect(res.statusCode).toBe(200);
+      const atNight = res.json().data as Columns;
+      expect(atNight.timestamp.at(-1)).toBe(night);
+      await first.app.close();
+
+      // The vendor down at 22:30 on a new instance: the closed bars up to 22:00 are the store's; the forming bar is not stored.
+      const later = sh('2025-06-13', '22:30');
+      const down = await open(dir, later, true);
+      const range = `start_time=${sh('2025-06-13', '21:01')}&end_time=${sh('2025-06-13', '21:59')}`;
+      const held = await down.app.inject({ url: `/v1/klines?symbol=au2604.SHF&period=1m&${range}`, headers: SDK_HEADERS });
+      expect(held.statusCode, held.body).toBe(200);
+      const heldBars = held.json().data as Columns;
+      expect(heldBars.timestamp).toHaveLength(59);
+      expect(heldBars.open_interest).toEqual(atNight.open_interest.slice(atNight.timestamp.indexOf(sh('2025-06-13', '21:01')), -1));
+      expect(down.calls).toEqual([]);
+      await down.app.close();
+
+      // Monday after the close, on a new instance: the window is whole, and the night's stored part is not asked again.
+      const monday = sh('2025-06-16', '15:30');
+      const up = await open(dir, monday);
+      const whole = await up.app.inject({ url: `/v1/klines?symbol=au2604.SHF&period=1m&start_time=${sh('2025-06-13', '15:01')}&end_time=${sh('2025-06-16', '15:00')}&count=600`, headers: SDK_HEADERS });
+      expect(whole.statusCode).toBe(200);
+      const bars = whole.json().data as Columns;
+      expect(bars.timestamp).toEqual(minuteBarLabels('CN_FUTURES:au', '2025-06-16', 1));
+      frame(bars);
+      expect(up.calls).toHaveLength(1);
+      await up.app.close();
+      // And now all of it is the store's.
+      const again = await open(dir, monday, true);
+      const stored = await again.app.inject({ url: `/v1/klines?symbol=au2604.SHF&period=1m&start_time=${sh('2025-06-13', '15:01')}&end_time=${sh('2025-06-16', '15:00')}&count=600`, headers: SDK_HEADERS });
+      expect(stored.json()).toEqual(whole.json());
+      const coverage = await again.app.inject({ url: '/v1/coverage?symbols=au2604.SHF&period=1m&start_date=2025-06-13&end_date=2025-06-16', headers: SDK_HEADERS });
+      expect(coverage.statusCode).toBe(200);
+      // Friday's trading day (from Thursday's night) and Monday's (from Friday's night) both hold bars.
+      expect(coverage.json().data['au2604.SHF']).toMatchObject({ adapter: 'sim', start_date: '2025-06-13', end_date: '2025-06-16', expected: 2, stored: 2, missing: [], missing_count: 0 });
+      expect(again.calls).toEqual([]);
+      await again.app.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

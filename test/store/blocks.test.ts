@@ -620,3 +620,61 @@ describe('barsWithin', () => {
     }), { numRuns: 300 });
   });
 });
+
+describe('futures columns (format 3): open interest and settlement price are kept', () => {
+  const ts = Array.from({ length: 30 }, (_, i) => 1_749_819_660_000 + i * MIN);
+  const futures = (from = 0): Candles => ({
+    ...bars(ts.slice(from)),
+    open_interest: ts.slice(from).map((_, i) => 180_000 + 7 * (from + i)),
+    settlement_price: ts.slice(from).map((_, i) => (780_000 + from + i) / 1000),
+  });
+
+  it('round-trips both columns exactly in a format-3 block; bars without them stay format 2, byte for byte as before', () => {
+    const bytes = encodeBlock(futures());
+    expect(bytes[0]).toBe(3);
+    expect([bytes[1], bytes[2]]).toEqual([I32, I32 + 3]);
+    const back = decodeBlock(bytes);
+    expect(back.open_interest).toEqual(futures().open_interest);
+    expect(back.settlement_price).toEqual(futures().settlement_price);
+    const plain = encodeBlock(bars(ts));
+    expect(plain[0]).toBe(2);
+    expect([plain[1], plain[2], plain[3]]).toEqual([0, 0, 0]);
+    expect(decodeBlock(plain).open_interest).toBeUndefined();
+    // The format-3 block is the format-2 one plus its two columns (4n bytes each), same header size.
+    expect(bytes.byteLength - plain.byteLength).toBe(2 * 4 * ts.length);
+  });
+
+  it('is verified like the rest: a changed open interest or a changed tag byte is CorruptBlockError', () => {
+    const bytes = encodeBlock(futures());
+    const last = bytes.slice();
+    last[last.byteLength - 1] ^= 1;
+    expect(() => decodeBlock(last)).toThrow(CorruptBlockError);
+    const tag = bytes.slice();
+    tag[1] = F64;
+    expect(() => decodeBlock(tag)).toThrow(CorruptBlockError);
+  });
+
+  it('merge, assemble and readBlocks keep them; a bar without them (NaN) drops the column from the answer, never serves a gap', () => {
+    const older = decodeBlock(encodeBlock(futures(), 0, 20));
+    const merged = mergeBlock(older, futures(10));
+    expect(merged.open_interest).toEqual(futures().open_interest);
+    const blob = encodeBlock(merged);
+    const read = readBlocks([blob], ts[5], ts[25]).bars;
+    expect(read.open_interest).toEqual(futures().open_interest!.slice(5, 26));
+    expect(read.settlement_price).toEqual(futures().settlement_price!.slice(5, 26));
+    expect(assemble([decodeBlock(blob)], ts[5], ts[25])).toEqual(read);
+    // The same label range merged with plain bars: those bars have no open interest.
+    const mixed = mergeBlock(decodeBlock(blob), bars(ts.slice(25)));
+    const mixedBlob = encodeBlock(mixed);
+    expect(mixedBlob[1]).toBe(F64);
+    expect(readBlocks([mixedBlob], ts[0], ts[24]).bars.open_interest).toEqual(futures().open_interest!.slice(0, 25));
+    const across = readBlocks([mixedBlob], ts[20], ts[29]).bars;
+    expect(across.open_interest).toBeUndefined();
+    expect(across.settlement_price).toBeUndefined();
+    expect(across.timestamp).toEqual(ts.slice(20));
+    // A plain block beside a futures block: only the window that is all futures keeps the columns.
+    const plainBlob = encodeBlock(bars(ts.map((t) => t - DAY)));
+    expect(readBlocks([plainBlob, blob], ts[0] - DAY, ts[29]).bars.open_interest).toBeUndefined();
+    expect(readBlocks([plainBlob, blob], ts[0], ts[29]).bars.open_interest).toEqual(futures().open_interest);
+  });
+});

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isTradingDay, localDate, localMidnight, localTimeMs, minuteBarLabels, nextTradingDay } from '../../src/markets/calendar.ts';
 import { activeAt, expiredAt, gaps, overlay, overlayAll, type Segment } from '../../src/store/coverage.ts';
-import { closedEnd, countLabelsIn, floorMs, labelBack, labelsIn, nextClose, openLabel } from '../../src/store/labels.ts';
+import { closedEnd, countLabelsIn, firstLabelAtOrAfter, floorMs, labelBack, labelsIn, lastLabelAtOrBefore, nextClose, openLabel } from '../../src/store/labels.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor } from '../../src/store/plan.ts';
 
 const d = (date: string) => localMidnight('CN', date);
@@ -210,5 +210,43 @@ describe('revision window', () => {
   it('old ranges are final at once, and a zero window disables revision', () => {
     expect(coverageFor('CN', '1d', { lo: d('2025-01-01'), hi: d('2025-12-31') }, AFTER_CLOSE, policy)).toEqual([final(d('2025-01-01'), d('2025-12-31'))]);
     expect(coverageFor('CN', '1d', { lo: d('2026-11-01'), hi: d('2026-11-20') }, AFTER_CLOSE, { bars: { '1d': 0, '1m': 0 } })).toEqual([final(d('2026-11-01'), d('2026-11-20'))]);
+  });
+});
+
+describe('a futures product calendar (night sessions belong to the next trading day)', () => {
+  const KEY = 'CN_FUTURES:au' as const;
+  const at = (date: string, hhmm: string) => Date.parse(`${date}T${hhmm}:00+08:00`);
+  // Monday 2025-06-16's session: Friday 21:00 – Saturday 02:30, then 09:00 – 15:00.
+  const monday = minuteBarLabels(KEY, '2025-06-16', 1);
+
+  it('labels across Friday night and the weekend are Monday\'s, in order, counted without building them', () => {
+    const lo = at('2025-06-13', '15:00');
+    const hi = at('2025-06-16', '15:00');
+    const labels = labelsIn(KEY, '1m', lo + 1, hi);
+    expect(labels).toEqual(monday);
+    expect(countLabelsIn(KEY, '1m', lo + 1, hi)).toBe(monday.length);
+    expect(labels[0]).toBe(at('2025-06-13', '21:01'));
+  });
+
+  it('the newest label at or before a Saturday morning is the night\'s last (02:30), not Friday\'s 15:00', () => {
+    expect(lastLabelAtOrBefore(KEY, '1m', at('2025-06-14', '10:00'))).toBe(at('2025-06-14', '02:30'));
+    expect(lastLabelAtOrBefore(KEY, '1m', at('2025-06-13', '22:00'))).toBe(at('2025-06-13', '22:00'));
+    expect(lastLabelAtOrBefore(KEY, '1m', at('2025-06-13', '18:00'))).toBe(at('2025-06-13', '15:00'));
+    expect(firstLabelAtOrAfter(KEY, '1m', at('2025-06-13', '18:00'))).toBe(at('2025-06-13', '21:01'));
+    expect(firstLabelAtOrAfter(KEY, '1m', at('2025-06-14', '03:00'))).toBe(at('2025-06-16', '09:01'));
+  });
+
+  it('counting back from Monday\'s close walks through the night into Friday', () => {
+    expect(labelBack(KEY, '1m', at('2025-06-16', '15:00'), monday.length)).toBe(monday[0]);
+    expect(labelBack(KEY, '1m', at('2025-06-16', '15:00'), monday.length + 1)).toBe(at('2025-06-13', '15:00'));
+    expect(labelBack(KEY, '1d', localMidnight(KEY, '2025-06-16'), 2)).toBe(localMidnight(KEY, '2025-06-13'));
+  });
+
+  it('Friday 22:00: Monday\'s 1d bar is forming, Friday\'s the newest closed; the 1m bar forming is 22:01', () => {
+    const now = at('2025-06-13', '22:00');
+    expect(closedEnd(KEY, '1d', now)).toBe(localMidnight(KEY, '2025-06-13'));
+    expect(openLabel(KEY, '1d', now)).toBe(localMidnight(KEY, '2025-06-16'));
+    expect(openLabel(KEY, '1m', now)).toBe(at('2025-06-13', '22:01'));
+    expect(nextClose(KEY, now)).toBe(at('2025-06-16', '15:00'));
   });
 });

@@ -97,3 +97,20 @@ describe('validateCandles', () => {
     expect(droppedSome).toBeGreaterThan(20);
   });
 });
+
+describe('futures columns', () => {
+  const rows: Array<[number, number, number, number, number, number, number]> = [
+    [1000, 10, 11, 9, 10.5, 100, 1050], [2000, 10, 11, 9, 10.5, 100, 1050], [3000, 10, 11, 9, 10.5, 100, 1050], [4000, 10, 11, 9, 10.5, 100, 1050],
+  ];
+  it('a bar with a negative or fractional open interest, or a settlement price that is not positive and finite, is dropped; the kept bars keep both columns', () => {
+    const c = { ...bars(rows), open_interest: [500, -1, 502.5, 503], settlement_price: [10.2, 10.2, 10.2, 10.3] };
+    const bad = { ...bars(rows), open_interest: [500, 501, 502, 503], settlement_price: [10.2, 0, Number.NaN, 10.3] };
+    expect(validateCandles(c)).toEqual({ dropped: 2, candles: { ...bars([rows[0], rows[3]]), open_interest: [500, 503], settlement_price: [10.2, 10.3] } });
+    expect(validateCandles(bad).candles.timestamp).toEqual([1000, 4000]);
+    expect(validateCandles(bad).candles.settlement_price).toEqual([10.2, 10.3]);
+  });
+  it('a futures column of another length fails the whole answer, like a ragged price column', () => {
+    const c = { ...bars(rows), open_interest: [500, 501] };
+    expect(validateCandles(c)).toMatchObject({ dropped: 4, candles: { timestamp: [], open_interest: [] } });
+  });
+});

@@ -10,12 +10,11 @@ import { estimateBytes } from '../../cache/estimate-bytes.ts';
 import { live, type CacheWindows, type LiveWindows, type TtlContext } from '../../cache/ttl-policy.ts';
 import type { Candles as CandlesValue } from '../../domain.ts';
 import { isMarketOpen } from '../../markets/calendar.ts';
-import { isFuturesExchange } from '../../markets/futures.ts';
 import { DAY_MS } from '../../markets/time.ts';
 import { Candles } from '../../schemas.ts';
 import type { HistoryStore } from '../../store/index.ts';
 import { windowFor } from '../../store/plan.ts';
-import type { PassRequest, StoreTier } from '../loader.ts';
+import type { StoreTier } from '../loader.ts';
 import type { FormingState } from '../status.ts';
 import { invoke, own, type PolicyView, type ResourceDescriptor } from './descriptor.ts';
 
@@ -43,29 +42,22 @@ export function bucketCount(count: number): number {
  * or not (`absent`); undefined when the window does not reach a forming bar.
  */
 export function formingOf(query: CandleQuery, value: CandlesValue, now: number): FormingState | undefined {
-  const open = windowFor(query.symbol.region, query.period, query, now).open;
+  const open = windowFor(calendarKeyOf(query.symbol), query.period, query, now).open;
   if (open === undefined) return undefined;
   const last = value.timestamp.at(-1);
   return last !== undefined && last >= open ? 'stale' : 'absent';
 }
 
-/** A futures contract's bars go straight to the vendor: the store plans sessions by region, not by product (night sessions). */
-async function* vendorOnly(query: CandleQuery): AsyncGenerator<PassRequest<CandleQuery>, CandlesValue | undefined, CandlesValue | undefined> {
-  return yield { query };
-}
-
-/** The history store as the candles' tier (adapters in `off` bypass it; futures contracts do too). */
+/** The history store as the candles' tier (adapters in `off` bypass it). */
 function candleStore(history: HistoryStore, off: ReadonlySet<string>, now: () => number): StoreTier<CandleQuery, CandlesValue> {
   return {
     keeps: (adapterId) => !off.has(adapterId),
     read: async (adapterId, [query]) => {
-      if (isFuturesExchange(query.symbol.exchange)) return new Map();
       const stored = await history.stored(adapterId, query);
       return stored === undefined ? new Map() : new Map([[candleKey(query), stored]]);
     },
-    pass: (adapterId, query) => (isFuturesExchange(query.symbol.exchange) ? vendorOnly(query) : history.pass(adapterId, query)),
+    pass: (adapterId, query) => history.pass(adapterId, query),
     salvage: async (adapterIds, query) => {
-      if (isFuturesExchange(query.symbol.exchange)) return undefined;
       for (const adapter of adapterIds) {
         const value = await history.salvage(adapter, query);
         if (value !== undefined) return { value, adapter, ageMs: 0 };
