@@ -11,11 +11,12 @@
 // - daily rows are dated by trading day (a Friday night's trading is in Monday's row); minute rows
 //   carry the Beijing wall time of the bar's end (a night bar is dated by its evening).
 
-import type { Candles, FuturesExchange, Quote, SymbolRef } from '../../src/domain.ts';
+import type { Candles, FuturesExchange, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
 import {
   isMarketOpen, localDate, localMidnight, localTimeMs, minuteBarLabelFor, sessions, sessionState, tradingDayOf, type CalendarKey,
 } from '../../src/markets/calendar.ts';
-import { futuresCalendarKey, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
+import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
+import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
 import type { Bar } from '../common/bars.ts';
 import { round } from '../common/shapes.ts';
 import { checkBars, type JsonRecord, type PayloadReader, type RowCheck } from '../common/validate.ts';
@@ -275,6 +276,47 @@ export function futuresQuote(
       ...(bar.openInterest === undefined ? {} : { open_interest: bar.openInterest }),
       settlement_price: settlement,
       ...(prevSettlement === undefined ? {} : { prev_settlement_price: prevSettlement }),
+    },
+  };
+}
+
+/**
+ * A contract's instrument: the vendor's name and previous settlement (the newest daily row's
+ * close − change, else the row before's VWAP), the contract terms from the product table
+ * (src/markets/holidays/cn-futures.json: tick, multiplier, listing and last trading day by the
+ * exchange's rules, the main-contract rule), the limits the previous settlement ± the product's
+ * base limit on the tick, as the sim gives them.
+ */
+export function futuresInstrument(c: FuturesContract, data: JsonRecord, rows: FuturesBar[], r: PayloadReader): Instrument | undefined {
+  const bar = rows[rows.length - 1];
+  if (bar === undefined) return undefined;
+  const parsed = parseContract(c.ref.code, c.ref.exchange as FuturesExchange);
+  if (parsed === undefined) return undefined;
+  const day = localDate('CN', bar.t);
+  const contract = contractFor(c.product, contractYear(parsed, Number(day.slice(0, 4))), parsed.month);
+  const before = rows[rows.length - 2];
+  const prevSettlement = bar.prevSettlement ?? (before === undefined ? undefined : vwap(c, before.amount, before.volume));
+  const tick = c.product.tickSize;
+  const limit = (sign: 1 | -1) => (prevSettlement === undefined ? null : onTick(prevSettlement * (1 + sign * c.product.limitRatio), tick));
+  return {
+    code: c.ref.code,
+    exchange: c.ref.exchange,
+    name: r.optionalString(data.name, 'data.name') ?? c.ref.code,
+    region: 'CN',
+    symbol: c.ref.symbol,
+    type: 'futures',
+    ext: {
+      type: 'cn_futures',
+      float_shares: null,
+      total_shares: null,
+      tick_size: tick,
+      limit_up: limit(1),
+      limit_down: limit(-1),
+      listing_date: contract.listingDate,
+      last_trade_date: contract.lastTradeDate,
+      multiplier: c.product.multiplier,
+      product: c.product.product,
+      main_contract: mainContract(c.product, day)?.code === contract.code,
     },
   };
 }

@@ -27,7 +27,7 @@ import {
 } from './requests.ts';
 import { UsMarketResolver } from './us-markets.ts';
 import {
-  FUTURES_KLINE_FIELDS2, futuresContract, futuresQuote, newestTradingDay, normaliseFuturesMinutes, parseFuturesKlines, settleDaily,
+  FUTURES_KLINE_FIELDS2, futuresContract, futuresInstrument, futuresQuote, newestTradingDay, normaliseFuturesMinutes, parseFuturesKlines, settleDaily,
   toFuturesCandles, type FuturesBar, type FuturesContract,
 } from './futures.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
@@ -130,7 +130,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
 
   /** A contract's kline rows with the futures columns; undefined for a contract the vendor does not know. */
   async function futuresKline(
-    c: FuturesContract, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'intraday' | 'quotes', ctx?: CallContext,
+    c: FuturesContract, period: '1d' | '1m', p: Omit<KlineParams, 'klt'>, resource: 'candles' | 'intraday' | 'quotes' | 'instruments', ctx?: CallContext,
   ) {
     const secid = us.secid(c.ref) as string;
     const text = await fetchText(historyHosts, (h) => buildKlineRequest(h, secid, { klt: period === '1d' ? 101 : 1, ...p }, resource, wire, FUTURES_KLINE_FIELDS2), ctx);
@@ -329,7 +329,13 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
     },
 
     getInstruments(symbols, ctx) {
-      return perSymbol(symbols.filter((s) => !isFuturesExchange(s.exchange)), 'instruments', ctx, async (secid, ref) => {
+      return perSymbol(symbols, 'instruments', ctx, async (secid, ref) => {
+        const contract = futuresContract(ref);
+        if (contract !== undefined) {
+          // A contract: the vendor's name and previous settlement from its newest daily rows.
+          const got = await futuresKline(contract, '1d', { beg: '0', end: '20500101', lmt: 2 }, 'instruments', ctx);
+          return got === undefined ? NOT_FOUND : futuresInstrument(contract, got.data, got.rows, r);
+        }
         const data = await stockGet(secid, INSTRUMENT_FIELDS, 'instruments', ctx);
         return data === NOT_FOUND ? NOT_FOUND : parseInstrument(data, ref, r, check('instruments', ref.symbol));
       });

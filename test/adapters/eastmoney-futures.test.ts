@@ -109,6 +109,25 @@ describe('eastmoney futures: quotes from the newest daily rows', () => {
   });
 });
 
+describe('eastmoney futures: instruments', () => {
+  it("the vendor's name and previous settlement, the contract terms of the product table", async () => {
+    bodies = { '113.au2604': AU };
+    const found = await adapter(SAT_0100).getInstruments([ref('au2604.SHF'), ref('au2610.SHF')]);
+    expect(asked.map((a) => `${a.secid} ${a.klt} ${a.lmt}`).sort()).toEqual(['113.au2604 101 2', '113.au2610 101 2']);
+    expect(found.has('au2610.SHF')).toBe(false);
+    expect(found.get('au2604.SHF')).toEqual({
+      code: 'au2604', exchange: 'SHF', name: '沪金2604', region: 'CN', symbol: 'au2604.SHF', type: 'futures',
+      ext: {
+        type: 'cn_futures', float_shares: null, total_shares: null, tick_size: 0.02,
+        // Friday's settlement 997.64 ± 6 %, on the 0.02 tick.
+        limit_up: 1057.5, limit_down: 937.78,
+        listing_date: '2025-04-16', last_trade_date: '2026-04-15', multiplier: 1000, product: 'au', main_contract: false,
+      },
+    });
+    expect(quoteCalls).toBe(0);
+  });
+});
+
 describe('eastmoney futures: K-lines', () => {
   it('1d: dated by trading day; open_interest from f63; settlement from the next row, the newest provisional', async () => {
     bodies = { '113.au2604': AU };

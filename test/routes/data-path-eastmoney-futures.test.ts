@@ -112,6 +112,14 @@ describe('China futures on Eastmoney through the app', () => {
     expect(asked).toEqual([]);
   });
 
+  it('instruments: type futures, ext.type cn_futures with the contract terms', async () => {
+    const get = await setup();
+    const { status, body } = await get('/v1/instruments?symbols=au2604.SHF');
+    expect(status).toBe(200);
+    expect(body.data[0]).toMatchObject({ symbol: 'au2604.SHF', type: 'futures', name: '沪金2604' });
+    expect(body.data[0].ext).toMatchObject({ type: 'cn_futures', tick_size: 0.02, multiplier: 1000, last_trade_date: '2026-04-15', limit_up: 1057.5 });
+  });
+
   it('an unknown contract: 200 with X-Missing-Symbols on quotes, 404 on K-lines', async () => {
     const get = await setup();
     const res = await app.inject({ url: '/v1/quotes?symbols=au2604.SHF,ag2606.SHF', headers: { 'x-api-key': KEYS.demo } });
