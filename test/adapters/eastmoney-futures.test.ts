@@ -74,10 +74,13 @@ describe('eastmoney futures: secids and requests', () => {
     expect(quoteCalls).toBe(0);
   });
 
-  it('the capabilities route CN_FUTURES here; a contract has no depth (absent, no vendor call)', async () => {
+  it('the capabilities route CN_FUTURES here; a contract has no depth (absent) and no ex-factors (empty), no vendor call', async () => {
     const a = adapter(SAT_0100);
     expect(a.capabilities.markets).toContain('CN_FUTURES');
     expect((await a.getDepth([ref('au2604.SHF')])).size).toBe(0);
+    // No corporate actions on a contract: an empty list (the adjusted K-lines ask for it).
+    expect(a.capabilities.resourceMarkets?.exFactors).toContain('CN_FUTURES');
+    expect([...(await a.getExFactors([ref('au2604.SHF')]))]).toEqual([['au2604.SHF', []]]);
     expect(asked).toEqual([]);
     expect(quoteCalls).toBe(0);
   });

@@ -197,9 +197,9 @@ describe('eastmoney adapter: requests and normalised results', () => {
 
   // Issue 24: HK ex-factors come from the F10 dividend table; US stays out of scope as data, and a
   // call that still asks is answered without it instead of throwing (a breaker failure).
-  it('ex-factors: declared for CN and HK; US symbols are left out without a request or an error', async () => {
+  it('ex-factors: declared for CN and HK (and futures: an empty list, eastmoney-futures.test.ts); US symbols are left out without a request or an error', async () => {
     const a = adapter();
-    expect(a.capabilities.resourceMarkets?.exFactors).toEqual(['CN', 'HK']);
+    expect(a.capabilities.resourceMarkets?.exFactors).toEqual(['CN', 'HK', 'CN_FUTURES']);
     expect((await a.getExFactors([AAPL])).size).toBe(0);
     expect(log).toHaveLength(0);
   });
