@@ -13,7 +13,7 @@
 
 import type { Candles, FuturesExchange, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
 import {
-  isMarketOpen, localDate, localMidnight, localTimeMs, minuteBarLabelFor, sessions, sessionState, tradingDayOf, type CalendarKey,
+  addDays, isMarketOpen, isTradingDay, localDate, localMidnight, prevTradingDay, localTimeMs, minuteBarLabelFor, sessions, sessionState, tradingDayOf, type CalendarKey,
 } from '../../src/markets/calendar.ts';
 import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
@@ -94,7 +94,7 @@ export function parseFuturesKlines(data: JsonRecord, c: FuturesContract, period:
     const [, date, hhmm] = m as RegExpExecArray;
     let t: number;
     try {
-      t = hhmm === undefined ? localMidnight('CN', date) : localTimeMs('CN', date, hhmm);
+      t = hhmm === undefined ? localMidnight('CN', date) : minuteInstant(c, date, hhmm);
     } catch {
       r.fail(`${path}[0]`);
     }
@@ -110,6 +110,19 @@ export function parseFuturesKlines(data: JsonRecord, c: FuturesContract, period:
     return bar;
   });
   return checkBars(bars, check) as FuturesBar[];
+}
+
+/**
+ * The instant of a minute row: its Beijing wall time. [verify] chose: a row after midnight is taken
+ * as dated by the calendar (the capture found ends its nights at 23:00); should the vendor date it
+ * by its trading day instead (Monday 00:30 for Saturday 00:30, outside every session), the instant
+ * of that time on the morning after the trading day's night open is taken when it is in a session.
+ */
+function minuteInstant(c: FuturesContract, date: string, hhmm: string): number {
+  const t = localTimeMs('CN', date, hhmm);
+  if (hhmm >= '03:00' || minuteBarLabelFor(c.key, Math.ceil(t / MINUTE_MS) * MINUTE_MS, 1) !== undefined || !isTradingDay('CN', date)) return t;
+  const alt = localTimeMs('CN', addDays(prevTradingDay('CN', date), 1), hhmm);
+  return minuteBarLabelFor(c.key, alt, 1) !== undefined && tradingDayOf(c.key, alt) === date ? alt : t;
 }
 
 /** The canonical end label of a futures minute row stamped `endMs`; undefined on a day the calendar has no session. */

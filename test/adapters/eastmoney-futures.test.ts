@@ -175,6 +175,16 @@ describe('eastmoney futures: K-lines', () => {
     expect(c!.settlement_price!.at(-1)).toBe(1000.44);
   });
 
+  it('a night row after midnight dated by its trading day (Monday 00:30) is read as the Saturday 00:30 it must be', () => {
+    const au = futuresContract(ref('au2604.SHF'))!;
+    const data = { klines: ['2026-02-02 00:30,1000.00,1000.10,1000.20,999.90,100,100005000.0,0.00,0.00,0.10,0.00,0,167000,0'] } as JsonRecord;
+    const [row] = parseFuturesKlines(data, au, '1m', payloadReader('eastmoney'), rowCheck('eastmoney', undefined, 'candles'));
+    expect(row.t).toBe(cnTime('2026-01-31', '00:30'));
+    // The calendar-dated form is kept as it is.
+    const [same] = parseFuturesKlines({ klines: ['2026-01-31 00:30,1000.00,1000.10,1000.20,999.90,100,100005000.0'] } as JsonRecord, au, '1m', payloadReader('eastmoney'), rowCheck('eastmoney', undefined, 'candles'));
+    expect(same.t).toBe(cnTime('2026-01-31', '00:30'));
+  });
+
   it("intraday: the newest trading day's bars (Monday's: the Friday night so far)", async () => {
     bodies = { '113.au2604': AU };
     const c = await adapter(SAT_0100).getIntraday!(ref('au2604.SHF'));
