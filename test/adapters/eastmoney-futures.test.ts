@@ -28,7 +28,7 @@ let dailyUntil = '2050-01-01';
 
 type Body = { rc: number; data: { klines: string[] } & Record<string, unknown> };
 
-vendorServer([
+const vendor = vendorServer([
   http.get(`${HISTORY}/api/qt/stock/kline/get`, ({ request }) => {
     const q = new URL(request.url).searchParams;
     const a: Asked = { secid: q.get('secid') ?? '', klt: q.get('klt') ?? '', end: q.get('end') ?? '', lmt: q.get('lmt') ?? '', fields2: q.get('fields2') ?? '' };
@@ -99,6 +99,30 @@ describe('eastmoney futures: quotes from the newest daily rows', () => {
         open_interest: 167968, settlement_price: null, prev_settlement_price: 997.64,
       },
     });
+  });
+
+  it('a batch of an A-share and a contract: the share goes to ulist, the contract to its kline', async () => {
+    bodies = { '113.au2604': AU };
+    const quotes = await adapter(SAT_0100).getQuotes([ref('600519.SH'), ref('au2604.SHF')]);
+    expect(quoteCalls).toBe(1);
+    expect(asked.map((a) => a.secid)).toEqual(['113.au2604']);
+    expect([...quotes.keys()]).toEqual(['au2604.SHF']);
+  });
+
+  it('a row breaking the OHLC envelope is dropped and reported, the others kept', async () => {
+    bodies = { '113.au2604': AU };
+    const events: unknown[] = [];
+    const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, {
+      now: () => SAT_0100, http: testHttp('eastmoney'), onInvalidRows: (e) => events.push(e),
+    });
+    const body = fixture<Body>('eastmoney', 'futures-kline-daily-au2604');
+    body.data.klines[2] = body.data.klines[2].replace(/^(2026-01-28,[^,]+,[^,]+,)([^,]+),([^,]+)/, '$1$3,$2');
+    bodies = {};
+    vendor.server.use(http.get(`${HISTORY}/api/qt/stock/kline/get`, () => HttpResponse.json(body)));
+    const c = await a.getCandles({ symbol: ref('au2604.SHF'), period: '1d', count: 10 });
+    expect(c?.timestamp).not.toContain(cnTime('2026-01-28'));
+    expect(c?.timestamp).toHaveLength(5);
+    expect(events).toEqual([expect.objectContaining({ adapter: 'eastmoney', resource: 'candles', symbol: 'au2604.SHF', reason: 'ohlc_envelope', dropped: 1 })]);
   });
 
   it("Friday 16:00: Friday's day has closed, its settlement is its VWAP (amount ÷ (volume × 1000 g))", async () => {
