@@ -17,17 +17,17 @@
 //   const recorder = new Recorder({ store, router, settings, lock, now, log });
 //   recorder.start();  …  await recorder.runDue();  …  await recorder.stop();
 import type { Adapter, CandleQuery } from '../../adapters/types.ts';
-import type { BasePeriod, Candles, PoolId, Region, SymbolRef } from '../domain.ts';
+import type { BasePeriod, Candles, Market, PoolId, Region, SymbolRef } from '../domain.ts';
 import { isAppError } from '../errors.ts';
 import { addDays, latestTradingDay, localMidnight, prevTradingDay } from '../markets/calendar.ts';
 import { POOL_REGION, resolvePoolId } from '../markets/pools.ts';
-import { parseSymbol } from '../markets/symbols.ts';
+import { calendarKeyOf, marketOf, parseSymbol } from '../markets/symbols.ts';
 import { runPass, type HistoryStore } from '../store/index.ts';
 import type { RecordJob, RecordSettings } from '../store/settings.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
 import type { RecorderMetrics } from './metrics.ts';
 import type { RunnerLock } from './runner-lock.ts';
-import { dueDays, nextRecordableAt } from './schedule.ts';
+import { closeOf, dueDays, nextRecordableAt } from './schedule.ts';
 
 export interface RecorderLog {
   info(obj: object, msg: string): void;
@@ -56,7 +56,8 @@ export interface RecorderDeps {
 /** One job's progress on one market's trading day (the ledger 'run' row, `/v1/meta`). */
 export interface DayRun {
   job: string;
-  market: Region;
+  /** CN, HK, US, or CN_FUTURES (a job's futures contracts, recorded once every product has closed). */
+  market: Market;
   day: string;
   state: 'running' | 'done' | 'failed';
   periods: BasePeriod[];
@@ -171,12 +172,12 @@ export class Recorder {
   }
 
   /** The first adapter of `region`'s candle chain that records `period` into the store (warm's "via"). */
-  candleAdapter(region: Region, period: BasePeriod): Adapter | undefined {
+  candleAdapter(region: Market, period: BasePeriod): Adapter | undefined {
     return this.#d.router.chain('candles', region, { period, rawPrices: true }).find((a) => this.#d.offFor?.has(a.id) !== true);
   }
 
   /** Records one job's members of `market` on `day` (reference data too when `newest`). */
-  async recordDay(job: RecordJob, market: Region, day: string, newest = true): Promise<DayRun> {
+  async recordDay(job: RecordJob, market: Market, day: string, newest = true): Promise<DayRun> {
     const d = this.#d;
     const members = await this.#members(job, market, day);
     const run: DayRun = {
@@ -242,11 +243,11 @@ export class Recorder {
   }
 
   /** The job's members of `market` on `day`: its symbols and its universes' members (their snapshot kept). */
-  async #members(job: RecordJob, market: Region, day: string): Promise<SymbolRef[]> {
+  async #members(job: RecordJob, market: Market, day: string): Promise<SymbolRef[]> {
     const out = new Map<string, SymbolRef>();
     for (const s of job.symbols) {
       const ref = parseSymbol(s);
-      if (ref !== undefined && ref.region === market) out.set(ref.symbol, ref);
+      if (ref !== undefined && marketOf(ref) === market) out.set(ref.symbol, ref);
     }
     for (const u of job.universes) {
       const pool = resolvePoolId(u);
@@ -287,7 +288,7 @@ export class Recorder {
 
   /** The chain's adapters that may record `period` of `ref` into the store, in chain order. */
   #candleChain(ref: SymbolRef, period: BasePeriod): Adapter[] {
-    return this.#d.router.chain('candles', ref.region, { period, rawPrices: true }).filter((a) => this.#d.offFor?.has(a.id) !== true);
+    return this.#d.router.chain('candles', marketOf(ref), { period, rawPrices: true }).filter((a) => this.#d.offFor?.has(a.id) !== true);
   }
 
   /**
@@ -298,6 +299,13 @@ export class Recorder {
     // From the day after the previous trading day: the weekend or holiday before `day` holds no
     // bar, and covering it keeps consecutive recorded days one covered run (a window across them,
     // or a first bar's prev_close, then needs no vendor).
+    const key = calendarKeyOf(ref);
+    if (key !== ref.region) {
+      // A futures contract: its trading day runs from the previous day's close through its night
+      // session (the evening before) to its own close. The evening after that close is the next
+      // day's night, not covered now: its bars do not exist yet.
+      return this.recordWindow(ref, period, closeOf(key, prevTradingDay(key, day)) + 1, closeOf(key, day), { final: true, day, mark: true });
+    }
     const from = addDays(prevTradingDay(ref.region, day), 1);
     const start = localMidnight(ref.region, from);
     const end = localMidnight(ref.region, addDays(day, 1)) - 1;
@@ -355,7 +363,7 @@ export class Recorder {
       ...(job.instruments ? [['instruments', 'getInstruments'] as const] : []),
     ];
     if (members.length === 0) return out;
-    const region = members[0].region;
+    const region = marketOf(members[0]);
     for (const [kind, method] of kinds) {
       const adapter = d.router.chain(kind, region)[0];
       if (adapter === undefined || adapter[method] === undefined) continue;
@@ -448,12 +456,12 @@ export class Recorder {
   }
 }
 
-/** The markets a job's members trade in. */
-export function marketsOf(job: RecordJob): Region[] {
-  const out = new Set<Region>();
+/** The markets a job's members trade in (CN_FUTURES for its futures contracts). */
+export function marketsOf(job: RecordJob): Market[] {
+  const out = new Set<Market>();
   for (const s of job.symbols) {
     const ref = parseSymbol(s);
-    if (ref !== undefined) out.add(ref.region);
+    if (ref !== undefined) out.add(marketOf(ref));
   }
   for (const u of job.universes) {
     const pool = resolvePoolId(u);

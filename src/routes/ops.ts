@@ -54,7 +54,7 @@ const Meta = Type.Object({
   server_time: Type.Integer({ description: "The server's clock, epoch ms" }),
   recording: Type.Optional(Type.Array(Type.Object({
     job: Type.String({ description: 'The job id (history.record.jobs)' }),
-    market: Type.String({ description: 'CN, HK or US' }),
+    market: Type.String({ description: 'CN, HK, US or CN_FUTURES (a job\'s futures contracts)' }),
     day: Type.String({ format: 'date', description: 'The trading day of the last run' }),
     state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
     periods: Type.Array(Type.String()),
