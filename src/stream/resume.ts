@@ -23,9 +23,12 @@ export interface ResumeParts {
  */
 export async function resume(parts: ResumeParts, client: Client, channel: Channel, resumed: Map<string, number>, snapshot: ReadonlyMap<string, unknown>): Promise<void> {
   const symbols = [...resumed.keys()];
+  // What this instance applied before holding began reaches the client only through the replay:
+  // the replay must get that far (what comes after is held), or the symbol is a gap.
+  const requests = symbols.map((symbol) => ({ symbol, since: resumed.get(symbol) as number, needed: parts.subscriptions.get(channel, symbol)?.seq ?? 0 }));
   let replays: Replay[];
   try {
-    replays = await Promise.all(symbols.map((symbol) => parts.sequencer.replay(channel, symbol, resumed.get(symbol) as number)));
+    replays = await parts.sequencer.replayMany(channel, requests);
   } catch {
     replays = symbols.map(() => ({ complete: false, latest: 0 }));
   }

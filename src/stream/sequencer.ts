@@ -8,6 +8,7 @@
 // INCR) and one Redis Stream (`mdqs:v2:ws:log:{<channel>:<symbol>}`, XADD with MAXLEN ~ for
 // length and XTRIM MINID ~ for age, XRANGE to replay), in one script per symbol so the number and
 // the log entry go together. Without Redis, or while it is down: the same in process.
+import { createHash } from 'node:crypto';
 import type { Redis, Cluster } from 'ioredis';
 import { softly, type RedisHealth } from '../redis/health.ts';
 import { redisKey } from '../redis/keys.ts';
@@ -34,25 +35,71 @@ export type Replay = { complete: true; updates: Logged[] } | { complete: false; 
 /** A counter of a symbol unused this long is forgotten (its next update is 1 again), ms. */
 const SEQ_IDLE_MS = 7 * 24 * 3600_000;
 
-/** KEYS: counter, log. ARGV: json, maxLength, maxAgeMs, counter idle ms → the update's seq. */
+/**
+ * KEYS: counter, log per update (pairs). ARGV: maxLength, maxAgeMs, counter idle ms, then json,
+ * floor per update → the seq of each. One call per tick (on a Redis Cluster, where the symbols'
+ * keys live in different slots, one call per update). `floor`: the last seq the calling instance
+ * has seen of the symbol; the counter never numbers at or below it, so numbers given while Redis
+ * did not answer (in process, from the floor on) are not given again to other values.
+ */
 const APPEND = `
-local seq = redis.call('INCR', KEYS[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local maxLength, maxAge, idle = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 's', seq, 'v', ARGV[1])
-redis.call('XTRIM', KEYS[2], 'MINID', '~', now - tonumber(ARGV[3]))
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]) * 2)
-return seq
+local out = {}
+for i = 1, #KEYS, 2 do
+  local j = 4 + (i - 1)
+  local floor = tonumber(ARGV[j + 1])
+  local seq = redis.call('INCR', KEYS[i])
+  if seq <= floor then
+    seq = floor + 1
+    redis.call('SET', KEYS[i], seq)
+  end
+  redis.call('PEXPIRE', KEYS[i], idle)
+  redis.call('XADD', KEYS[i + 1], 'MAXLEN', '~', maxLength, '*', 's', seq, 'v', ARGV[j])
+  redis.call('XTRIM', KEYS[i + 1], 'MINID', '~', now - maxAge)
+  redis.call('PEXPIRE', KEYS[i + 1], maxAge * 2)
+  out[#out + 1] = seq
+end
+return out
 `;
 
-/** KEYS: counter, log. ARGV: age cutoff ms → {latest seq, entries…} of the log, oldest first. */
+/**
+ * KEYS: counter, log per symbol (pairs). ARGV: age cutoff ms, then since per symbol → per symbol
+ * {latest seq, seq, json, seq, json, …}: the log's updates after `since`, oldest first, read from
+ * the newest back (a resume reads what it missed, not the whole log).
+ */
 const READ = `
-local latest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local entries = redis.call('XRANGE', KEYS[2], now - tonumber(ARGV[1]), '+')
-return {latest, entries}
+local oldest = tostring(now - tonumber(ARGV[1]))
+local out = {}
+for i = 1, #KEYS, 2 do
+  local since = tonumber(ARGV[2 + (i - 1) / 2])
+  local found = {}
+  local upper = '+'
+  local done = false
+  while not done do
+    local chunk = redis.call('XREVRANGE', KEYS[i + 1], upper, oldest, 'COUNT', 64)
+    for _, entry in ipairs(chunk) do
+      local seq = tonumber(entry[2][2])
+      if seq <= since then
+        done = true
+        break
+      end
+      found[#found + 1] = {seq, entry[2][4]}
+    end
+    if #chunk < 64 then done = true end
+    if not done then upper = '(' .. chunk[#chunk][1] end
+  end
+  local one = {tonumber(redis.call('GET', KEYS[i]) or '0')}
+  for k = #found, 1, -1 do
+    one[#one + 1] = found[k][1]
+    one[#one + 1] = found[k][2]
+  end
+  out[#out + 1] = one
+end
+return out
 `;
 
 /** In process: counters and logs of this process alone. */
@@ -112,6 +159,33 @@ export interface SequencerOptions {
   timeoutMs?: number;
 }
 
+/** One symbol of a resume: the last seq the client saw, and the seq the replay must reach at least. */
+export interface ReplayRequest {
+  symbol: string;
+  since: number;
+  /**
+   * The last seq this instance has applied of the symbol when the resume starts (the updates
+   * after it reach the client live): the replay must reach it, or it is not complete.
+   */
+  needed?: number;
+}
+
+type Evaluator = Pick<Redis, 'eval' | 'evalsha'> & { isCluster?: boolean };
+
+/** A script by its SHA1 (EVALSHA), loaded with EVAL when the server does not know it yet. */
+async function run<T>(redis: Evaluator, script: { text: string; sha: string }, keys: string[], args: (string | number)[]): Promise<T> {
+  try {
+    return await (redis.evalsha(script.sha, keys.length, ...keys, ...args) as Promise<T>);
+  } catch (error) {
+    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+    return redis.eval(script.text, keys.length, ...keys, ...args) as Promise<T>;
+  }
+}
+
+const script = (text: string) => ({ text, sha: createHash('sha1').update(text).digest('hex') });
+const APPEND_SCRIPT = script(APPEND);
+const READ_SCRIPT = script(READ);
+
 export class Sequencer {
   readonly #o: SequencerOptions;
   readonly #local: LocalLog;
@@ -134,52 +208,74 @@ export class Sequencer {
     return this.#o.redis !== undefined && (this.#o.health?.up ?? true);
   }
 
-  /** Numbers and logs one update per [symbol, json, last seq seen]; the seq of each, in order. */
+  /** Runs `script` over `items` (one call, or on a Cluster one call per item); undefined: Redis unavailable. */
+  async #call<T, I>(script: { text: string; sha: string }, items: readonly I[], keysOf: (item: I) => string[], head: (string | number)[], argsOf: (item: I) => (string | number)[]): Promise<T[] | undefined> {
+    const redis = this.#o.redis as Evaluator | undefined;
+    if (redis === undefined || !this.#shared() || items.length === 0) return undefined;
+    const timeoutMs = this.#o.timeoutMs ?? 250;
+    const groups = redis.isCluster === true ? items.map((item) => [item]) : [items];
+    const answers = await Promise.all(groups.map((group) => softly(this.#o.health, timeoutMs, () => run<T[]>(redis, script, group.flatMap(keysOf), [...head, ...group.flatMap(argsOf)]))));
+    if (answers.some((a) => a === undefined)) return undefined;
+    return (answers as T[][]).flat();
+  }
+
+  /**
+   * Numbers and logs one update per [symbol, json, last seq seen]; the seq of each, in order. With
+   * Redis one script call for the lot; Redis unavailable (or not answering in time): in process,
+   * each from the last seq seen on, logged here (a resume on this instance reads it too).
+   */
   async append(channel: Channel, values: readonly [string, string, number][]): Promise<number[]> {
-    const redis = this.#o.redis;
     const { maxLength, maxAgeMs } = this.#o.settings;
-    return Promise.all(values.map(async ([symbol, json, floor]) => {
-      if (redis !== undefined && this.#shared()) {
-        const seq = await softly(this.#o.health, this.#o.timeoutMs ?? 250, () => redis.eval(APPEND, 2, ...this.#keys(channel, symbol), json, maxLength, maxAgeMs, SEQ_IDLE_MS) as Promise<number>);
-        if (seq !== undefined) return Number(seq);
-      }
-      return this.#local.append(`${channel}:${symbol}`, json, floor);
-    }));
+    const seqs = await this.#call<number, readonly [string, string, number]>(APPEND_SCRIPT, values, ([symbol]) => this.#keys(channel, symbol), [maxLength, maxAgeMs, SEQ_IDLE_MS], ([, json, floor]) => [json, floor]);
+    if (seqs !== undefined) return seqs.map(Number);
+    return values.map(([symbol, json, floor]) => this.#local.append(`${channel}:${symbol}`, json, floor));
   }
 
   /** The last seq assigned per symbol (0: none yet). */
   async latest(channel: Channel, symbols: readonly string[]): Promise<number[]> {
     const redis = this.#o.redis;
-    return Promise.all(symbols.map(async (symbol) => {
-      if (redis !== undefined && this.#shared()) {
-        const value = await softly(this.#o.health, this.#o.timeoutMs ?? 250, () => redis.get(this.#keys(channel, symbol)[0]));
-        if (value !== undefined) return Number(value ?? 0);
-      }
-      return this.#local.latest(`${channel}:${symbol}`);
-    }));
+    if (redis !== undefined && this.#shared() && symbols.length > 0) {
+      const values = await softly(this.#o.health, this.#o.timeoutMs ?? 250, () => Promise.all(symbols.map((symbol) => redis.get(this.#keys(channel, symbol)[0]))));
+      if (values !== undefined) return values.map((value, i) => Math.max(Number(value ?? 0), this.#local.latest(`${channel}:${symbols[i]}`)));
+    }
+    return symbols.map((symbol) => this.#local.latest(`${channel}:${symbol}`));
   }
 
   /** The updates after `since`, or (beyond the log, or the log unreadable) the latest seq. */
-  async replay(channel: Channel, symbol: string, since: number): Promise<Replay> {
-    let latest: number;
-    let updates: Logged[];
-    const redis = this.#o.redis;
-    const read = redis !== undefined && this.#shared()
-      ? await softly(this.#o.health, this.#o.timeoutMs ?? 250, () => redis.eval(READ, 2, ...this.#keys(channel, symbol), this.#o.settings.maxAgeMs) as Promise<[number, [string, string[]][]]>)
-      : undefined;
-    if (read !== undefined) {
-      latest = Number(read[0]);
-      updates = read[1].map(([, fields]) => ({ seq: Number(fields[1]), json: fields[3] }));
-    } else {
-      ({ latest, updates } = this.#local.read(`${channel}:${symbol}`));
-    }
-    if (since === latest) return { complete: true, updates: [] };
-    // A `since` past the latest: the counter started again (idle for a week, or Redis lost it).
-    if (since > latest) return { complete: false, latest };
-    const after = updates.filter((u) => u.seq > since);
-    // Complete only when the log still holds the first update the client missed.
-    if (after.length > 0 && after[0].seq === since + 1 && after[after.length - 1].seq === latest) return { complete: true, updates: after };
-    return { complete: false, latest };
+  async replay(channel: Channel, symbol: string, since: number, needed = 0): Promise<Replay> {
+    return (await this.replayMany(channel, [{ symbol, since, needed }]))[0];
+  }
+
+  /**
+   * Per symbol the updates after `since` (one Redis call for them all), complete only when they
+   * run without a hole from `since + 1` to the latest seq (and to `needed`): the Redis log and,
+   * for numbers given here while Redis did not answer, this process's log together. Otherwise
+   * (beyond the log, or the log unreadable) the latest seq, never a silent jump.
+   */
+  async replayMany(channel: Channel, requests: readonly ReplayRequest[]): Promise<Replay[]> {
+    const read = await this.#call<(number | string)[], ReplayRequest>(READ_SCRIPT, requests, (r) => this.#keys(channel, r.symbol), [this.#o.settings.maxAgeMs], (r) => [r.since]);
+    return requests.map(({ symbol, since, needed = 0 }, i) => {
+      const local = this.#local.read(`${channel}:${symbol}`);
+      const bySeq = new Map<number, string>();
+      for (const u of local.updates) if (u.seq > since) bySeq.set(u.seq, u.json);
+      let latest = Math.max(local.latest, needed);
+      const shared = read?.[i];
+      if (shared !== undefined) {
+        latest = Math.max(latest, Number(shared[0]));
+        for (let k = 1; k + 1 < shared.length; k += 2) bySeq.set(Number(shared[k]), String(shared[k + 1]));
+      }
+      if (since === latest) return { complete: true, updates: [] };
+      // A `since` past the latest: the counter started again (idle for a week, or Redis lost it).
+      if (since > latest) return { complete: false, latest };
+      const updates: Logged[] = [];
+      for (let seq = since + 1; seq <= latest; seq++) {
+        const json = bySeq.get(seq);
+        // A hole: the log no longer (or never) held that update.
+        if (json === undefined) return { complete: false, latest };
+        updates.push({ seq, json });
+      }
+      return { complete: true, updates };
+    });
   }
 
   forget(channel: Channel, symbol: string): void {

@@ -36,6 +36,15 @@ describe('the in-process sequencer', () => {
     expect(await sequencer.replay('quotes', 'B.US', 500)).toEqual({ complete: false, latest: 1 });
   });
 
+  it('a replay must reach the seq this instance applied (`needed`): a log that ends before it is not complete', async () => {
+    for (let p = 1; p <= 3; p++) await sequencer.append('quotes', [['D.US', `{"p":${p}}`, 0]]);
+    // The log holds 1..3. An instance that applied 4 (numbered where this log never saw it) needs
+    // 4 too: the replay would stop short of it, so it is a gap, not silence.
+    expect(await sequencer.replay('quotes', 'D.US', 1, 3)).toMatchObject({ complete: true, updates: [{ seq: 2 }, { seq: 3 }] });
+    expect(await sequencer.replay('quotes', 'D.US', 1, 4)).toEqual({ complete: false, latest: 4 });
+    expect((await sequencer.replayMany('quotes', [{ symbol: 'D.US', since: 2 }, { symbol: 'D.US', since: 3, needed: 3 }])).map((r) => r.complete)).toEqual([true, true]);
+  });
+
   it('withSeq adds the fields at the end of the element', () => {
     expect(JSON.parse(withSeq('{"a":1}', 7, ',"gap":true'))).toEqual({ a: 1, seq: 7, gap: true });
   });
