@@ -1,10 +1,12 @@
 // TickFlow adapter: a near pass-through to a TickFlow-compatible vendor (docs/vendors.md#tickflow). Candles are always fetched with adjust=none; CN volume is converted to
 // shares; TickFlow universes serve our pools.
 
-import type { Candles, PoolId, SymbolRef } from '../../src/domain.ts';
+import type { Candles, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
+import { localDate } from '../../src/markets/calendar.ts';
+import { isFuturesExchange } from '../../src/markets/futures.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
-import { toCandles, windowBars, type Bar } from '../common/bars.ts';
+import { toCandles, windowBars } from '../common/bars.ts';
 import { payloadReader, rowCheck } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
 import {
@@ -20,6 +22,7 @@ import { buildFinancialsRequest, parseFinancials } from './financials.ts';
 import { FINANCIALS_RESOURCES } from '../../src/financials/types.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 import { TickflowPush } from './push.ts';
+import { completeFuturesQuote, tickflowContract, toFuturesCandles, type TickflowBar } from './futures.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
 // tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
@@ -46,7 +49,8 @@ export function tickflowCapabilities(maxBatch: number, tier: 'paid' | 'free' = '
       // Statements pass through in every market; the free tier serves none (financials.ts).
       financialsIncome: live, financialsBalanceSheet: live, financialsCashFlow: live, financialsMetrics: live, financialsShares: live,
     },
-    // CN_FUTURES: contracts pass through as their symbols (au2604.SHF), in TickFlow's own shapes.
+    // CN_FUTURES: contracts pass through as their symbols (au2604.SHF); their bars are labelled on
+    // the product's sessions and carry open interest and settlement (futures.ts).
     markets: ['CN', 'HK', 'US', 'CN_FUTURES'],
     periods: { '1m': live, '1d': true },
     maxBatch,
@@ -57,6 +61,11 @@ export function tickflowCapabilities(maxBatch: number, tier: 'paid' | 'free' = '
 
 function byCanonical(symbols: SymbolRef[]): Map<string, SymbolRef> {
   return new Map(symbols.map((s) => [s.symbol, s]));
+}
+
+/** Columnar candles: a futures contract's with its open interest and settlement columns (futures.ts). */
+function columns(ref: SymbolRef, bars: TickflowBar[]): Candles {
+  return isFuturesExchange(ref.exchange) ? toFuturesCandles(bars) : toCandles(bars);
 }
 
 export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDeps): Serving<AdapterMethod> {
@@ -85,7 +94,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
     const period = query.period;
     let wanted = query.count ?? Number.POSITIVE_INFINITY;
     let end = query.end;
-    let bars: Bar[] = [];
+    let bars: TickflowBar[] = [];
     for (let page = 0; page < maxPages && wanted > 0; page++) {
       const count = Math.min(wanted, KLINES_PAGE_MAX);
       const data = await call(buildKlinesRequest(ep, {
@@ -104,7 +113,27 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       end = pageBars[0].t - 1;
       if (query.start !== undefined && end < query.start) break;
     }
-    return toCandles(windowBars(bars, query.start, query.end, query.count));
+    return columns(query.symbol, windowBars(bars, query.start, query.end, query.count) as TickflowBar[]);
+  }
+
+  /**
+   * A futures quote's open interest and settlements the vendor's quote did not carry, from the
+   * contract's newest daily bars (futures.ts); should that call fail or find nothing, the quote
+   * stands without them.
+   */
+  async function completeQuote(quote: Quote, ref: SymbolRef, vendorChange: boolean, ctx?: CallContext): Promise<Quote> {
+    const contract = tickflowContract(ref);
+    const e = quote.ext;
+    if (contract === undefined || (e.open_interest !== undefined && e.settlement_price !== undefined && e.prev_settlement_price !== undefined)) return quote;
+    let daily: TickflowBar[] = [];
+    try {
+      const data = await call(buildKlinesRequest(ep, { symbol: ref.symbol, period: '1d', count: 3 }), ctx);
+      const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, ref, units, r, check('quotes')(ref.symbol));
+      if (rows !== undefined) daily = normaliseKlines(ref, '1d', rows, units);
+    } catch (error) {
+      if (ctx?.signal?.aborted) throw error;
+    }
+    return completeFuturesQuote(contract, quote, daily, deps.now(), vendorChange);
   }
 
   // The push feed (push.ts): real-time data, so the paid tier only.
@@ -122,7 +151,17 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
     async getQuotes(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildQuotesRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND || data === null ? new Map() : parseQuotes(data, byCanonical(symbols), units, r, check('quotes')());
+      const refs = byCanonical(symbols);
+      const vendorChange = new Set<string>();
+      const quotes = data === NOT_FOUND || data === null ? new Map() : parseQuotes(data, refs, units, r, check('quotes')(), vendorChange);
+      // Futures contracts' quotes are completed from their daily bars, concurrently.
+      await Promise.all([...quotes].map(async ([symbol, quote]) => {
+        const ref = refs.get(symbol);
+        if (quote !== undefined && ref !== undefined && isFuturesExchange(ref.exchange)) {
+          quotes.set(symbol, await completeQuote(quote, ref, vendorChange.has(symbol), ctx));
+        }
+      }));
+      return quotes;
     },
 
     async getDepth(symbols, ctx) {
@@ -138,19 +177,26 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       // Like /v1/klines, a miss is a 404 SYMBOL_NOT_FOUND or a payload naming no columns.
       const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, symbol, units, r, check('intraday')(symbol.symbol));
       // prev_close passes through when the vendor sends it; otherwise the service looks it up.
-      return rows === undefined ? undefined : toCandles(normaliseKlines(symbol, '1m', rows, units));
+      return rows === undefined ? undefined : columns(symbol, normaliseKlines(symbol, '1m', rows, units));
     },
 
     async getExFactors(symbols, ctx) {
-      if (symbols.length === 0) return new Map();
-      const data = await call(buildExFactorsRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND || data === null ? new Map() : parseExFactors(data, byCanonical(symbols), r, check('exFactors'));
+      // A futures contract has no corporate actions: an empty list, no vendor call.
+      const contracts = symbols.filter((s) => isFuturesExchange(s.exchange));
+      const equities = symbols.filter((s) => !isFuturesExchange(s.exchange));
+      const out = new Map(contracts.map((s) => [s.symbol, []]));
+      if (equities.length === 0) return out;
+      const data = await call(buildExFactorsRequest(ep, equities.map((s) => s.symbol)), ctx);
+      const found = data === NOT_FOUND || data === null ? new Map() : parseExFactors(data, byCanonical(equities), r, check('exFactors'));
+      if (contracts.length === 0) return found;
+      for (const [symbol, list] of found) out.set(symbol, list);
+      return out;
     },
 
     async getInstruments(symbols, ctx) {
       if (symbols.length === 0) return new Map();
       const data = await call(buildInstrumentsRequest(ep, symbols.map((s) => s.symbol)), ctx);
-      return data === NOT_FOUND || data === null ? new Map() : parseInstruments(data, byCanonical(symbols), r, check('instruments')());
+      return data === NOT_FOUND || data === null ? new Map() : parseInstruments(data, byCanonical(symbols), r, check('instruments')(), localDate('CN', deps.now()));
     },
 
     async getFinancials(symbols, statement, ctx) {

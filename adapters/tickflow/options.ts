@@ -23,8 +23,8 @@ export const TICKFLOW_OPTIONS = Type.Object({
   apiKey: Type.Optional(Type.String()),
   /** Symbols per native batch call (the official client uses 100). */
   maxBatch: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: TICKFLOW_DEFAULTS.maxBatch })),
-  /** Shares per vendor volume unit, per market (default CN 100, HK 1, US 1). */
-  volumeMultiplier: Type.Optional(Type.Object({ CN: Multiplier, HK: Multiplier, US: Multiplier })),
+  /** Shares per vendor volume unit, per market (default CN 100, HK 1, US 1); CN_FUTURES: contracts per unit (default 1). */
+  volumeMultiplier: Type.Optional(Type.Object({ CN: Multiplier, HK: Multiplier, US: Multiplier, CN_FUTURES: Multiplier })),
   /** Whether TickFlow minute stamps mark bar ends (default) or starts. */
   minuteLabels: Type.Optional(Type.Union([Type.Literal('end'), Type.Literal('start')])),
   /** Cap on /v1/klines pages (10 000 bars each) for one unbounded candle query. */

@@ -3,12 +3,16 @@
 // stamping of bars, and the filling of optional fields our shapes require.
 
 import type {
-  Depth, ExFactor, ExFactorParts, Instrument, InstrumentType, PoolDetail, PoolId, Quote, Region, SymbolRef,
+  Depth, ExFactor, ExFactorParts, Instrument, InstrumentType, Market, PoolDetail, PoolId, Quote, QuoteExt, Region, SymbolRef,
 } from '../../src/domain.ts';
-import { parseSymbol } from '../../src/markets/symbols.ts';
+import { marketOf, parseSymbol } from '../../src/markets/symbols.ts';
+import { isFuturesExchange } from '../../src/markets/futures.ts';
+import {
+  futuresInstrumentExt, normaliseFuturesDaily, normaliseFuturesMinutes, tickflowContract, type TickflowBar,
+} from './futures.ts';
 import type { BySymbol } from '../types.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
-import { dailyLabel, normaliseDaily, normaliseMinutes, type Bar } from '../common/bars.ts';
+import { dailyLabel, normaliseDaily, normaliseMinutes } from '../common/bars.ts';
 import { EXT_TYPE, asInstrumentType, asSession, checkedDepth, derivedExt, type DepthLevel } from '../common/shapes.ts';
 import { DAY_MS } from '../../src/markets/time.ts';
 import {
@@ -17,16 +21,17 @@ import {
 } from '../common/validate.ts';
 
 export interface TickflowUnits {
-  /** Shares per vendor volume unit, per market. */
-  volume: Record<Region, number>;
+  /** Shares per vendor volume unit, per market (CN_FUTURES: contracts per unit). */
+  volume: Record<Market, number>;
   /** Whether vendor minute stamps mark the end or the start of the bar. */
   minuteLabels: 'end' | 'start';
 }
 
 // [verify] chose: CN volume is in lots (手). Both real samples in TickFlow's docs (a websocket-page quote and a
-// daily bar) give amount / (price × volume) ≈ 100; HK and US are taken as shares. Overridable
-// per market through the adapter options.
-export const DEFAULT_UNITS: TickflowUnits = { volume: { CN: 100, HK: 1, US: 1 }, minuteLabels: 'end' };
+// daily bar) give amount / (price × volume) ≈ 100; HK and US are taken as shares. A futures
+// contract's volume is taken as contracts (a futures 手 is one contract; no published sample
+// settles it). Overridable per market through the adapter options.
+export const DEFAULT_UNITS: TickflowUnits = { volume: { CN: 100, HK: 1, US: 1, CN_FUTURES: 1 }, minuteLabels: 'end' };
 
 /** Canonical symbol of a vendor symbol that we asked for, else undefined. */
 function requested(refs: Map<string, SymbolRef>, vendorSymbol: unknown): SymbolRef | undefined {
@@ -35,13 +40,20 @@ function requested(refs: Map<string, SymbolRef>, vendorSymbol: unknown): SymbolR
   return canonical === undefined ? undefined : refs.get(canonical);
 }
 
-function shares(units: TickflowUnits, region: Region, volume: number): number {
-  return Math.round(volume * units.volume[region]);
+/** The vendor's volume in the service's unit: shares, or contracts for a futures contract. */
+function shares(units: TickflowUnits, ref: SymbolRef, volume: number): number {
+  return Math.round(volume * units.volume[marketOf(ref)]);
 }
 
-/** A symbol repeated in the batch keeps its newest quote; invalid quotes are dropped (checkQuotes). */
+/**
+ * A symbol repeated in the batch keeps its newest quote; invalid quotes are dropped (checkQuotes).
+ * A futures contract's quote is `ext.type: "cn_futures"` with the vendor's `open_interest`,
+ * `settlement_price` and `prev_settlement_price` when its `ext` carries them (the published model
+ * has no futures quote ext: the adapter completes them, futures.ts); `vendorChange` collects the
+ * contracts whose ext carried their own change.
+ */
 export function parseQuotes(
-  data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader, check: RowCheck,
+  data: unknown, refs: Map<string, SymbolRef>, units: TickflowUnits, r: PayloadReader, check: RowCheck, vendorChange?: Set<string>,
 ): BySymbol<Quote> {
   const out: Quote[] = [];
   r.array(data, 'data').forEach((item, i) => {
@@ -55,6 +67,8 @@ export function parseQuotes(
     const low = r.value(q.low, `${path}.low`);
     const ext = q.ext === null || q.ext === undefined ? undefined : r.record(q.ext, `${path}.ext`);
     const derived = derivedExt(ref, '', { last, prevClose, high, low });
+    const futures = isFuturesExchange(ref.exchange);
+    if (futures && ext?.change_amount !== undefined && ext.change_amount !== null) vendorChange?.add(ref.symbol);
     const quote: Quote = {
       symbol: ref.symbol,
       region: ref.region,
@@ -63,11 +77,11 @@ export function parseQuotes(
       high,
       low,
       prev_close: prevClose,
-      volume: shares(units, ref.region, r.value(q.volume, `${path}.volume`)),
+      volume: shares(units, ref, r.value(q.volume, `${path}.volume`)),
       amount: r.optionalValue(q.amount, `${path}.amount`) ?? 0,
       timestamp: Math.round(r.number(q.timestamp, `${path}.timestamp`)),
       ext: {
-        type: EXT_TYPE[ref.region],
+        type: futures ? 'cn_futures' : EXT_TYPE[ref.region],
         name: r.optionalString(ext?.name, `${path}.ext.name`) ?? '',
         // [verify] chose: ext ratios are fractions, as the D4 sample shows (docs/vendors.md#tickflow-responses).
         amplitude: r.optionalNumber(ext?.amplitude, `${path}.ext.amplitude`) ?? derived.amplitude,
@@ -76,11 +90,25 @@ export function parseQuotes(
         turnover_rate: r.optionalNumber(ext?.turnover_rate, `${path}.ext.turnover_rate`),
       },
     };
+    if (futures && ext !== undefined) Object.assign(quote.ext, futuresQuoteExt(ext, r, `${path}.ext`));
     const session = asSession(q.session);
     if (session !== undefined) quote.session = session;
     out.push(quote);
   });
   return checkQuotes(out, check);
+}
+
+/** The futures fields a vendor quote's ext carries, in our names; an empty or non-positive price is left out. */
+function futuresQuoteExt(ext: JsonRecord, r: PayloadReader, path: string): Partial<QuoteExt> {
+  const out: Partial<QuoteExt> = {};
+  const oi = r.optionalNumber(ext.open_interest, `${path}.open_interest`);
+  if (oi !== null && oi >= 0) out.open_interest = Math.round(oi);
+  const settlement = r.optionalNumber(ext.settlement_price, `${path}.settlement_price`);
+  // Sent as null (or 0) before the day settles: the service's null.
+  if ('settlement_price' in ext) out.settlement_price = settlement !== null && settlement > 0 ? settlement : null;
+  const prev = r.optionalNumber(ext.prev_settlement_price, `${path}.prev_settlement_price`);
+  if (prev !== null && prev > 0) out.prev_settlement_price = prev;
+  return out;
 }
 
 function levels(r: PayloadReader, d: JsonRecord, side: 'bid' | 'ask', path: string, mult: number): DepthLevel[] {
@@ -104,7 +132,7 @@ export function parseDepthBatch(
     sent++;
     const path = `data.${key}`;
     const d = r.record(value, path);
-    const mult = units.volume[ref.region];
+    const mult = units.volume[marketOf(ref)];
     const c = check(ref.symbol);
     const depth = checkedDepth(
       ref, Math.round(r.number(d.timestamp, `${path}.timestamp`)),
@@ -118,12 +146,13 @@ export function parseDepthBatch(
   return out;
 }
 
-/** Rows as the vendor stamped them; undefined for a payload that names no bars at all (`{}` or null). */
 /**
  * Rows as the vendor stamped them, checked (checkBars: invalid rows dropped, one per stamp,
- * ascending); undefined for a payload that names no bars at all (`{}` or null).
+ * ascending); undefined for a payload that names no bars at all (`{}` or null). A futures
+ * contract's rows carry the `open_interest` and `settlement_price` columns when the vendor sends
+ * them (a cell empty, non-finite, negative, or a settlement of 0, is null: filled by futures.ts).
  */
-export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUnits, r: PayloadReader, check: RowCheck): Bar[] | undefined {
+export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUnits, r: PayloadReader, check: RowCheck): TickflowBar[] | undefined {
   if (data === null || data === undefined) return undefined;
   const k = r.record(data, 'data');
   if (!('timestamp' in k)) return undefined;
@@ -132,25 +161,37 @@ export function parseKlineRows(data: unknown, ref: SymbolRef, units: TickflowUni
   const columns = ['open', 'high', 'low', 'close', 'volume'].map(col);
   const amount = k.amount === undefined || k.amount === null ? undefined : col('amount');
   const prevClose = k.prev_close === undefined || k.prev_close === null ? undefined : col('prev_close');
-  const all = [ts, ...columns, amount, prevClose];
+  const futures = isFuturesExchange(ref.exchange);
+  const optional = (name: string) => (!futures || k[name] === undefined || k[name] === null ? undefined : col(name));
+  const openInterest = optional('open_interest');
+  const settlement = optional('settlement_price');
+  const all = [ts, ...columns, amount, prevClose, openInterest, settlement];
   if (all.some((c) => c !== undefined && c.length !== ts.length)) unequalColumns(check, Math.max(...all.map((c) => c?.length ?? 0)));
   const [open, high, low, close, volume] = columns;
   return checkBars(ts.map((t, i) => {
-    const bar: Bar = {
+    const bar: TickflowBar = {
       t: r.number(t, `data.timestamp[${i}]`),
       open: r.value(open[i], `data.open[${i}]`),
       high: r.value(high[i], `data.high[${i}]`),
       low: r.value(low[i], `data.low[${i}]`),
       close: r.value(close[i], `data.close[${i}]`),
-      volume: shares(units, ref.region, r.value(volume[i], `data.volume[${i}]`)),
+      volume: shares(units, ref, r.value(volume[i], `data.volume[${i}]`)),
       amount: amount === undefined ? 0 : r.optionalValue(amount[i], `data.amount[${i}]`) ?? 0,
     };
     if (prevClose !== undefined) {
       const pc = r.optionalValue(prevClose[i], `data.prev_close[${i}]`);
       if (pc !== null) bar.prevClose = pc;
     }
+    if (openInterest !== undefined) {
+      const oi = r.optionalValue(openInterest[i], `data.open_interest[${i}]`);
+      bar.openInterest = oi !== null && Number.isFinite(oi) && oi >= 0 ? Math.round(oi) : null;
+    }
+    if (settlement !== undefined) {
+      const s = r.optionalValue(settlement[i], `data.settlement_price[${i}]`);
+      bar.settlement = s !== null && Number.isFinite(s) && s > 0 ? s : null;
+    }
     return bar;
-  }), check);
+  }), check) as TickflowBar[];
 }
 
 
@@ -164,10 +205,17 @@ export function tickflowDayLabel(region: Region, ms: number): number {
 }
 
 // [verify] chose: minute stamps are taken as bar ends unless `minuteLabels: 'start'` is configured.
-export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: Bar[], units: TickflowUnits): Bar[] {
-  if (period === '1d') return normaliseDaily(ref.region, rows.map((b) => ({ ...b, t: tickflowDayLabel(ref.region, b.t) })));
+// A futures contract's bars are labelled on its product's sessions (futures.ts); everything else
+// on its region's.
+export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: TickflowBar[], units: TickflowUnits): TickflowBar[] {
+  const contract = tickflowContract(ref);
+  if (period === '1d') {
+    if (contract !== undefined) return normaliseFuturesDaily(contract, rows);
+    return normaliseDaily(ref.region, rows.map((b) => ({ ...b, t: tickflowDayLabel(ref.region, b.t) })));
+  }
   const shift = units.minuteLabels === 'start' ? 60_000 : 0;
-  return normaliseMinutes(ref.region, shift === 0 ? rows : rows.map((b) => ({ ...b, t: b.t + shift })));
+  const ends = shift === 0 ? rows : rows.map((b) => ({ ...b, t: b.t + shift }));
+  return contract !== undefined ? normaliseFuturesMinutes(contract, ends) : normaliseMinutes(ref.region, ends);
 }
 
 const PART_FIELDS = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price'] as const;
@@ -241,7 +289,14 @@ function isoDate(value: string | null): string | null {
   return m ? `${m[1]}-${m[2]}-${m[3]}` : null;
 }
 
-export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader, check: RowCheck): BySymbol<Instrument> {
+/**
+ * Instruments. A futures contract's (`ext.type: "cn_futures"`, `CnFuturesInstrumentExt`) keeps the
+ * vendor's tick size, limits and listing date, and takes what that ext does not carry (multiplier,
+ * last trading day, product, main contract on `today`) from the product table (futures.ts).
+ */
+export function parseInstruments(
+  data: unknown, refs: Map<string, SymbolRef>, r: PayloadReader, check: RowCheck, today = new Date().toISOString().slice(0, 10),
+): BySymbol<Instrument> {
   const out: BySymbol<Instrument> = new Map();
   let sent = 0;
   r.array(data, 'data').forEach((item, i) => {
@@ -250,7 +305,8 @@ export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r:
     const ref = requested(refs, d.symbol);
     if (ref === undefined) return;
     sent++;
-    const type = asInstrumentType(d.type) ?? 'other';
+    const contract = tickflowContract(ref);
+    const type = asInstrumentType(d.type) ?? (contract !== undefined ? 'futures' : 'other');
     const ext = d.ext === null || d.ext === undefined ? {} : r.record(d.ext, `${path}.ext`);
     const num = (k: string) => r.optionalNumber(ext[k], `${path}.ext.${k}`);
     // tick and lot sizes may overflow to ±Infinity: a bad row for instrumentProblem, not a broken payload.
@@ -274,6 +330,15 @@ export function parseInstruments(data: unknown, refs: Map<string, SymbolRef>, r:
     };
     const lot = size('lot_size');
     if (lot !== null) instrument.ext.lot_size = Number.isFinite(lot) ? Math.round(lot) : lot;
+    if (contract !== undefined) {
+      const multiplier = num('multiplier');
+      const lastTrade = isoDate(r.optionalString(ext.last_trade_date, `${path}.ext.last_trade_date`));
+      instrument.ext = futuresInstrumentExt(contract, instrument.ext, today, {
+        tickSize: size('tick_size') !== null,
+        ...(multiplier !== null && multiplier > 0 ? { multiplier } : {}),
+        ...(lastTrade !== null ? { lastTradeDate: lastTrade } : {}),
+      });
+    }
     const problem = instrumentProblem(instrument);
     if (problem !== undefined) {
       check.drop(problem);
