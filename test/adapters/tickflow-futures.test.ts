@@ -369,7 +369,7 @@ describe('tickflow futures: quotes, instruments, ex-factors', () => {
 });
 
 describe('tickflow futures through the app', () => {
-  it('/v1/klines?symbol=au2604.SHF&period=1m answers open_interest and settlement_price as the vendor sent them', async () => {
+  it('/v1/klines?symbol=au2604.SHF&period=1m answers open_interest and settlement_price as the vendor sent them; quotes and instruments their futures ext', async () => {
     vendor.data.klines1m[AU.symbol] = columnsOf(MINUTE_ROWS);
     const now = () => clock;
     const routing = { markets: { CN: ['tickflow'], HK: ['tickflow'], US: ['tickflow'] }, overrides: {}, allowSimFallback: false, strict: false };
@@ -389,6 +389,16 @@ describe('tickflow futures through the app', () => {
       expect(data.timestamp).toEqual(sent.timestamp);
       expect(data.open_interest).toEqual(sent.open_interest);
       expect(data.settlement_price).toEqual(sent.settlement_price);
+
+      vendor.data.quotes = [auQuote(cnTime(MONDAY, '15:00'), { type: 'cn_futures', name: '沪金2604' })];
+      vendor.data.klines1d[AU.symbol] = columnsOf(DAILY_ROWS);
+      vendor.data.instruments = [AU_INSTRUMENT];
+      const quote = await app.inject({ url: '/v1/quotes?symbols=au2604.SHF', headers: { 'x-api-key': KEYS.demo } });
+      expect(quote.statusCode).toBe(200);
+      expect(quote.json().data[0].ext).toMatchObject({ type: 'cn_futures', open_interest: 201_900, settlement_price: 960.5, prev_settlement_price: 957.52 });
+      const instrument = await app.inject({ url: '/v1/instruments?symbols=au2604.SHF', headers: { 'x-api-key': KEYS.demo } });
+      expect(instrument.statusCode).toBe(200);
+      expect(instrument.json().data[0]).toMatchObject({ type: 'futures', ext: { type: 'cn_futures', multiplier: 1000, limit_up: 1015.0 } });
     } finally {
       await app.close();
     }
