@@ -219,9 +219,9 @@ const OWN_EXAMPLES: Record<string, unknown> = {
   '/v1/meta': {
     data: {
       service: 'market-data-query-service', version: API_VERSION, simulated: true,
-      simulated_by_market: { CN: ['sim'], HK: ['sim'], US: ['sim'] },
+      simulated_by_market: { CN: ['sim'], HK: ['sim'], US: ['sim'], CN_FUTURES: ['sim'] },
       routing: { CN: ['sim'], HK: ['sim'], US: ['sim'] },
-      adapters: [{ id: 'sim', label: 'sim', markets: ['CN', 'HK', 'US'] }], server_time: NOW,
+      adapters: [{ id: 'sim', label: 'sim', markets: ['CN', 'HK', 'US', 'CN_FUTURES'] }], server_time: NOW,
     },
   },
 };

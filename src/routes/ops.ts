@@ -5,7 +5,7 @@ import type { Config } from '../../config/schema.ts';
 import { RESOURCES } from '../resources.ts';
 import type { Metrics } from '../metrics.ts';
 import { registerMetrics } from '../http/metrics-exposure.ts';
-import type { Region } from '../domain.ts';
+import type { Market } from '../domain.ts';
 import type { ReadinessCheck } from '../health.ts';
 import type { AdapterRouter } from '../upstream/router.ts';
 import { budgetOf } from '../upstream/registry.ts';
@@ -34,10 +34,11 @@ export interface OpsContext {
   readinessChecks?: ReadinessCheck[];
 }
 
-const MARKETS: Region[] = ['CN', 'HK', 'US'];
+const MARKETS: Market[] = ['CN', 'HK', 'US', 'CN_FUTURES'];
 
 const AdapterIds = (description: string) => Type.Object({
   CN: Type.Array(Type.String()), HK: Type.Array(Type.String()), US: Type.Array(Type.String()),
+  CN_FUTURES: Type.Optional(Type.Array(Type.String({ description: 'China futures (plan market CN_FUTURES): the CN chain\'s adapters that serve them' }))),
 }, { description });
 
 const Meta = Type.Object({

@@ -117,7 +117,7 @@ describe('with allowSimFallback: true', () => {
     const { t } = await fallbackApp();
     const meta = (await t.get('/v1/meta')).json().data;
     expect(meta.simulated).toBe(true);
-    expect(meta.simulated_by_market).toEqual({ CN: ['sim'], HK: ['sim'], US: [] });
+    expect(meta.simulated_by_market).toEqual({ CN: ['sim'], HK: ['sim'], US: [], CN_FUTURES: ['sim'] });
   });
 });
 
@@ -127,7 +127,7 @@ describe('/v1/meta simulated_by_market', () => {
     const t = await open({ markets: { CN: ['vendor'], HK: ['vendor'], US: ['vendor'] }, adapters: [vendor('vendor', now)] });
     const meta = (await t.get('/v1/meta')).json().data;
     expect(meta.simulated).toBe(false);
-    expect(meta.simulated_by_market).toEqual({ CN: [], HK: [], US: [] });
+    expect(meta.simulated_by_market).toEqual({ CN: [], HK: [], US: [], CN_FUTURES: [] });
   });
 
   it('a sim in one resource\'s override counts for that market', async () => {
@@ -139,16 +139,20 @@ describe('/v1/meta simulated_by_market', () => {
     });
     const meta = (await t.get('/v1/meta')).json().data;
     expect(meta.simulated).toBe(true);
-    expect(meta.simulated_by_market).toEqual({ CN: [], HK: [], US: ['sim'] });
+    expect(meta.simulated_by_market).toEqual({ CN: [], HK: [], US: ['sim'], CN_FUTURES: [] });
   });
 
   it('the default sim-only config says simulated everywhere, and its answers carry X-Simulated', async () => {
     const now = () => CN_MORNING;
     const t = await open({ markets: { CN: ['sim'], HK: ['sim'], US: ['sim'] }, adapters: [createSimAdapter({}, { now })] });
     const meta = (await t.get('/v1/meta')).json().data;
-    expect(meta.simulated_by_market).toEqual({ CN: ['sim'], HK: ['sim'], US: ['sim'] });
+    expect(meta.simulated_by_market).toEqual({ CN: ['sim'], HK: ['sim'], US: ['sim'], CN_FUTURES: ['sim'] });
     const res = await t.get('/v1/quotes?symbols=600519.SH');
     expect(res.headers['x-simulated']).toBe('true');
+    // China futures take the CN chain: the sim's contracts are labelled simulated too.
+    const contract = await t.get('/v1/quotes?symbols=au2604.SHF');
+    expect(contract.statusCode).toBe(200);
+    expect(contract.headers['x-simulated']).toBe('true');
     // Sim as the configured source is not a fallback: no warning.
     expect(t.logs.filter((l) => l.msg === SIM_WARNING)).toEqual([]);
   });
