@@ -302,7 +302,10 @@ export class StreamFleet {
   publish(values: FleetValues): void {
     if (values.values.length === 0) return;
     const text = JSON.stringify({ p: this.tag, c: values.channel, s: values.slot, v: values.values });
-    void softly(this.#o.health, this.#o.timeoutMs, () => this.#o.redis.publish(this.#channel, text));
+    // Values numbered through Redis while another command's timeout counted it as down
+    // (sequencer.ts) are the fleet's: published while the connection is up.
+    if (this.#o.redis.status === 'ready') void this.#o.redis.publish(this.#channel, text).catch(() => undefined);
+    else void softly(this.#o.health, this.#o.timeoutMs, () => this.#o.redis.publish(this.#channel, text));
   }
 
   onValues(listener: (values: FleetValues) => void): void {

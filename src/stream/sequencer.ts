@@ -170,7 +170,7 @@ export interface ReplayRequest {
   needed?: number;
 }
 
-type Evaluator = Pick<Redis, 'eval' | 'evalsha'> & { isCluster?: boolean };
+type Evaluator = Pick<Redis, 'eval' | 'evalsha'> & { isCluster?: boolean; status?: string };
 
 /** A script by its SHA1 (EVALSHA), loaded with EVAL when the server does not know it yet. */
 async function run<T>(redis: Evaluator, script: { text: string; sha: string }, keys: string[], args: (string | number)[]): Promise<T> {
@@ -179,6 +179,24 @@ async function run<T>(redis: Evaluator, script: { text: string; sha: string }, k
   } catch (error) {
     if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
     return redis.eval(script.text, keys.length, ...keys, ...args) as Promise<T>;
+  }
+}
+
+/** Symbols per replay read: Redis serves ticks' appends between a big resume's reads. */
+const READ_BATCH = 100;
+/** A tick's numbering or a resume's read gives up after this (or 4 command ceilings), ms. */
+const CEILING_MS = 2_000;
+
+/** `promise`'s value, or undefined when it fails or takes longer than `ms` (told to `health`). */
+async function within<T>(ms: number, promise: Promise<T>, health?: RedisHealth): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('redis timeout')), ms); })]);
+  } catch (error) {
+    health?.failed(error);
+    return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -208,13 +226,25 @@ export class Sequencer {
     return this.#o.redis !== undefined && (this.#o.health?.up ?? true);
   }
 
-  /** Runs `script` over `items` (one call, or on a Cluster one call per item); undefined: Redis unavailable. */
-  async #call<T, I>(script: { text: string; sha: string }, items: readonly I[], keysOf: (item: I) => string[], head: (string | number)[], argsOf: (item: I) => (string | number)[]): Promise<T[] | undefined> {
+  /**
+   * Runs `script` over `items`: in calls of `batch` items (on a Cluster, where the symbols' keys
+   * live in different slots, one per item); undefined: Redis unavailable, or a call failed or
+   * passed its ceiling. Tried while the connection is up even when another command's timeout
+   * counted Redis as down: a number from Redis is the fleet's, one given here may be given by
+   * another instance too. The ceiling is longer than a command's (a tick waits for its numbers
+   * rather than number alone); passing it counts Redis as down, except for a resume's read
+   * (`read`), whose answer is the missed updates of every symbol.
+   */
+  async #call<T, I>(script: { text: string; sha: string }, items: readonly I[], keysOf: (item: I) => string[], head: (string | number)[], argsOf: (item: I) => (string | number)[], read = false): Promise<T[] | undefined> {
     const redis = this.#o.redis as Evaluator | undefined;
-    if (redis === undefined || !this.#shared() || items.length === 0) return undefined;
-    const timeoutMs = this.#o.timeoutMs ?? 250;
-    const groups = redis.isCluster === true ? items.map((item) => [item]) : [items];
-    const answers = await Promise.all(groups.map((group) => softly(this.#o.health, timeoutMs, () => run<T[]>(redis, script, group.flatMap(keysOf), [...head, ...group.flatMap(argsOf)]))));
+    if (redis === undefined || items.length === 0 || !(this.#shared() || redis.status === 'ready')) return undefined;
+    const health = this.#o.health;
+    const ceiling = Math.max(CEILING_MS, 4 * (this.#o.timeoutMs ?? 250));
+    const batch = redis.isCluster === true ? 1 : read ? READ_BATCH : items.length;
+    const groups: (readonly I[])[] = [];
+    for (let i = 0; i < items.length; i += batch) groups.push(items.slice(i, i + batch));
+    const call = (group: readonly I[]) => run<T[]>(redis, script, group.flatMap(keysOf), [...head, ...group.flatMap(argsOf)]);
+    const answers = await Promise.all(groups.map((group) => within(ceiling, call(group), read ? undefined : health)));
     if (answers.some((a) => a === undefined)) return undefined;
     return (answers as T[][]).flat();
   }
@@ -253,7 +283,7 @@ export class Sequencer {
    * (beyond the log, or the log unreadable) the latest seq, never a silent jump.
    */
   async replayMany(channel: Channel, requests: readonly ReplayRequest[]): Promise<Replay[]> {
-    const read = await this.#call<(number | string)[], ReplayRequest>(READ_SCRIPT, requests, (r) => this.#keys(channel, r.symbol), [this.#o.settings.maxAgeMs], (r) => [r.since]);
+    const read = await this.#call<(number | string)[], ReplayRequest>(READ_SCRIPT, requests, (r) => this.#keys(channel, r.symbol), [this.#o.settings.maxAgeMs], (r) => [r.since], true);
     return requests.map(({ symbol, since, needed = 0 }, i) => {
       const local = this.#local.read(`${channel}:${symbol}`);
       const bySeq = new Map<number, string>();

@@ -1,7 +1,8 @@
 // Sequence numbers through a Redis that stops answering (issue 41): a redis-server of this test's
 // own is frozen (SIGSTOP: its socket stays open, nothing answers) for a few ticks, then thawed,
 // while an instance numbers the sim's quotes in session (tickMs 200, the production 250 ms command
-// ceiling). While Redis does not answer the instance numbers in process from the last seq it saw;
+// ceiling). A tick waits up to 2 s for its numbers; while Redis does not answer past that the
+// instance numbers in process from the last seq it saw;
 // when Redis answers again its counters go on after those numbers, not from where Redis stopped,
 // and a client that resumes from before the freeze gets what the others got: the same updates
 // under the same seqs, in order, none missing or repeated, no gap.
@@ -82,8 +83,9 @@ describeRedis('sequence numbers through a frozen Redis', () => {
     for (const seq of since.values()) expect(seq).toBeGreaterThan(0);
     const beforeFreeze = new Map(SYMBOLS.map((s) => [s, (a.get(s) ?? []).at(-1)!.seq]));
 
+    // Longer than a tick waits for its numbers (2 s): the instance numbers some in process.
     redis.freeze();
-    await sleep(1500);
+    await sleep(3000);
     redis.thaw();
     // Redis answers again, and A gets updates numbered through it for a while.
     await waitUntil(async () => SYMBOLS.every((s) => (a.get(s) ?? []).at(-1)!.seq >= beforeFreeze.get(s)! + 12), 'A to get a dozen updates', 10_000);
