@@ -106,6 +106,8 @@ export async function storedDay(deps: StoredDayDeps, refs: readonly SymbolRef[],
     }
   }
   const adapters = new Set<string>();
+  // The day's window per region (a universe is one region: computed once, not per symbol).
+  const windows = new Map<Region, { start: number; end: number }>();
   for (const ref of refs) {
     const stored = raws.get(ref.symbol);
     if (stored === undefined) {
@@ -113,8 +115,12 @@ export async function storedDay(deps: StoredDayDeps, refs: readonly SymbolRef[],
       continue;
     }
     const events = ((factors?.get(ref.symbol) ?? []) as Parameters<typeof buildFromSpec>[0]['events']).map((f) => ({ ...f, prevClose: Number.NaN }));
-    const start = localMidnight(ref.region, date);
-    const end = localMidnight(ref.region, addDays(date, 1)) - 1;
+    let day = windows.get(ref.region);
+    if (day === undefined) {
+      day = { start: localMidnight(ref.region, date), end: localMidnight(ref.region, addDays(date, 1)) - 1 };
+      windows.set(ref.region, day);
+    }
+    const { start, end } = day;
     out.items.set(ref.symbol, buildFromSpec({
       raw: stored.raw, events, adjust, period, region: ref.region, minuteBase: period === '1m', window: { start, end, count: count(ref) + 1 },
     }));
