@@ -65,6 +65,8 @@ async function main(): Promise<void> {
       send({ ticked: m.n ?? 1 });
     } else if (m.cmd === 'exit') {
       await app.close();
+      // The benchmark's keys go with it.
+      await redis?.flushdb().catch(() => undefined);
       redis?.disconnect();
       process.exit(0);
     }

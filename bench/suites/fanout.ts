@@ -5,7 +5,9 @@
 // same pre-serialised frame (the limit), in the same run. Each server is a child process; the
 // clients live here. `--redis <url>`: the service on that Redis (its database is flushed), the
 // replay log a Redis Stream per symbol as in a fleet; default in process.
-//   node bench/suites/fanout.ts [--connections 1000] [--seconds 15] [--redis redis://127.0.0.1:6379/9]
+// The service with the sequence on and off run alternately (`--pairs`, each pair in the other
+// order), each a fresh child; the rates are each side's messages over its rounds' time.
+//   node bench/suites/fanout.ts [--connections 1000] [--seconds 15] [--pairs 2] [--redis redis://127.0.0.1:6379/9]
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -21,6 +23,7 @@ function arg(name: string, fallback: number): number {
 }
 const CONNECTIONS = arg('connections', QUICK ? 100 : 1000);
 const SECONDS = arg('seconds', QUICK ? 3 : 15);
+const PAIRS = arg('pairs', QUICK ? 1 : 2);
 const redisAt = process.argv.indexOf('--redis');
 const REDIS_URL = redisAt === -1 ? '' : process.argv[redisAt + 1];
 type Mode = 'app' | 'app-unsequenced' | 'bare';
@@ -83,19 +86,38 @@ async function round(mode: Mode, frame?: string): Promise<{ result: Result; rece
   return { result, received, frame: captured };
 }
 
-function row(name: string, r: { result: Result; received: number }) {
-  const perSecond = r.received / (r.result.ms / 1000);
-  return { name, ticks: r.result.ticks, sent: r.result.sent, received: r.received, perSecond, cpuPer1000: r.result.cpuMs / (r.result.sent / 1000) };
+interface Row { name: string; ticks: number; sent: number; received: number; perSecond: number; cpuPer1000: number; rounds: number[] }
+
+/** One server's rounds summed: messages received over the rounds' time, CPU over messages sent. */
+function row(name: string, runs: { result: Result; received: number }[]): Row {
+  const sum = (f: (r: { result: Result; received: number }) => number) => runs.reduce((n, r) => n + f(r), 0);
+  const received = sum((r) => r.received);
+  const sent = sum((r) => r.result.sent);
+  return {
+    name, ticks: sum((r) => r.result.ticks), sent, received,
+    perSecond: received / (sum((r) => r.result.ms) / 1000),
+    cpuPer1000: sum((r) => r.result.cpuMs) / (sent / 1000),
+    rounds: runs.map((r) => Math.round(r.received / (r.result.ms / 1000))),
+  };
 }
 
-const app = await round('app');
-const unsequenced = await round('app-unsequenced');
+// Sequence on and off alternate (on, off, off, on, …): what drifts over the run (the machine's
+// load, the client process's heap) falls on both alike. The bare server runs once, after.
+const on: Awaited<ReturnType<typeof round>>[] = [];
+const off: Awaited<ReturnType<typeof round>>[] = [];
+for (let pair = 0; pair < PAIRS; pair++) {
+  for (const mode of pair % 2 === 0 ? ['app', 'app-unsequenced'] as const : ['app-unsequenced', 'app'] as const) {
+    (mode === 'app' ? on : off).push(await round(mode));
+  }
+}
+const app = on[0];
+const unsequenced = off[0];
 const bare = await round('bare', app.frame);
-const rows = [row('service (/v1/ws/stream)', app), row('service, stream.sequence off', unsequenced), row('bare ws broadcast', bare)];
+const rows = [row('service (/v1/ws/stream)', on), row('service, stream.sequence off', off), row('bare ws broadcast', [bare])];
 const where = REDIS_URL === '' ? 'replay log in process' : `replay log in Redis (${REDIS_URL})`;
-console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, frame ${app.frame.length} bytes (${unsequenced.frame.length} without seq), ${SECONDS} s per server, ${where}`);
-console.log('server                          ticks   messages/s   server CPU ms / 1,000 msgs');
-for (const r of rows) console.log(`${r.name.padEnd(30)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}`);
+console.log(`fan-out: ${CONNECTIONS} connections × ${SYMBOLS.length} symbols, frame ${app.frame.length} bytes (${unsequenced.frame.length} without seq), ${SECONDS} s per round, sequence on/off alternated over ${PAIRS} pair(s), ${where}`);
+console.log('server                          ticks   messages/s   server CPU ms / 1,000 msgs   per round');
+for (const r of rows) console.log(`${r.name.padEnd(30)} ${String(r.ticks).padStart(6)} ${r.perSecond.toFixed(0).padStart(12)} ${r.cpuPer1000.toFixed(1).padStart(14)}               ${r.rounds.join(' / ')}`);
 const delivered = rows[0].perSecond / rows[2].perSecond;
 const sequenced = rows[0].perSecond / rows[1].perSecond;
 console.log(`ratio (service / bare): delivered ${delivered.toFixed(2)}×, CPU per message ${(rows[0].cpuPer1000 / rows[2].cpuPer1000).toFixed(2)}×`);

@@ -26,6 +26,8 @@ const ROUNDS = arg('rounds', QUICK ? 10 : 60);
 const MISSED = arg('missed', 10);
 const redisAt = process.argv.indexOf('--redis');
 const REDIS_URL = redisAt === -1 ? '' : process.argv[redisAt + 1];
+/** A resume not live after this has lost something, ms. */
+const STALL_MS = 10_000;
 
 type Element = { symbol: string; seq: number; gap?: boolean };
 
@@ -102,7 +104,16 @@ for (let round = 0; round < ROUNDS; round++) {
   await observer.live(target);
   const started = performance.now();
   client = subscriber(url, since);
-  await client.live(target);
+  // Bounded: a resume that never gets live (a lost update) fails the run, naming what it lacks.
+  const stalled = await Promise.race([client.live(target).then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), STALL_MS))]);
+  if (stalled) {
+    const short = [...target].filter(([s, seq]) => (client.latest.get(s) ?? -1) < seq);
+    for (const [s, seq] of short.slice(0, 5)) console.log(`round ${round}: ${s} resumed after ${since.get(s)}, got to ${client.latest.get(s)}, latest ${seq}`);
+    console.log(`round ${round}: ${short.length} symbols short of their latest seq after ${STALL_MS / 1000} s`);
+    child.send({ cmd: 'exit' });
+    await new Promise((resolve) => child.once('exit', resolve));
+    process.exit(1);
+  }
   times.push(performance.now() - started);
   gaps += client.gaps;
   replayed += client.elements;
