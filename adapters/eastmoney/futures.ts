@@ -243,6 +243,7 @@ const pct = (cols: string[], k: number): number | null => {
  * A quote from the newest daily rows of a kline answer (`rows` as parsed, ascending; `raw` the
  * vendor's row strings for the percent columns). The day's settlement is known once all its
  * sessions have ended, on the exchanges that settle on the day's VWAP; null before (and on CFFEX).
+ * None when the vendor's newest row was invalid (dropped): an older day's row is not a quote.
  */
 export function futuresQuote(
   c: FuturesContract, data: JsonRecord, rows: FuturesBar[], preK: number | undefined, now: number, r: PayloadReader,
@@ -253,6 +254,8 @@ export function futuresQuote(
   const raw = r.array(data.klines, 'data.klines');
   const cols = String(raw[raw.length - 1]).split(',');
   const day = localDate('CN', bar.t);
+  // The vendor's newest row was dropped (invalid): the row before is another day's, not a quote of now.
+  if (cols[0] !== day) return undefined;
   const windows = sessions(c.key, day);
   const lastEnd = windows.length === 0 ? undefined : windows[windows.length - 1].end;
   const ended = lastEnd !== undefined && now >= lastEnd;

@@ -125,6 +125,21 @@ describe('eastmoney futures: quotes from the newest daily rows', () => {
     expect(events).toEqual([expect.objectContaining({ adapter: 'eastmoney', resource: 'candles', symbol: 'au2604.SHF', reason: 'ohlc_envelope', dropped: 1 })]);
   });
 
+  it("a newest daily row breaking the OHLC envelope: no quote, never the day before's row passed off as now's", async () => {
+    const events: unknown[] = [];
+    const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, {
+      now: () => SAT_0100, http: testHttp('eastmoney'), onInvalidRows: (e) => events.push(e),
+    });
+    const body = fixture<Body>('eastmoney', 'futures-kline-daily-au2604');
+    // The vendor's two newest rows (lmt=2), Monday's with a high far below its open and close.
+    body.data.klines = body.data.klines.slice(-2);
+    body.data.klines[1] = body.data.klines[1].replace(/^(2026-02-02,[^,]+,[^,]+,)[^,]+/, '$1500.00');
+    vendor.server.use(http.get(`${HISTORY}/api/qt/stock/kline/get`, () => HttpResponse.json(body)));
+    const quotes = await a.getQuotes([ref('au2604.SHF')]);
+    expect(quotes.has('au2604.SHF')).toBe(false);
+    expect(events).toEqual([expect.objectContaining({ adapter: 'eastmoney', resource: 'quotes', reason: 'ohlc_envelope', dropped: 1 })]);
+  });
+
   it("Friday 16:00: Friday's day has closed, its settlement is its VWAP (amount ÷ (volume × 1000 g))", async () => {
     bodies = { '113.au2604': AU };
     dailyUntil = '2026-01-30';
