@@ -109,7 +109,14 @@ export function parseFuturesKlines(data: JsonRecord, c: FuturesContract, period:
     if (oi !== null && Number.isFinite(oi) && oi >= 0) bar.openInterest = Math.round(oi);
     return bar;
   });
-  return checkBars(bars, check) as FuturesBar[];
+  const valid = checkBars(bars, check) as FuturesBar[];
+  if (valid.length < bars.length) {
+    // A row's close − change is the settlement of the vendor's row before it: when that row was
+    // dropped, the value is not the settlement of the valid row before (settleDaily would give it).
+    const kept = new Set(valid.map((b) => b.t));
+    for (let i = 1; i < bars.length; i++) if (!kept.has(bars[i - 1].t)) delete bars[i].prevSettlement;
+  }
+  return valid;
 }
 
 /**

@@ -125,6 +125,20 @@ describe('eastmoney futures: quotes from the newest daily rows', () => {
     expect(events).toEqual([expect.objectContaining({ adapter: 'eastmoney', resource: 'candles', symbol: 'au2604.SHF', reason: 'ohlc_envelope', dropped: 1 })]);
   });
 
+  it("a dropped daily row's settlement (stated by the row after it) is not given to the day before it", async () => {
+    const body = fixture<Body>('eastmoney', 'futures-kline-daily-au2604');
+    // Wednesday 2026-01-28 with a high far below its open and close: dropped. Thursday's close − change
+    // is Wednesday's settlement (998.18), not Tuesday's.
+    body.data.klines[2] = body.data.klines[2].replace(/^(2026-01-28,[^,]+,[^,]+,)[^,]+/, '$1500.00');
+    vendor.server.use(http.get(`${HISTORY}/api/qt/stock/kline/get`, () => HttpResponse.json(body)));
+    const c = await adapter(SAT_0100).getCandles({ symbol: ref('au2604.SHF'), period: '1d', count: 10 });
+    expect(c?.timestamp).toEqual(['2026-01-26', '2026-01-27', '2026-01-29', '2026-01-30', '2026-02-02'].map((d) => cnTime(d)));
+    // Tuesday's settlement: its own VWAP (178309292160 ÷ (176838 × 1000) = 1008.32), as when no row states it.
+    expect(c?.settlement_price?.[1]).toBe(1008.32);
+    // Monday's is still stated by Tuesday's row (1004.38 + 11.18).
+    expect(c?.settlement_price?.[0]).toBe(1015.56);
+  });
+
   it("a newest daily row breaking the OHLC envelope: no quote, never the day before's row passed off as now's", async () => {
     const events: unknown[] = [];
     const a = createEastmoneyAdapter({ quoteHosts: [QUOTE], historyHosts: [HISTORY] }, {
