@@ -8,7 +8,7 @@
 // probe that succeeds ends a failure to read, only a write that succeeds ends a failure to write.
 // Bars older than their period's retention are served but never written (unkept.ts).
 import type { CandleQuery } from '../../adapters/types.ts';
-import { concatCandles, emptyCandles, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
+import { concatCandles, emptyCandles, FUTURES_COLUMNS, joinCandles, lowerBound, upperBound, windowCandles } from '../candles/window.ts';
 import type { BasePeriod, Candles } from '../domain.ts';
 import { calendarKeyOf } from '../markets/symbols.ts';
 import { activeAt, expiredAt, type Interval, type Segment } from './coverage.ts';
@@ -790,7 +790,7 @@ export function barsWithin(ts: readonly number[], spans: readonly Interval[]): n
  * What `backend.read(lo, hi, newest)` returns for a series whose only bars are `filled` (stored
  * by one call, in any order, not overlapping): the bars in [lo, hi], the newest `newest` of them.
  * undefined when that is not certain (nothing stored, overlapping pieces, prev_close on some
- * pieces or bars only): the caller then reads the store.
+ * pieces or bars only, a futures column on some pieces only): the caller then reads the store.
  */
 export function fromFilled(filled: readonly Candles[], lo: number, hi: number, newest: number | undefined): Candles | undefined {
   const parts = filled.filter((c) => c.timestamp.length > 0).sort((a, b) => a.timestamp[0] - b.timestamp[0]);
@@ -799,6 +799,8 @@ export function fromFilled(filled: readonly Candles[], lo: number, hi: number, n
   for (const part of parts) {
     if ((part.prev_close !== undefined) !== withPrev) return undefined;
     if (part.prev_close?.some((v) => typeof v !== 'number') === true) return undefined;
+    // A futures column on some pieces only: the store keeps it for the bars that have it.
+    for (const name of FUTURES_COLUMNS) if ((part[name] !== undefined) !== (parts[0][name] !== undefined)) return undefined;
   }
   for (let i = 1; i < parts.length; i++) {
     const before = parts[i - 1].timestamp;

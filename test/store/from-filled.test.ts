@@ -98,4 +98,13 @@ describe('fromFilled', () => {
     expect(fromFilled([bars([1, 2], [1, 1]), bars([3])], 0, 10, undefined)).toBeUndefined();
     expect(fromFilled([bars([1, 2])], 5, 10, undefined)).toBeUndefined();
   });
+
+  it('gives up when the pieces disagree on a futures column: the store keeps open_interest for the bars that have it', () => {
+    const withOi = (ts: number[]) => ({ ...bars(ts), open_interest: ts.map((t) => 1000 + t), settlement_price: ts.map(() => 1.2) });
+    // [5, 6] only: the store reads them with their open interest (the other piece's bars are not in the window).
+    expect(fromFilled([withOi([5, 6]), bars([1, 2, 3])], 5, 6, undefined)).toBeUndefined();
+    expect(fromFilled([withOi([5, 6]), bars([1, 2, 3])], 0, 10, 2)).toBeUndefined();
+    // Pieces that agree are joined with their columns.
+    expect(fromFilled([withOi([5, 6]), withOi([1, 2, 3])], 2, 6, undefined)?.open_interest).toEqual([1002, 1003, 1005, 1006]);
+  });
 });
