@@ -53,11 +53,13 @@ export function nextClose(region: CalendarKey, now: number): number {
 /** Newest possible label ≤ t (undefined before the floor). */
 export function lastLabelAtOrBefore(region: CalendarKey, period: BasePeriod, t: number): number | undefined {
   const floor = floorMs(region);
+  // No day before the calendar's first has a label (a futures calendar begins in 2020, not 1990).
+  const first = calendarCoverage(region).first;
   let day = labelDayOf(region, t);
   for (;;) {
     const labels = dayLabels(region, period, day);
     for (let i = labels.length - 1; i >= 0; i--) if (labels[i] <= t) return labels[i] >= floor ? labels[i] : undefined;
-    if (localMidnight(region, day) < floor) return undefined;
+    if (localMidnight(region, day) < floor || day <= first) return undefined;
     day = prevTradingDay(region, day);
   }
 }
@@ -131,10 +133,10 @@ export function labelBack(region: CalendarKey, period: BasePeriod, hi: number, n
   if (t === undefined) return undefined;
   const floor = floorMs(region);
   let day = labelDayOf(region, t);
+  // Before the calendar's tables begin there is no trading day (and so no label) at all.
+  const first = calendarCoverage(region).first;
   if (period === '1d') {
     // One label a trading day (t is one): step back n − 1 trading days, converting only the last.
-    // Before the market's tables begin there is no trading day (and so no label) at all.
-    const first = calendarCoverage(region).first;
     for (let k = 1; k < n; k++) {
       day = prevTradingDay(region, day);
       if (day < FLOOR_DATE || day < first) return undefined;
@@ -150,6 +152,7 @@ export function labelBack(region: CalendarKey, period: BasePeriod, hi: number, n
       remaining -= 1;
       if (remaining === 0) return labels[i];
     }
+    if (day <= first) return undefined;
     day = prevTradingDay(region, day);
     if (localMidnight(region, day) < floor) return undefined;
     t = Infinity;

@@ -1,6 +1,8 @@
 // Pure range planning of the candle store (src/store/plan.ts, coverage.ts, labels.ts).
 import { describe, expect, it } from 'vitest';
-import { isTradingDay, localDate, localMidnight, localTimeMs, minuteBarLabels, nextTradingDay } from '../../src/markets/calendar.ts';
+import {
+  calendarMemoStats, configureCalendarMemo, DEFAULT_CALENDAR_MEMO_MAX_BYTES, isTradingDay, localDate, localMidnight, localTimeMs, minuteBarLabels, nextTradingDay,
+} from '../../src/markets/calendar.ts';
 import { activeAt, expiredAt, gaps, overlay, overlayAll, type Segment } from '../../src/store/coverage.ts';
 import { closedEnd, countLabelsIn, firstLabelAtOrAfter, floorMs, labelBack, labelsIn, lastLabelAtOrBefore, nextClose, openLabel } from '../../src/store/labels.ts';
 import { countRange, coverageFor, deficitStep, planFetches, windowFor } from '../../src/store/plan.ts';
@@ -240,6 +242,24 @@ describe('a futures product calendar (night sessions belong to the next trading 
     expect(labelBack(KEY, '1m', at('2025-06-16', '15:00'), monday.length)).toBe(monday[0]);
     expect(labelBack(KEY, '1m', at('2025-06-16', '15:00'), monday.length + 1)).toBe(at('2025-06-13', '15:00'));
     expect(labelBack(KEY, '1d', localMidnight(KEY, '2025-06-16'), 2)).toBe(localMidnight(KEY, '2025-06-13'));
+  });
+
+  it('before the futures calendar begins (2020-07-20) there is no label, found without walking every day back to 1990', () => {
+    // A memo large enough to keep every day a walk touches: its growth is the days walked.
+    configureCalendarMemo({ maxBytes: 1 << 30 });
+    try {
+      const before = calendarMemoStats().entries;
+      expect(lastLabelAtOrBefore(KEY, '1m', at('2019-06-03', '10:00'))).toBeUndefined();
+      expect(lastLabelAtOrBefore(KEY, '1d', at('2019-06-03', '10:00'))).toBeUndefined();
+      // More minute labels than the product has: the walk ends where its calendar does.
+      expect(labelBack(KEY, '1m', at('2020-07-22', '15:00'), 5000)).toBeUndefined();
+      expect(calendarMemoStats().entries - before).toBeLessThan(100);
+    } finally {
+      configureCalendarMemo({ maxBytes: DEFAULT_CALENDAR_MEMO_MAX_BYTES });
+    }
+    // The first labels are still found.
+    expect(lastLabelAtOrBefore(KEY, '1d', at('2020-07-20', '10:00'))).toBe(localMidnight(KEY, '2020-07-20'));
+    expect(labelBack(KEY, '1m', at('2020-07-20', '15:00'), minuteBarLabels(KEY, '2020-07-20', 1).length)).toBe(at('2020-07-20', '09:01'));
   });
 
   it('Friday 22:00: Monday\'s 1d bar is forming, Friday\'s the newest closed; the 1m bar forming is 22:01', () => {
