@@ -8,8 +8,8 @@
 //      one date, from a warm store (every bar stored; the app new each round, so each answer is
 //      the store's, not a memory tier's or the response cache's), p50 on SQLite and PostgreSQL
 //      (when DATABASE_URL or postgres://postgres@127.0.0.1:5432/test answers), adjust=none and the
-//      default forward, the two backends taking turns round by round (their ratio holds when the
-//      machine's load changes); beside DuckDB reading the same day from the exported Parquet files.
+//      default forward, the two backends taking turns request by request (their ratio holds when
+//      the machine's load changes); beside DuckDB reading the same day from the exported Parquet files.
 //      Target: p50 ≤ 100 ms.
 //
 //   node bench/suites/market-day-export.ts [--part export|market|both]   (BENCH_QUICK=1: smaller)
@@ -180,14 +180,18 @@ async function benchMarketDay(): Promise<void> {
   await exportHistory({ store: stores[0].store, out: exportDir, periods: ['1d'], format: 'parquet', chain: () => ['bench'] });
   const p50s = new Map<string, number>();
   for (const adjust of ['none', 'forward']) {
-    // The backends take turns round by round, so a change in the machine's load falls on both.
+    // The backends take turns request by request, so a change in the machine's load falls on both.
     const times = new Map<string, number[]>(stores.map(({ backend }) => [backend, []]));
     for (let r = 0; r < rounds; r++) {
+      // A new app each round: empty memory tiers and response cache, the same (warm) store.
+      const apps = [];
       for (const { backend, store } of stores) {
-        // A new app each round: empty memory tiers and response cache, the same (warm) store.
         const app = await buildApp({ config, keys: keys(), adapters: new Map([['bench', benchAdapter(symbols) as never]]), now, logger: false, history: store });
         await app.ready();
-        for (const date of dates) {
+        apps.push({ backend, app });
+      }
+      for (const date of dates) {
+        for (const { backend, app } of apps) {
           const t = performance.now();
           const res = await app.inject({ url: `/v1/klines/market?universe=CN_Stock&date=${date}&adjust=${adjust}`, headers: { 'x-api-key': KEY } });
           const ms = performance.now() - t;
@@ -197,8 +201,8 @@ async function benchMarketDay(): Promise<void> {
           // The first round warms the store's hot blocks and the JIT.
           if (r > 0) times.get(backend)!.push(ms);
         }
-        await app.close();
       }
+      for (const { app } of apps) await app.close();
     }
     for (const { backend } of stores) {
       const p50 = median(times.get(backend)!);
