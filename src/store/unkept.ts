@@ -2,7 +2,7 @@
 // are served and never written, and their range is never recorded as covered (the store would
 // otherwise answer it later from bars it does not hold). The pass still plans, counts and answers
 // as if they were stored: it lays what it fetched unkept over the coverage and the bars it reads.
-import { copyBar, joinCandles, lowerBound, sizedCandles, upperBound, windowCandles } from '../candles/window.ts';
+import { copyBar, FUTURES_COLUMNS, joinCandles, lowerBound, sizedCandles, upperBound, windowCandles } from '../candles/window.ts';
 import type { Candles } from '../domain.ts';
 import { overlayAll, type Interval, type Segment } from './coverage.ts';
 
@@ -75,12 +75,16 @@ export class Unkept {
     }
     const withPrev = stored.prev_close !== undefined && fresh.prev_close !== undefined;
     const out = sizedCandles(n, withPrev);
+    // A futures contract's columns, when both sides have them (the store leaves out a column some bars lack).
+    const extras = FUTURES_COLUMNS.filter((name) => stored[name] !== undefined && fresh[name] !== undefined);
+    for (const name of extras) out[name] = new Array<number>(n);
     for (let i = 0, j = 0, k = 0; k < n; k++) {
       const fromStored = j >= b.length || (i < a.length && a[i] < b[j]);
       const src = fromStored ? stored : fresh;
       const at = fromStored ? i : j;
       copyBar(out, k, src, at);
       if (withPrev) (out.prev_close as number[])[k] = (src.prev_close as number[])[at];
+      for (const name of extras) (out[name] as number[])[k] = (src[name] as number[])[at];
       if (fromStored) i++;
       else {
         if (i < a.length && a[i] === b[j]) i++;

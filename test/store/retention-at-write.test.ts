@@ -13,6 +13,8 @@ import { createSimAdapter } from '../../adapters/sim/index.ts';
 import { localTimeMs } from '../../src/markets/calendar.ts';
 import type { Backend, SeriesKey } from '../../src/store/backend.ts';
 import type { HistoryStore } from '../../src/store/index.ts';
+import type { Candles } from '../../src/domain.ts';
+import { Unkept } from '../../src/store/unkept.ts';
 import { openPostgresBackend } from '../../src/store/postgres.ts';
 import { openSqliteBackend } from '../../src/store/sqlite.ts';
 import { buildTestApp, KEYS } from '../helpers/app.ts';
@@ -152,4 +154,33 @@ describe('paging 60m K-lines back past the minute retention (app, SQLite, defaul
     // About 40 trading days of 240 bars: what 60 days hold, not the 150 days paged.
     expect(stats.byPeriod['1m'].bars).toBeLessThanOrEqual(45 * 240);
   }, 60_000);
+});
+
+describe('bars served unkept beside stored ones keep a futures contract\'s columns', () => {
+  const futures = (ts: number[]): Candles => ({
+    timestamp: ts, open: ts.map(() => 10), high: ts.map(() => 11), low: ts.map(() => 9), close: ts.map(() => 10.5),
+    volume: ts.map(() => 3), amount: ts.map(() => 31.5), prev_close: ts.map(() => 10),
+    open_interest: ts.map((t) => 1000 + t), settlement_price: ts.map((t) => 10 + t / 100),
+  });
+
+  it('open_interest and settlement_price of both sides, in label order (an unkept bar wins a tie)', () => {
+    const unkept = new Unkept(10);
+    // A fill of [0, 12]: the bars before 10 are served, not written.
+    const written = unkept.keep(futures([2, 4, 10, 12]), { lo: 0, hi: 12 });
+    expect(written?.bars.timestamp).toEqual([10, 12]);
+    const out = unkept.merge(futures([10, 12]), 0, 12);
+    expect(out.timestamp).toEqual([2, 4, 10, 12]);
+    expect(out.open_interest).toEqual([1002, 1004, 1010, 1012]);
+    expect(out.settlement_price).toEqual([10.02, 10.04, 10.1, 10.12]);
+    expect(unkept.merge(futures([10, 12]), 0, 12, 3).open_interest).toEqual([1004, 1010, 1012]);
+  });
+
+  it('a column one side lacks is left out, as the store leaves out a column some bars lack', () => {
+    const unkept = new Unkept(10);
+    unkept.keep(futures([2, 4]), { lo: 0, hi: 9 });
+    const { open_interest: _oi, ...stored } = futures([10, 12]);
+    const out = unkept.merge(stored, 0, 12);
+    expect(out.open_interest).toBeUndefined();
+    expect(out.settlement_price).toEqual([10.02, 10.04, 10.1, 10.12]);
+  });
 });
