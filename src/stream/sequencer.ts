@@ -6,8 +6,11 @@
 //
 // With Redis (shared): per channel and symbol one counter (`mdqs:v2:ws:seq:{<channel>:<symbol>}`,
 // INCR) and one Redis Stream (`mdqs:v2:ws:log:{<channel>:<symbol>}`, XADD with MAXLEN ~ for
-// length and XTRIM MINID ~ for age, XRANGE to replay), in one script per symbol so the number and
-// the log entry go together. Without Redis, or while it is down: the same in process.
+// length and XTRIM MINID ~ for age, XREVRANGE back to a resume's `since`), a tick's updates in
+// one script call (one per update on a Cluster) so each number and its log entry go together.
+// Without Redis, or while it does not answer: the same in process, numbering on from the last
+// seq the instance saw; Redis's counters then go on after those numbers (the script's floor), and
+// a replay on this instance reads both logs.
 import { createHash } from 'node:crypto';
 import type { Redis, Cluster } from 'ioredis';
 import { softly, type RedisHealth } from '../redis/health.ts';
