@@ -19,7 +19,7 @@
 import type { Adapter, CandleQuery } from '../../adapters/types.ts';
 import type { BasePeriod, Candles, Market, PoolId, Region, SymbolRef } from '../domain.ts';
 import { isAppError } from '../errors.ts';
-import { addDays, latestTradingDay, localMidnight, prevTradingDay } from '../markets/calendar.ts';
+import { addDays, isTradingDay, latestTradingDay, localMidnight, prevTradingDay } from '../markets/calendar.ts';
 import { POOL_REGION, resolvePoolId } from '../markets/pools.ts';
 import { calendarKeyOf, marketOf, parseSymbol } from '../markets/symbols.ts';
 import { runPass, type HistoryStore } from '../store/index.ts';
@@ -300,11 +300,13 @@ export class Recorder {
     // bar, and covering it keeps consecutive recorded days one covered run (a window across them,
     // or a first bar's prev_close, then needs no vendor).
     const key = calendarKeyOf(ref);
-    if (key !== ref.region) {
-      // A futures contract: its trading day runs from the previous day's close through its night
-      // session (the evening before) to its own close. The evening after that close is the next
-      // day's night, not covered now: its bars do not exist yet.
-      return this.recordWindow(ref, period, closeOf(key, prevTradingDay(key, day)) + 1, closeOf(key, day), { final: true, day, mark: true });
+    const futures = futuresDays(ref, period === '1d' ? prevTradingDay(key, day) : day, day);
+    if (futures !== undefined) {
+      // A contract's daily bar is stored provisional: its settlement is the day's VWAP until the
+      // vendor's next daily row states the exchange's (CFFEX settles on its last hour). So the
+      // daily window reaches back over the day before, whose provisional bar the same request
+      // re-fetches (its recheck is due at this close) and makes final with the stated settlement.
+      return this.recordWindow(ref, period, futures.start, futures.end, { final: period !== '1d', day, mark: true });
     }
     const from = addDays(prevTradingDay(ref.region, day), 1);
     const start = localMidnight(ref.region, from);
@@ -454,6 +456,20 @@ export class Recorder {
     const jobs = new Set(this.#d.settings.jobs.map((j) => j.id));
     return rows.map((r) => JSON.parse(r.data) as DayRun).filter((r) => jobs.has(r.job));
   }
+}
+
+/**
+ * A futures contract's trading days `from` … `to` (`to` a non-trading day: through the trading
+ * day before it) as one window: from the close of the trading day before `from`, through each
+ * night session (held the evening before its day), to the close of the last day. The evening
+ * after that close is the next day's night, not included: its bars do not exist yet. Undefined
+ * for anything but a futures contract.
+ */
+export function futuresDays(ref: SymbolRef, from: string, to: string): { start: number; end: number } | undefined {
+  const key = calendarKeyOf(ref);
+  if (key === ref.region) return undefined;
+  const last = isTradingDay(key, to) ? to : prevTradingDay(key, to);
+  return { start: closeOf(key, prevTradingDay(key, from)) + 1, end: closeOf(key, last) };
 }
 
 /** The markets a job's members trade in (CN_FUTURES for its futures contracts). */

@@ -18,14 +18,14 @@ import type { Adapter } from '../../adapters/types.ts';
 import { budgetOf, createAdapters, productionDeps, resilienceSettings } from '../upstream/registry.ts';
 import { createResilience } from '../upstream/resilience.ts';
 import { AdapterRouter } from '../upstream/router.ts';
-import { Recorder } from '../recorder/recorder.ts';
+import { futuresDays, Recorder } from '../recorder/recorder.ts';
 import { localRunnerLock } from '../recorder/runner-lock.ts';
 import { POOL_REGION } from '../markets/pools.ts';
 import { createRedisClient, redisTopology } from '../redis/connection.ts';
 import { loadConfig } from '../../config/load.ts';
 import { POOL_IDS, type BasePeriod, type PoolId, type Region, type SymbolRef } from '../domain.ts';
 import { addDays, localDate, localMidnight } from '../markets/calendar.ts';
-import { parseSymbol } from '../markets/symbols.ts';
+import { marketOf, parseSymbol } from '../markets/symbols.ts';
 import { openHistoryStore, type HistoryStats, type HistoryStore } from './index.ts';
 import { historySettings, type HistorySettings } from './settings.ts';
 import { EXPORT_USAGE, ExportUsageError, runExport } from './export.ts';
@@ -155,17 +155,21 @@ async function warm(args: string[], env: Env): Promise<number> {
       const ref = members[i];
       const before = calls;
       for (const p of periods) {
-        via ??= recorder.candleAdapter(ref.region, p);
+        via ??= recorder.candleAdapter(marketOf(ref), p);
         const days = settings.retentionDays[p];
         const keptFrom = days > 0 ? Date.now() - days * 86_400_000 : -Infinity;
-        const start = Math.max(localMidnight(ref.region, from), keptFrom);
         // Without --to: through yesterday, so the forming bar (never stored) costs no call per symbol.
-        const end = localMidnight(ref.region, to === undefined ? localDate(ref.region, Date.now()) : addDays(to, 1)) - 1;
+        // A futures contract's days run from the previous day's close through their night sessions.
+        const lastDay = to ?? addDays(localDate(ref.region, Date.now()), -1);
+        const contract = futuresDays(ref, from, lastDay);
+        const natural = contract?.start ?? localMidnight(ref.region, from);
+        const start = Math.max(natural, keptFrom);
+        const end = contract?.end ?? localMidnight(ref.region, addDays(lastDay, 1)) - 1;
         if (start > end) {
           skipped.add(`${p} bars before ${localDate(ref.region, keptFrom)} are not kept (history.retentionDays.${p}: ${days})`);
           continue;
         }
-        if (start > localMidnight(ref.region, from)) skipped.add(`${p} bars before ${localDate(ref.region, keptFrom)} are not kept (history.retentionDays.${p}: ${days}): warmed from then`);
+        if (start > natural) skipped.add(`${p} bars before ${localDate(ref.region, keptFrom)} are not kept (history.retentionDays.${p}: ${days}): warmed from then`);
         const outcome = await recorder.recordWindow(ref, p, start, end);
         calls += outcome.requests;
         if (outcome.kind === 'failed') {
@@ -178,8 +182,8 @@ async function warm(args: string[], env: Env): Promise<number> {
       if (calls > before && pause > 0 && i + 1 < total) await sleep(pause);
     }
     if (withFactors || withInstruments) {
-      for (const region of new Set(members.map((m) => m.region))) {
-        const reference = await recorder.recordReference({ id: 'warm', exFactors: withFactors, instruments: withInstruments }, members.filter((m) => m.region === region));
+      for (const market of new Set(members.map(marketOf))) {
+        const reference = await recorder.recordReference({ id: 'warm', exFactors: withFactors, instruments: withInstruments }, members.filter((m) => marketOf(m) === market));
         calls += reference.requests;
         failed += reference.failed;
       }

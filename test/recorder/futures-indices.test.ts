@@ -44,14 +44,16 @@ async function start(down = false) {
   });
   const sim = built.adapters.get('sim')!;
   const calls: string[] = [];
+  const starts: string[] = [];
   const real = sim.getCandles!.bind(sim);
   sim.getCandles = async (query, ctx) => {
     calls.push(`${query.symbol.symbol} ${query.period}`);
+    starts.push(`${query.symbol.symbol} ${query.period} ${query.start === undefined ? '' : new Date(query.start + 8 * 3_600_000).toISOString().slice(0, 16)}`);
     if (down) throw new Error('sim: unreachable (test)');
     return real(query, ctx);
   };
   apps.push(built.app);
-  return { app: built.app, calls };
+  return { app: built.app, calls, starts };
 }
 const get = (app: FastifyInstance, url: string) => app.inject({ url, headers: { 'x-api-key': KEYS.demo } });
 
@@ -112,6 +114,21 @@ describe('recording futures and indices', () => {
     const coverage = (await get(app, '/v1/coverage?symbols=au2604.SHF,000300.SH&period=1m&start_date=2025-06-13&end_date=2025-06-16')).json().data;
     expect(coverage['au2604.SHF']).toMatchObject({ expected: 2, stored: 2, missing_count: 0 });
     expect(coverage['000300.SH']).toMatchObject({ expected: 2, stored: 2, missing_count: 0 });
-    expect(calls).toEqual([]);
+    // Only the contract's daily bar was asked again: Thursday's, recorded provisional (its
+    // settlement a VWAP until the next row states it), is due its recheck; with the vendor down
+    // the stored bar answers.
+    expect(new Set(calls)).toEqual(new Set(['au2604.SHF 1d']));
+  });
+
+  it('Tuesday 15:40: the daily request reaches back over Monday, whose provisional bar (settlement as VWAP) it re-fetches and makes final', async () => {
+    clock = sh('2025-06-17', '15:40');
+    const { app, calls, starts } = await start();
+    await app.recorder!.runDue();
+    // One request per member and period, as ever: Monday's daily bar rides along with Tuesday's.
+    expect(calls.sort()).toEqual(['000300.SH 1d', '000300.SH 1m', 'HSI.HK 1d', 'HSI.HK 1m', 'au2604.SHF 1d', 'au2604.SHF 1m'].sort());
+    const daily = starts.find((s) => s.startsWith('au2604.SHF 1d'))!;
+    expect(daily.slice('au2604.SHF 1d '.length) <= '2025-06-16T00:00').toBe(true);
+    await app.recorder!.runDue();
+    expect(calls).toHaveLength(6);
   });
 });
