@@ -296,7 +296,9 @@ export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, n
   for (const r of runs) total += Math.max(0, r.to - r.from);
   let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
   const out = sizedCandles(total - skip, true) as BlockBars;
-  const extras = EXTRA_COLUMNS.filter((name) => runs.some((r) => r.to > r.from && r.b[name] !== undefined));
+  const extras = runs.some((r) => r.b.open_interest !== undefined || r.b.settlement_price !== undefined)
+    ? EXTRA_COLUMNS.filter((name) => runs.some((r) => r.to > r.from && r.b[name] !== undefined))
+    : NO_EXTRAS;
   for (const name of extras) out[name] = new Array<number>(out.timestamp.length);
   let k = 0;
   let allPrev = true;
@@ -326,13 +328,24 @@ export function assemble(blocks: readonly BlockBars[], lo: number, hi: number, n
 
 /** `out` without each sparse column in which some bar has no value (NaN). */
 function withoutSparseGaps(out: BlockBars, allPrev: boolean, extras: readonly (typeof EXTRA_COLUMNS)[number][]): Candles {
-  const drop = extras.filter((name) => hasNaN(out[name] as number[], 0, out.timestamp.length));
-  if (allPrev && drop.length === 0) return out;
-  const rest: Candles = { ...out };
-  if (!allPrev) delete rest.prev_close;
-  for (const name of drop) delete rest[name];
+  // Without futures columns (every equity read): the object rebuilt without prev_close by
+  // destructuring, never `delete` (which leaves it in V8's slow dictionary mode).
+  if (extras.length === 0) {
+    if (allPrev) return out;
+    const { prev_close: _drop, ...rest } = out;
+    return rest;
+  }
+  const n = out.timestamp.length;
+  const { prev_close, open_interest, settlement_price, ...base } = out;
+  const rest: Candles = base;
+  if (allPrev) rest.prev_close = prev_close;
+  if (open_interest !== undefined && !hasNaN(open_interest, 0, n)) rest.open_interest = open_interest;
+  if (settlement_price !== undefined && !hasNaN(settlement_price, 0, n)) rest.settlement_price = settlement_price;
   return rest;
 }
+
+/** No futures columns: what an equity's blocks give. */
+const NO_EXTRAS: readonly (typeof EXTRA_COLUMNS)[number][] = [];
 
 /** Label of bar `i` of a verified block (timestamps are its first column). */
 function labelAt(v: DataView, tag: number, header: number, base: number, i: number): number {
@@ -388,8 +401,11 @@ export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number,
   }
   let skip = newest === undefined ? 0 : Math.max(0, total - Math.max(0, Math.floor(newest)));
   const out = sizedCandles(total - skip, true) as BlockBars;
-  const extras = EXTRA_COLUMNS.filter((_, e) => parts.some((p) => tagOf(p.v, p.columns, BASE_COLUMNS.length + e) !== ABSENT));
+  const extras = parts.some((p) => p.columns > BASE_COLUMNS.length)
+    ? EXTRA_COLUMNS.filter((_, e) => parts.some((p) => tagOf(p.v, p.columns, BASE_COLUMNS.length + e) !== ABSENT))
+    : NO_EXTRAS;
   for (const name of extras) out[name] = new Array<number>(out.timestamp.length);
+  const columns = extras.length === 0 ? BASE_COLUMNS.length : COLUMNS.length;
   let k = 0;
   let allPrev = true;
   for (const p of parts) {
@@ -402,7 +418,7 @@ export function readBlocks(blobs: readonly Uint8Array[], lo: number, hi: number,
     const m = p.to - from;
     if (m <= 0) continue;
     let at = p.header;
-    for (let j = 0; j < COLUMNS.length; j++) {
+    for (let j = 0; j < columns; j++) {
       const tag = tagOf(p.v, p.columns, j);
       const col = out[COLUMNS[j]];
       if (col === undefined) continue;
