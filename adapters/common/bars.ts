@@ -3,7 +3,7 @@
 // session bars, windowing (inclusive bounds, newest `count`), and the column build.
 
 import type { Candles, Region } from '../../src/domain.ts';
-import { localDate, localMidnight, minuteBarLabelFor, sessions } from '../../src/markets/calendar.ts';
+import { localDate, localMidnight, minuteBarLabelFor, sessions, tradingDayOf, type CalendarKey } from '../../src/markets/calendar.ts';
 
 export interface Bar {
   /** Epoch ms; after normalisation, the canonical label. */
@@ -129,6 +129,46 @@ export function toCandles(bars: Bar[]): Candles {
   };
   if (withPrevClose) candles.prev_close = bars.map((b) => b.prevClose as number);
   return candles;
+}
+
+/** A futures contract's row: open interest and settlement when the vendor gave them (null: a cell left empty). */
+export interface FuturesFields {
+  openInterest?: number | null;
+  settlement?: number | null;
+}
+
+/** Columnar candles of a contract; `open_interest` and `settlement_price` when every bar carries them. */
+export function toFuturesCandles(bars: (Bar & FuturesFields)[]): Candles {
+  const candles = toCandles(bars);
+  if (bars.length > 0 && bars.every((b) => typeof b.openInterest === 'number')) candles.open_interest = bars.map((b) => b.openInterest as number);
+  if (bars.length > 0 && bars.every((b) => typeof b.settlement === 'number')) candles.settlement_price = bars.map((b) => b.settlement as number);
+  return candles;
+}
+
+/** How long before a session's open a print is its call auction's (it belongs to the first bar). */
+const AUCTION_MS = 5 * MINUTE_MS;
+
+/**
+ * The canonical end label of a contract's minute row whose end is `endMs`, on its product's
+ * sessions (a night session under the next trading day): inside a session its bar; a call-auction
+ * print just before an open the first bar of that session; any other print between sessions the
+ * last bar of the session before it. A day the calendar has no session for keeps the vendor's minute.
+ */
+export function futuresMinuteLabel(key: CalendarKey, endMs: number): number {
+  const aligned = Math.ceil(endMs / MINUTE_MS) * MINUTE_MS;
+  const label = minuteBarLabelFor(key, aligned, 1);
+  if (label !== undefined) return label;
+  const windows = sessions(key, tradingDayOf(key, aligned));
+  if (windows.length === 0) return aligned;
+  let lastEnd: number | undefined;
+  for (const w of windows) {
+    if (aligned < w.start) {
+      if (w.start - aligned <= AUCTION_MS || lastEnd === undefined) return w.start + MINUTE_MS;
+      return lastEnd;
+    }
+    lastEnd = w.end;
+  }
+  return lastEnd as number;
 }
 
 /**

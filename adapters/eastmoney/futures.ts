@@ -11,13 +11,13 @@
 // - daily rows are dated by trading day (a Friday night's trading is in Monday's row); minute rows
 //   carry the Beijing wall time of the bar's end (a night bar is dated by its evening).
 
-import type { Candles, FuturesExchange, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
+import type { FuturesExchange, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
 import {
   addDays, isMarketOpen, isTradingDay, localDate, localMidnight, prevTradingDay, localTimeMs, minuteBarLabelFor, sessions, sessionState, tradingDayOf, type CalendarKey,
 } from '../../src/markets/calendar.ts';
 import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
-import type { Bar } from '../common/bars.ts';
+import { futuresMinuteLabel, type Bar } from '../common/bars.ts';
 import { round } from '../common/shapes.ts';
 import { checkBars, type JsonRecord, type PayloadReader, type RowCheck } from '../common/validate.ts';
 
@@ -37,8 +37,6 @@ export const FUTURES_KLINE_FIELDS2 = 'f51,f52,f53,f54,f55,f56,f57,f58,f59,f60,f6
 const VWAP_SETTLED: ReadonlySet<FuturesExchange> = new Set(['SHF', 'DCE', 'ZCE', 'INE', 'GFE']);
 
 const MINUTE_MS = 60_000;
-/** A row this close before a session's open is its call auction: it folds into the first bar. */
-const AUCTION_MS = 5 * MINUTE_MS;
 
 export interface FuturesContract {
   ref: SymbolRef;
@@ -132,26 +130,6 @@ function minuteInstant(c: FuturesContract, date: string, hhmm: string): number {
   return minuteBarLabelFor(c.key, alt, 1) !== undefined && tradingDayOf(c.key, alt) === date ? alt : t;
 }
 
-/** The canonical end label of a futures minute row stamped `endMs`; undefined on a day the calendar has no session. */
-function minuteLabel(key: CalendarKey, endMs: number): number {
-  const aligned = Math.ceil(endMs / MINUTE_MS) * MINUTE_MS;
-  const label = minuteBarLabelFor(key, aligned, 1);
-  if (label !== undefined) return label;
-  const windows = sessions(key, tradingDayOf(key, aligned));
-  if (windows.length === 0) return aligned;
-  let lastEnd: number | undefined;
-  for (const w of windows) {
-    if (aligned < w.start) {
-      // A call-auction print just before an open belongs to that session's first bar; anything
-      // else between sessions is a late print of the session before it.
-      if (w.start - aligned <= AUCTION_MS || lastEnd === undefined) return w.start + MINUTE_MS;
-      return lastEnd;
-    }
-    lastEnd = w.end;
-  }
-  return lastEnd as number;
-}
-
 function tidy(bar: FuturesBar): FuturesBar {
   return { ...bar, high: Math.max(bar.high, bar.open, bar.close), low: Math.min(bar.low > 0 ? bar.low : bar.open, bar.open, bar.close) };
 }
@@ -166,7 +144,7 @@ function tidy(bar: FuturesBar): FuturesBar {
 export function normaliseFuturesMinutes(c: FuturesContract, rows: FuturesBar[], prevDayClose: number | undefined): FuturesBar[] {
   const merged: FuturesBar[] = [];
   for (const row of rows) {
-    const bar = tidy({ ...row, t: minuteLabel(c.key, row.t) });
+    const bar = tidy({ ...row, t: futuresMinuteLabel(c.key, row.t) });
     const last = merged[merged.length - 1];
     if (last !== undefined && last.t === bar.t) {
       merged[merged.length - 1] = {
@@ -222,23 +200,6 @@ export function settleDaily(c: FuturesContract, bars: FuturesBar[], preK: number
     out.settlement = next?.prevSettlement ?? vwap(c, bar.amount, bar.volume) ?? bar.close;
     return out;
   });
-}
-
-/** Columnar candles with open_interest (when every bar has it) and settlement_price. */
-export function toFuturesCandles(bars: FuturesBar[]): Candles {
-  const candles: Candles = {
-    timestamp: bars.map((b) => b.t),
-    open: bars.map((b) => b.open),
-    high: bars.map((b) => b.high),
-    low: bars.map((b) => b.low),
-    close: bars.map((b) => b.close),
-    volume: bars.map((b) => b.volume),
-    amount: bars.map((b) => b.amount),
-  };
-  if (bars.every((b) => b.prevClose !== undefined)) candles.prev_close = bars.map((b) => b.prevClose as number);
-  if (bars.length > 0 && bars.every((b) => b.openInterest !== undefined)) candles.open_interest = bars.map((b) => b.openInterest as number);
-  if (bars.every((b) => b.settlement !== undefined)) candles.settlement_price = bars.map((b) => b.settlement as number);
-  return candles;
 }
 
 const pct = (cols: string[], k: number): number | null => {

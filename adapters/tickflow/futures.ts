@@ -11,13 +11,13 @@
 // and so belongs to the next trading day; a daily bar is dated 00:00 of its trading day. Pure:
 // the adapter (index.ts) makes the calls.
 
-import type { Candles, Instrument, Quote, SymbolRef } from '../../src/domain.ts';
+import type { Instrument, Quote, SymbolRef } from '../../src/domain.ts';
 import {
-  localMidnight, minuteBarLabelFor, sessions, tradingDayOf, type CalendarKey,
+  localMidnight, sessions, tradingDayOf, type CalendarKey,
 } from '../../src/markets/calendar.ts';
 import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type ContractCode, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
-import type { Bar } from '../common/bars.ts';
+import { futuresMinuteLabel, type Bar } from '../common/bars.ts';
 import { round } from '../common/shapes.ts';
 
 /** A TickFlow row of a contract: the futures columns when the vendor sent them (null: a cell it left empty). */
@@ -41,10 +41,6 @@ export function tickflowContract(ref: SymbolRef): TickflowContract | undefined {
   return code === undefined ? undefined : { ref, product: code.product, key: futuresCalendarKey(code.product), code };
 }
 
-const MINUTE_MS = 60_000;
-/** A row this close before a session's open is its call auction: it folds into the first bar. */
-const AUCTION_MS = 5 * MINUTE_MS;
-
 function decimalsOf(tick: number): number {
   return Math.max(0, Math.ceil(-Math.log10(tick) - 1e-9));
 }
@@ -56,29 +52,6 @@ function onTick(price: number, tick: number): number {
 /** The volume-weighted average price of `amount` yuan over `volume` contracts, on the tick; undefined without volume. */
 function vwap(c: TickflowContract, amount: number, volume: number): number | undefined {
   return volume > 0 && amount > 0 ? onTick(amount / (volume * c.product.multiplier), c.product.tickSize) : undefined;
-}
-
-/**
- * The canonical end label of a minute row whose end is `endMs`, on the product's sessions: inside a
- * session its bar; a call-auction print just before an open the first bar of that session; any
- * other print between sessions the last bar of the session before it. A day the calendar has no
- * session for keeps the vendor's minute.
- */
-function minuteLabel(key: CalendarKey, endMs: number): number {
-  const aligned = Math.ceil(endMs / MINUTE_MS) * MINUTE_MS;
-  const label = minuteBarLabelFor(key, aligned, 1);
-  if (label !== undefined) return label;
-  const windows = sessions(key, tradingDayOf(key, aligned));
-  if (windows.length === 0) return aligned;
-  let lastEnd: number | undefined;
-  for (const w of windows) {
-    if (aligned < w.start) {
-      if (w.start - aligned <= AUCTION_MS || lastEnd === undefined) return w.start + MINUTE_MS;
-      return lastEnd;
-    }
-    lastEnd = w.end;
-  }
-  return lastEnd as number;
 }
 
 function tidy(bar: TickflowBar): TickflowBar {
@@ -151,7 +124,7 @@ export function normaliseFuturesMinutes(c: TickflowContract, rows: TickflowBar[]
   for (const row of rows) unique.set(row.t, row);
   const out: TickflowBar[] = [];
   for (const row of [...unique.values()].sort((a, b) => a.t - b.t)) {
-    const bar = tidy({ ...row, t: minuteLabel(c.key, row.t) });
+    const bar = tidy({ ...row, t: futuresMinuteLabel(c.key, row.t) });
     const last = out[out.length - 1];
     if (last !== undefined && last.t === bar.t) out[out.length - 1] = merge(last, bar);
     else out.push(bar);
@@ -172,23 +145,6 @@ export function normaliseFuturesDaily(c: TickflowContract, rows: TickflowBar[]):
     else out.push(bar);
   }
   return fillColumns(c, out, false);
-}
-
-/** Columnar candles; `open_interest` and `settlement_price` when every bar carries them. */
-export function toFuturesCandles(bars: TickflowBar[]): Candles {
-  const candles: Candles = {
-    timestamp: bars.map((b) => b.t),
-    open: bars.map((b) => b.open),
-    high: bars.map((b) => b.high),
-    low: bars.map((b) => b.low),
-    close: bars.map((b) => b.close),
-    volume: bars.map((b) => b.volume),
-    amount: bars.map((b) => b.amount),
-  };
-  if (bars.length > 0 && bars.every((b) => b.prevClose !== undefined)) candles.prev_close = bars.map((b) => b.prevClose as number);
-  if (bars.length > 0 && bars.every((b) => typeof b.openInterest === 'number')) candles.open_interest = bars.map((b) => b.openInterest as number);
-  if (bars.length > 0 && bars.every((b) => typeof b.settlement === 'number')) candles.settlement_price = bars.map((b) => b.settlement as number);
-  return candles;
 }
 
 /**

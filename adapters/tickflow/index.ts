@@ -6,7 +6,7 @@ import { localDate } from '../../src/markets/calendar.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
-import { toCandles, windowBars } from '../common/bars.ts';
+import { toCandles, toFuturesCandles, windowBars } from '../common/bars.ts';
 import { payloadReader, rowCheck } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
 import {
@@ -22,7 +22,7 @@ import { buildFinancialsRequest, parseFinancials } from './financials.ts';
 import { FINANCIALS_RESOURCES } from '../../src/financials/types.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 import { TickflowPush } from './push.ts';
-import { completeFuturesQuote, tickflowContract, toFuturesCandles, type TickflowBar } from './futures.ts';
+import { completeFuturesQuote, tickflowContract, type TickflowBar } from './futures.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
 // tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
