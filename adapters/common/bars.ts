@@ -145,6 +145,15 @@ export function toFuturesCandles(bars: (Bar & FuturesFields)[]): Candles {
   return candles;
 }
 
+/** A contract's bars of the newest trading day among `bars` (intraday: a night session and the day after it). */
+export function newestTradingDay<B extends Bar>(key: CalendarKey, bars: B[]): B[] {
+  if (bars.length === 0) return bars;
+  const day = tradingDayOf(key, bars[bars.length - 1].t);
+  let from = bars.length;
+  while (from > 0 && tradingDayOf(key, bars[from - 1].t) === day) from--;
+  return bars.slice(from);
+}
+
 /** How long before a session's open a print is its call auction's (it belongs to the first bar). */
 const AUCTION_MS = 5 * MINUTE_MS;
 

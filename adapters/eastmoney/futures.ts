@@ -178,15 +178,6 @@ export function normaliseFuturesMinutes(c: FuturesContract, rows: FuturesBar[], 
   return merged;
 }
 
-/** Bars of the newest trading day in `bars` (intraday). */
-export function newestTradingDay(c: FuturesContract, bars: FuturesBar[]): FuturesBar[] {
-  if (bars.length === 0) return bars;
-  const day = tradingDayOf(c.key, bars[bars.length - 1].t);
-  let from = bars.length;
-  while (from > 0 && tradingDayOf(c.key, bars[from - 1].t) === day) from--;
-  return bars.slice(from);
-}
-
 /**
  * Daily rows (already at 00:00 of their trading day, ascending): previous close from the row
  * before (`preKPrice` for the first), and the settlement: a row's is the next row's close − change

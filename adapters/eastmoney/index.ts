@@ -6,7 +6,7 @@
 import type { Candles, Quote, SymbolRef } from '../../src/domain.ts';
 import { addDays, localDate, tradingDayOf } from '../../src/markets/calendar.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, BySymbol, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
-import { normaliseDaily, normaliseMinutes, toCandles, toFuturesCandles, windowBars, type Bar } from '../common/bars.ts';
+import { newestTradingDay, normaliseDaily, normaliseMinutes, toCandles, toFuturesCandles, windowBars, type Bar } from '../common/bars.ts';
 import { checkQuotes, mapLimit, payloadReader, reject, rowCheck, settleBatch } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readDatacenter, readPush } from './errors.ts';
 import { deriveExFactors, earliestExDate, parseDividendRows, parseHkDividendRows, parseRightsRows, type CorporateAction } from './exfactors.ts';
@@ -27,7 +27,7 @@ import {
 } from './requests.ts';
 import { UsMarketResolver } from './us-markets.ts';
 import {
-  FUTURES_KLINE_FIELDS2, futuresContract, futuresInstrument, futuresQuote, newestTradingDay, normaliseFuturesMinutes, parseFuturesKlines, settleDaily,
+  FUTURES_KLINE_FIELDS2, futuresContract, futuresInstrument, futuresQuote, normaliseFuturesMinutes, parseFuturesKlines, settleDaily,
   type FuturesBar, type FuturesContract,
 } from './futures.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
@@ -350,7 +350,7 @@ export function createEastmoneyAdapter(options: EastmoneyOptions, deps: AdapterD
       const contract = futuresContract(symbol);
       if (contract !== undefined) {
         const bars = await futuresMinutes(contract, 'intraday', ctx);
-        return bars === undefined ? undefined : toFuturesCandles(newestTradingDay(contract, bars));
+        return bars === undefined ? undefined : toFuturesCandles(newestTradingDay(contract.key, bars));
       }
       return equityIntraday(symbol, ctx);
     },

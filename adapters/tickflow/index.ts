@@ -6,7 +6,7 @@ import { localDate } from '../../src/markets/calendar.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
 import type { Adapter, AdapterCapabilities, AdapterDeps, AdapterMethod, Serving, CallContext, CandleQuery, Resource, UpstreamHttp, UpstreamRequest } from '../types.ts';
-import { toCandles, toFuturesCandles, windowBars } from '../common/bars.ts';
+import { newestTradingDay, toCandles, toFuturesCandles, windowBars } from '../common/bars.ts';
 import { payloadReader, rowCheck } from '../common/validate.ts';
 import { ADAPTER_ID, NOT_FOUND, readTickflow } from './errors.ts';
 import {
@@ -177,7 +177,12 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       // Like /v1/klines, a miss is a 404 SYMBOL_NOT_FOUND or a payload naming no columns.
       const rows = data === NOT_FOUND ? undefined : parseKlineRows(data, symbol, units, r, check('intraday')(symbol.symbol));
       // prev_close passes through when the vendor sends it; otherwise the service looks it up.
-      return rows === undefined ? undefined : columns(symbol, normaliseKlines(symbol, '1m', rows, units));
+      if (rows === undefined) return undefined;
+      const bars = normaliseKlines(symbol, '1m', rows, units);
+      // A contract's intraday is its newest trading day (a night and the day after it), whatever
+      // calendar day the vendor's answer spans.
+      const contract = isFuturesExchange(symbol.exchange) ? tickflowContract(symbol) : undefined;
+      return columns(symbol, contract === undefined ? bars : newestTradingDay(contract.key, bars));
     },
 
     async getExFactors(symbols, ctx) {

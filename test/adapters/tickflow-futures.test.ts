@@ -266,8 +266,8 @@ describe('tickflow futures: K-lines on the product calendar', () => {
     expect(c!.open_interest).toEqual([200_500, 201_020, 201_020]);
   });
 
-  it('intraday: the night and the day of one trading day, with both columns', async () => {
-    vendor.data.intraday[AU.symbol] = columnsOf(MINUTE_ROWS.slice(2));
+  it('intraday: the night and the day of one trading day, with both columns; the day before is cut whatever the vendor sends', async () => {
+    vendor.data.intraday[AU.symbol] = columnsOf(MINUTE_ROWS);
     const c = await adapter().getIntraday!(AU);
     expect(c!.timestamp.map(dayOf)).toEqual(Array(12).fill(MONDAY));
     expect(c!.open_interest).toEqual(MINUTE_ROWS.slice(2).map((r) => r[3]));
