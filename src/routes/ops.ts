@@ -34,7 +34,10 @@ export interface OpsContext {
   readinessChecks?: ReadinessCheck[];
 }
 
-const MARKETS: Market[] = ['CN', 'HK', 'US', 'CN_FUTURES'];
+/** /readyz's markets: the routing's regions (China futures take the CN chain). */
+const REGIONS: Market[] = ['CN', 'HK', 'US'];
+/** /v1/meta's markets: the regions and CN_FUTURES. */
+const MARKETS: Market[] = [...REGIONS, 'CN_FUTURES'];
 
 const AdapterIds = (description: string) => Type.Object({
   CN: Type.Array(Type.String()), HK: Type.Array(Type.String()), US: Type.Array(Type.String()),
@@ -143,7 +146,7 @@ export default async function opsRoutes(app: FastifyInstance, ctx: OpsContext): 
     }));
     const markets: Record<string, { ready: boolean; adapters: string[] }> = {};
     let ready = !ctx.isClosing();
-    for (const market of MARKETS) {
+    for (const market of REGIONS) {
       const chain = ctx.router.configuredChain('quotes', market);
       const serving = chain.filter((id) => usable.has(id));
       markets[market] = { ready: serving.length > 0, adapters: serving };
