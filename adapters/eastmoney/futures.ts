@@ -18,6 +18,9 @@ import {
 import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
 import { futuresMinuteLabel, type Bar } from '../common/bars.ts';
+import { onTick, vwap, type FuturesContract } from '../common/futures.ts';
+
+export { futuresContract, vwap, type FuturesContract } from '../common/futures.ts';
 import { round } from '../common/shapes.ts';
 import { checkBars, type JsonRecord, type PayloadReader, type RowCheck } from '../common/validate.ts';
 
@@ -38,17 +41,7 @@ const VWAP_SETTLED: ReadonlySet<FuturesExchange> = new Set(['SHF', 'DCE', 'ZCE',
 
 const MINUTE_MS = 60_000;
 
-export interface FuturesContract {
-  ref: SymbolRef;
-  product: FuturesProduct;
-  key: CalendarKey;
-}
 
-export function futuresContract(ref: SymbolRef): FuturesContract | undefined {
-  if (!isFuturesExchange(ref.exchange)) return undefined;
-  const parsed = parseContract(ref.code, ref.exchange);
-  return parsed === undefined ? undefined : { ref, product: parsed.product, key: futuresCalendarKey(parsed.product) };
-}
 
 export function futuresSecid(ref: SymbolRef): string | undefined {
   return isFuturesExchange(ref.exchange) ? `${FUTURES_MARKETS[ref.exchange]}.${ref.code}` : undefined;
@@ -64,18 +57,8 @@ export interface FuturesBar extends Bar {
 
 const DATE = /^(\d{4}-\d{2}-\d{2})(?: (\d{2}:\d{2}))?$/;
 
-function decimalsOf(tick: number): number {
-  return Math.max(0, Math.ceil(-Math.log10(tick) - 1e-9));
-}
 
-function onTick(price: number, tick: number): number {
-  return Number((Math.round(price / tick) * tick).toFixed(decimalsOf(tick)));
-}
 
-/** The volume-weighted average price of `amount` yuan over `volume` contracts, on the tick; undefined without volume. */
-export function vwap(c: FuturesContract, amount: number, volume: number): number | undefined {
-  return volume > 0 && amount > 0 ? onTick(amount / (volume * c.product.multiplier), c.product.tickSize) : undefined;
-}
 
 /**
  * kline/get rows of a contract. Daily rows are stamped 00:00 of their date (the trading day);

@@ -15,6 +15,7 @@ import {
 } from '../../src/markets/calendar.ts';
 import { contractYear, futuresCalendarKey, futuresProduct, isFuturesExchange, parseContract, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, liveContracts, mainContract, type Contract } from '../../src/markets/futures-contracts.ts';
+import { onTick } from '../common/futures.ts';
 import { createRng, seedOf } from './random.ts';
 
 /** Products the sim lists, with a price level (yuan per quoted unit) and a typical open interest. */
@@ -69,10 +70,6 @@ export function simFuturesSymbols(today: string): string[] {
   return out;
 }
 
-const decimalsOf = (tick: number) => Math.max(0, Math.ceil(-Math.log10(tick) - 1e-9));
-function onTick(price: number, tick: number): number {
-  return Number((Math.round(price / tick) * tick).toFixed(decimalsOf(tick)));
-}
 
 /** The modelled level of a contract on a trading day (slow waves, a small term structure). */
 function modelLevel(c: SimContract, date: string): number {

@@ -18,6 +18,7 @@ import {
 import { contractYear, futuresCalendarKey, isFuturesExchange, parseContract, type ContractCode, type FuturesProduct } from '../../src/markets/futures.ts';
 import { contractFor, mainContract } from '../../src/markets/futures-contracts.ts';
 import { futuresMinuteLabel, type Bar } from '../common/bars.ts';
+import { onTick, vwap, type FuturesContract } from '../common/futures.ts';
 import { round } from '../common/shapes.ts';
 
 /** A TickFlow row of a contract: the futures columns when the vendor sent them (null: a cell it left empty). */
@@ -26,33 +27,10 @@ export interface TickflowBar extends Bar {
   settlement?: number | null;
 }
 
-export interface TickflowContract {
-  ref: SymbolRef;
-  product: FuturesProduct;
-  /** The product's calendar (`CN_FUTURES:au`): its day and night sessions. */
-  key: CalendarKey;
-  code: ContractCode;
-}
 
-/** The contract a futures symbol names (by the product table); undefined for any other symbol. */
-export function tickflowContract(ref: SymbolRef): TickflowContract | undefined {
-  if (!isFuturesExchange(ref.exchange)) return undefined;
-  const code = parseContract(ref.code, ref.exchange);
-  return code === undefined ? undefined : { ref, product: code.product, key: futuresCalendarKey(code.product), code };
-}
 
-function decimalsOf(tick: number): number {
-  return Math.max(0, Math.ceil(-Math.log10(tick) - 1e-9));
-}
 
-function onTick(price: number, tick: number): number {
-  return Number((Math.round(price / tick) * tick).toFixed(decimalsOf(tick)));
-}
 
-/** The volume-weighted average price of `amount` yuan over `volume` contracts, on the tick; undefined without volume. */
-function vwap(c: TickflowContract, amount: number, volume: number): number | undefined {
-  return volume > 0 && amount > 0 ? onTick(amount / (volume * c.product.multiplier), c.product.tickSize) : undefined;
-}
 
 function tidy(bar: TickflowBar): TickflowBar {
   const open = bar.open > 0 ? bar.open : bar.close;
@@ -82,7 +60,7 @@ function merge(a: TickflowBar, b: TickflowBar): TickflowBar {
  * the provisional one the sim and Eastmoney give, the running VWAP of the bar's trading day in
  * the answer (`running`), or the bar's own VWAP (daily), else its close.
  */
-function fillColumns(c: TickflowContract, bars: TickflowBar[], running: boolean): TickflowBar[] {
+function fillColumns(c: FuturesContract, bars: TickflowBar[], running: boolean): TickflowBar[] {
   if (bars.some((b) => b.openInterest !== undefined)) {
     let known = bars.find((b) => typeof b.openInterest === 'number')?.openInterest ?? undefined;
     for (const bar of bars) {
@@ -119,7 +97,7 @@ function fillColumns(c: TickflowContract, bars: TickflowBar[], running: boolean)
  * Minute rows (end-stamped, after any start→end shift) → canonical bars on the product's sessions.
  * Rows repeated with one stamp keep the later copy; rows landing on one label merge in time order.
  */
-export function normaliseFuturesMinutes(c: TickflowContract, rows: TickflowBar[]): TickflowBar[] {
+export function normaliseFuturesMinutes(c: FuturesContract, rows: TickflowBar[]): TickflowBar[] {
   const unique = new Map<number, TickflowBar>();
   for (const row of rows) unique.set(row.t, row);
   const out: TickflowBar[] = [];
@@ -137,7 +115,7 @@ export function normaliseFuturesMinutes(c: TickflowContract, rows: TickflowBar[]
  * stamped (its midnight, its close, or the evening its night session opened); a trading day sent
  * twice keeps the later row (the forming bar).
  */
-export function normaliseFuturesDaily(c: TickflowContract, rows: TickflowBar[]): TickflowBar[] {
+export function normaliseFuturesDaily(c: FuturesContract, rows: TickflowBar[]): TickflowBar[] {
   const out: TickflowBar[] = [];
   for (const row of rows.slice().sort((a, b) => a.t - b.t)) {
     const bar = tidy({ ...row, t: localMidnight('CN', tradingDayOf(c.key, row.t)) });
@@ -154,7 +132,7 @@ export function normaliseFuturesDaily(c: TickflowContract, rows: TickflowBar[]):
  * day's bar's once all its sessions have ended (null before, as the sim gives it). Change,
  * change_pct and amplitude are against the previous settlement when the vendor sent none.
  */
-export function completeFuturesQuote(c: TickflowContract, quote: Quote, daily: TickflowBar[], now: number, vendorChange: boolean): Quote {
+export function completeFuturesQuote(c: FuturesContract, quote: Quote, daily: TickflowBar[], now: number, vendorChange: boolean): Quote {
   const day = tradingDayOf(c.key, quote.timestamp);
   const dayStart = localMidnight('CN', day);
   const today = daily.find((b) => b.t === dayStart);
@@ -184,7 +162,7 @@ export function completeFuturesQuote(c: TickflowContract, quote: Quote, daily: T
  * last trading day, product, main contract; tick size and listing date when the vendor's are empty).
  */
 export function futuresInstrumentExt(
-  c: TickflowContract, vendor: Instrument['ext'], today: string, given: { tickSize: boolean; multiplier?: number; lastTradeDate?: string },
+  c: FuturesContract, vendor: Instrument['ext'], today: string, given: { tickSize: boolean; multiplier?: number; lastTradeDate?: string },
 ): Instrument['ext'] {
   // A ZCE code's one year digit is read as the nearest year not before last year.
   const contract = contractFor(c.product, contractYear(c.code, Number(today.slice(0, 4))), c.code.month);

@@ -2,6 +2,7 @@
 // shares; TickFlow universes serve our pools.
 
 import type { Candles, PoolId, Quote, SymbolRef } from '../../src/domain.ts';
+import { futuresContract } from '../common/futures.ts';
 import { localDate } from '../../src/markets/calendar.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
 import { POOL_REGION } from '../../src/markets/pools.ts';
@@ -22,7 +23,7 @@ import { buildFinancialsRequest, parseFinancials } from './financials.ts';
 import { FINANCIALS_RESOURCES } from '../../src/financials/types.ts';
 import { TICKFLOW_DEFAULTS, type TickflowOptions } from './options.ts';
 import { TickflowPush } from './push.ts';
-import { completeFuturesQuote, tickflowContract, type TickflowBar } from './futures.ts';
+import { completeFuturesQuote, type TickflowBar } from './futures.ts';
 
 // Options (adapters/tickflow/options.ts): `tier` says what the account serves. The keyless free
 // tier serves daily and longer klines, ex-factors, instruments and universes, but no real-time
@@ -122,7 +123,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
    * stands without them.
    */
   async function completeQuote(quote: Quote, ref: SymbolRef, vendorChange: boolean, ctx?: CallContext): Promise<Quote> {
-    const contract = tickflowContract(ref);
+    const contract = futuresContract(ref);
     const e = quote.ext;
     if (contract === undefined || (e.open_interest !== undefined && e.settlement_price !== undefined && e.prev_settlement_price !== undefined)) return quote;
     let daily: TickflowBar[] = [];
@@ -181,7 +182,7 @@ export function createTickflowAdapter(options: TickflowOptions, deps: AdapterDep
       const bars = normaliseKlines(symbol, '1m', rows, units);
       // A contract's intraday is its newest trading day (a night and the day after it), whatever
       // calendar day the vendor's answer spans.
-      const contract = isFuturesExchange(symbol.exchange) ? tickflowContract(symbol) : undefined;
+      const contract = isFuturesExchange(symbol.exchange) ? futuresContract(symbol) : undefined;
       return columns(symbol, contract === undefined ? bars : newestTradingDay(contract.key, bars));
     },
 

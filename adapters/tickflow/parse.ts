@@ -5,10 +5,11 @@
 import type {
   Depth, ExFactor, ExFactorParts, Instrument, InstrumentType, Market, PoolDetail, PoolId, Quote, QuoteExt, Region, SymbolRef,
 } from '../../src/domain.ts';
+import { futuresContract } from '../common/futures.ts';
 import { marketOf, parseSymbol } from '../../src/markets/symbols.ts';
 import { isFuturesExchange } from '../../src/markets/futures.ts';
 import {
-  futuresInstrumentExt, normaliseFuturesDaily, normaliseFuturesMinutes, tickflowContract, type TickflowBar,
+  futuresInstrumentExt, normaliseFuturesDaily, normaliseFuturesMinutes, type TickflowBar,
 } from './futures.ts';
 import type { BySymbol } from '../types.ts';
 import { localMidnight } from '../../src/markets/calendar.ts';
@@ -208,7 +209,7 @@ export function tickflowDayLabel(region: Region, ms: number): number {
 // A futures contract's bars are labelled on its product's sessions (futures.ts); everything else
 // on its region's.
 export function normaliseKlines(ref: SymbolRef, period: '1d' | '1m', rows: TickflowBar[], units: TickflowUnits): TickflowBar[] {
-  const contract = tickflowContract(ref);
+  const contract = futuresContract(ref);
   if (period === '1d') {
     if (contract !== undefined) return normaliseFuturesDaily(contract, rows);
     return normaliseDaily(ref.region, rows.map((b) => ({ ...b, t: tickflowDayLabel(ref.region, b.t) })));
@@ -305,7 +306,7 @@ export function parseInstruments(
     const ref = requested(refs, d.symbol);
     if (ref === undefined) return;
     sent++;
-    const contract = tickflowContract(ref);
+    const contract = futuresContract(ref);
     const type = asInstrumentType(d.type) ?? (contract !== undefined ? 'futures' : 'other');
     const ext = d.ext === null || d.ext === undefined ? {} : r.record(d.ext, `${path}.ext`);
     const num = (k: string) => r.optionalNumber(ext[k], `${path}.ext.${k}`);

@@ -278,9 +278,9 @@ describe('eastmoney futures: the real ZCE capture (115.ZCM, served for MA201.ZCE
 describe('eastmoney futures: the settlement rule against the real capture, with ZC\'s own contract terms', () => {
   // ZC (动力煤): ZCE, tick 0.2, 100 t per contract; its sessions are those of the ZCE products with a 23:00 night.
   const zc: FuturesContract = {
+    ...futuresContract(ref('MA201.ZCE'))!,
     ref: { symbol: 'ZC201.ZCE', code: 'ZC201', exchange: 'ZCE', region: 'CN' },
     product: { ...(futuresProduct('MA') as FuturesProduct), product: 'ZC', name: '动力煤', tickSize: 0.2, multiplier: 100 },
-    key: futuresContract(ref('MA201.ZCE'))!.key,
   };
   const r = payloadReader('eastmoney');
   const check = () => rowCheck('eastmoney', undefined, 'candles');
